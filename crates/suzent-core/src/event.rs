@@ -1,0 +1,220 @@
+//! The one event enum: everything a UI or the CLI shows while a turn runs.
+
+use crate::permission::{ApprovalActionId, PermissionDecision, Rule, RuleDestination};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunOutcome {
+    /// The model stopped calling tools.
+    Completed,
+    /// Waiting for approvals; resume with `resume_approvals`.
+    Suspended,
+    /// Stopped by the user.
+    Cancelled,
+    /// A provider or runtime error ended the run (see `run_error`).
+    Failed,
+}
+
+/// An event of the runtime. Serialized as `{"name": "<snake_case>", "value": {...camelCase}}`
+/// (seed 000 "Streaming Contract").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "name", content = "value", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A run (one user turn or a resume) began.
+    #[serde(rename_all = "camelCase")]
+    RunStarted {
+        /// Chat id.
+        chat_id: String,
+        /// Run id.
+        run_id: String,
+        /// Model string, e.g. `openai/gpt-4.1`.
+        model: String,
+    },
+    /// A piece of streamed assistant text.
+    #[serde(rename_all = "camelCase")]
+    TextDelta {
+        /// Chat id.
+        chat_id: String,
+        /// Run id.
+        run_id: String,
+        /// The text fragment.
+        delta: String,
+    },
+    /// A complete tool call was received from the model.
+    #[serde(rename_all = "camelCase")]
+    ToolCallStart {
+        /// Chat id.
+        chat_id: String,
+        /// Run id.
+        run_id: String,
+        /// Call id.
+        tool_call_id: String,
+        /// Tool runtime name.
+        tool_name: String,
+        /// Parsed arguments (redacted for display), or the raw text when it did not parse.
+        args: Value,
+    },
+    /// A tool call produced its result (ran, failed, or was refused).
+    #[serde(rename_all = "camelCase")]
+    ToolCallEnd {
+        /// Chat id.
+        chat_id: String,
+        /// Run id.
+        run_id: String,
+        /// Call id.
+        tool_call_id: String,
+        /// Tool runtime name.
+        tool_name: String,
+        /// Whether it succeeded.
+        ok: bool,
+        /// Output given to the model (bounded).
+        output: String,
+        /// Wall time of the tool itself, in milliseconds (0 when it did not run).
+        duration_ms: u64,
+    },
+    /// The permission engine decided about a tool call.
+    #[serde(rename_all = "camelCase")]
+    ToolPermissionDecision {
+        /// Chat id.
+        chat_id: String,
+        /// Call id.
+        tool_call_id: String,
+        /// Tool runtime name.
+        tool_name: String,
+        /// The decision.
+        #[serde(flatten)]
+        decision: PermissionDecision,
+    },
+    /// A tool call waits for the user. Stored before it is sent.
+    #[serde(rename_all = "camelCase")]
+    ToolApprovalRequest {
+        /// Chat id.
+        chat_id: String,
+        /// Run id.
+        run_id: String,
+        /// Approval id (equal to the tool call id).
+        approval_id: String,
+        /// Call id.
+        tool_call_id: String,
+        /// Tool runtime name.
+        tool_name: String,
+        /// Arguments (redacted).
+        args: Value,
+        /// The decision, with the actions to offer in order.
+        decision: PermissionDecision,
+    },
+    /// The user answered an approval.
+    #[serde(rename_all = "camelCase")]
+    ToolPermissionResolution {
+        /// Chat id.
+        chat_id: String,
+        /// Approval id.
+        approval_id: String,
+        /// Call id.
+        tool_call_id: String,
+        /// The chosen action.
+        action_id: ApprovalActionId,
+        /// Where the remembered rule went, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scope: Option<RuleDestination>,
+        /// The rule added, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule: Option<Rule>,
+        /// The user's feedback, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        feedback: Option<String>,
+    },
+    /// A run ended.
+    #[serde(rename_all = "camelCase")]
+    RunFinished {
+        /// Chat id.
+        chat_id: String,
+        /// Run id.
+        run_id: String,
+        /// How it ended.
+        outcome: RunOutcome,
+        /// Approval ids still pending when suspended.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pending_approvals: Vec<String>,
+    },
+    /// A run failed (provider error, storage error). The chat stays usable.
+    #[serde(rename_all = "camelCase")]
+    RunError {
+        /// Chat id.
+        chat_id: String,
+        /// Run id.
+        run_id: String,
+        /// A readable message.
+        message: String,
+    },
+}
+
+impl AgentEvent {
+    /// The wire name of this event (`tool_approval_request`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentEvent::RunStarted { .. } => "run_started",
+            AgentEvent::TextDelta { .. } => "text_delta",
+            AgentEvent::ToolCallStart { .. } => "tool_call_start",
+            AgentEvent::ToolCallEnd { .. } => "tool_call_end",
+            AgentEvent::ToolPermissionDecision { .. } => "tool_permission_decision",
+            AgentEvent::ToolApprovalRequest { .. } => "tool_approval_request",
+            AgentEvent::ToolPermissionResolution { .. } => "tool_permission_resolution",
+            AgentEvent::RunFinished { .. } => "run_finished",
+            AgentEvent::RunError { .. } => "run_error",
+        }
+    }
+
+    /// The chat this event belongs to.
+    pub fn chat_id(&self) -> &str {
+        match self {
+            AgentEvent::RunStarted { chat_id, .. }
+            | AgentEvent::TextDelta { chat_id, .. }
+            | AgentEvent::ToolCallStart { chat_id, .. }
+            | AgentEvent::ToolCallEnd { chat_id, .. }
+            | AgentEvent::ToolPermissionDecision { chat_id, .. }
+            | AgentEvent::ToolApprovalRequest { chat_id, .. }
+            | AgentEvent::ToolPermissionResolution { chat_id, .. }
+            | AgentEvent::RunFinished { chat_id, .. }
+            | AgentEvent::RunError { chat_id, .. } => chat_id,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::permission::{Behavior, DecisionSource, Risk};
+
+    #[test]
+    fn decision_event_has_the_seed_wire_shape() {
+        let mut decision = PermissionDecision::new(
+            Behavior::Ask,
+            DecisionSource::AutoClassifier,
+            "auto_classifier_ask",
+            "This command changes workspace files.",
+            Risk::Medium,
+        );
+        decision.confidence = Some("high".into());
+        let ev = AgentEvent::ToolPermissionDecision {
+            chat_id: "c1".into(),
+            tool_call_id: "tc".into(),
+            tool_name: "run_command".into(),
+            decision,
+        };
+        let v = serde_json::to_value(&ev).unwrap_or_default();
+        assert_eq!(v["name"], "tool_permission_decision");
+        assert_eq!(v["value"]["toolCallId"], "tc");
+        assert_eq!(v["value"]["behavior"], "ask");
+        assert_eq!(v["value"]["source"], "auto_classifier");
+        assert_eq!(v["value"]["reasonCode"], "auto_classifier_ask");
+        assert_eq!(v["value"]["risk"], "medium");
+        assert_eq!(v["value"]["confidence"], "high");
+        let back: AgentEvent = serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back.name(), "tool_permission_decision");
+    }
+}

@@ -1,0 +1,119 @@
+//! Model providers: one streaming chat interface over the wire formats of OpenAI chat completions
+//! (and OpenAI-compatible servers, Ollama), Anthropic messages and Gemini. (API fixed by the
+//! runtime; implementations in submodules.)
+
+use async_trait::async_trait;
+use serde_json::Value;
+use suzent_core::{ChatMessage, ToolCall};
+
+/// A tool offered to the model: OpenAI function format parts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDefinition {
+    /// Runtime name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// JSON Schema of the arguments (normalized per provider by the provider module).
+    pub parameters: Value,
+}
+
+/// One model step's request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    /// The model id without the provider prefix (`gpt-4.1`).
+    pub model: String,
+    /// System prompt.
+    pub system: String,
+    /// The transcript so far.
+    pub messages: Vec<ChatMessage>,
+    /// Tools offered in this step.
+    pub tools: Vec<ToolDefinition>,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// It finished its answer.
+    EndTurn,
+    /// It wants tool results.
+    ToolUse,
+    /// It hit the output limit.
+    MaxTokens,
+    /// Anything else the provider said, verbatim.
+    Other(String),
+}
+
+/// A complete model step: text and tool calls with raw argument text (parsed later, strictly).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelResponse {
+    /// All streamed text.
+    pub text: String,
+    /// Tool calls, in the order the model started them.
+    pub tool_calls: Vec<ToolCall>,
+    /// Why it stopped.
+    pub stop_reason: StopReason,
+}
+
+/// A provider failure, readable by the user.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    /// No key in the environment or the keychain.
+    #[error("no API key for {provider}: set {env_var} or store one with `suzent keys set {provider}`")]
+    MissingApiKey {
+        /// Provider name.
+        provider: String,
+        /// The environment variable that would hold it.
+        env_var: String,
+    },
+    /// The model string is not `provider/model` or names an unknown provider.
+    #[error("invalid model '{model}': {message}")]
+    InvalidModel {
+        /// As given.
+        model: String,
+        /// Why.
+        message: String,
+    },
+    /// The server answered with an error status.
+    #[error("{provider} returned HTTP {status}: {body}")]
+    Http {
+        /// Provider name.
+        provider: String,
+        /// Status code.
+        status: u16,
+        /// Response body (bounded).
+        body: String,
+    },
+    /// Connection failed or the stream broke.
+    #[error("{provider} connection failed: {message}")]
+    Transport {
+        /// Provider name.
+        provider: String,
+        /// Why.
+        message: String,
+    },
+    /// The stream had data the client could not understand.
+    #[error("{provider} sent an invalid stream: {message}")]
+    Protocol {
+        /// Provider name.
+        provider: String,
+        /// Why.
+        message: String,
+    },
+    /// The turn was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// A model provider.
+#[async_trait]
+pub trait ModelProvider: Send + Sync {
+    /// Provider name (`openai`, `anthropic`, `gemini`, `ollama`).
+    fn name(&self) -> &str;
+
+    /// Streams one step. `on_text` receives each text fragment as it arrives.
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        on_text: &(dyn Fn(&str) + Send + Sync),
+    ) -> Result<ModelResponse, ProviderError>;
+}

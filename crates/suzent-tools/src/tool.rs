@@ -1,0 +1,94 @@
+//! The `Tool` trait and the context every call receives. (API fixed by the runtime.)
+
+use async_trait::async_trait;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use suzent_permissions::{PathPolicy, ToolAccess};
+use tokio_util::sync::CancellationToken;
+
+/// Static description of a tool (seed 000 "Tools", seed 003 "Tool Schema Format").
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSpec {
+    /// Name the model calls (`read_file`).
+    pub runtime_name: &'static str,
+    /// Legacy class name used in configs (`ReadFileTool`).
+    pub class_name: &'static str,
+    /// Capability id (`filesystem`, `shell`).
+    pub capability: &'static str,
+    /// Human name (`Read file`).
+    pub display_name: &'static str,
+    /// Description for the model and ConfigView.
+    pub description: &'static str,
+    /// Asks before running in `default` mode when no policy decides otherwise.
+    pub requires_approval: bool,
+    /// May be left out of requests and activated with `tool_search`.
+    pub deferrable: bool,
+    /// JSON Schema of the arguments, generated from the argument type.
+    pub parameters: Value,
+}
+
+/// What a failed tool call tells the model. Never a panic.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments do not fit the schema or name something invalid.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The tool ran and failed; the message says why and what to do.
+    #[error("{0}")]
+    Failed(String),
+    /// The call was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// A file's state when the agent last read it, for `edit_file`'s staleness check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadStamp {
+    /// Modification time in nanoseconds since the epoch, if the platform reports one.
+    pub modified_ns: Option<u128>,
+    /// Length in bytes.
+    pub len: u64,
+}
+
+/// Files read in one chat session: resolved path -> stamp at the last read.
+pub type ReadTracker = Arc<Mutex<HashMap<PathBuf, ReadStamp>>>;
+
+/// Per-call context (seed 000 `AgentDeps`).
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Chat id.
+    pub chat_id: String,
+    /// The user (local user name for now).
+    pub user_id: String,
+    /// Workspace root (canonical).
+    pub workspace_root: PathBuf,
+    /// Private storage of this chat (`/persistence`).
+    pub persistence_dir: PathBuf,
+    /// Storage shared by all chats (`/shared`).
+    pub shared_dir: PathBuf,
+    /// Allowed roots, shared with the permission engine.
+    pub paths: Arc<PathPolicy>,
+    /// Files read this session.
+    pub reads: ReadTracker,
+    /// Cancelled when the user stops the turn.
+    pub cancel: CancellationToken,
+}
+
+/// A tool. Implementations validate their own inputs again at run time (paths, links).
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    /// The static description.
+    fn spec(&self) -> &ToolSpec;
+
+    /// What a call with these arguments touches, for the permission engine. Virtual paths
+    /// (`/workspace`, `/shared`, `/persistence`) and relative paths are mapped to absolute paths
+    /// here. Errors are invalid arguments.
+    fn access(&self, args: &Value, ctx: &ToolContext) -> Result<ToolAccess, ToolError>;
+
+    /// Runs the call. The output is text for the model.
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError>;
+}
