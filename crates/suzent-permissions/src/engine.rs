@@ -1,9 +1,19 @@
-//! The decision procedure. (API fixed by the runtime; bodies to be implemented.)
+//! The decision procedure.
+//!
+//! Order (first that decides wins): hard path checks (outside every root: deny), deny rules,
+//! dangerous commands (deny), protected paths (`.git` internals: ask unless `full_access`),
+//! ask rules, compound or unparsed commands (ask unless `full_access`), allow rules that cover
+//! the whole request, then the mode's defaults.
 
-use crate::paths::PathPolicy;
+use crate::paths::{PathError, PathPolicy, home_dir};
+use crate::rules::{Prepared, command_path, covers_request, matches_any};
+use crate::shell::{CommandSegment, ShellAnalysis};
 use serde_json::Value;
-use std::path::PathBuf;
-use suzent_core::{PermissionDecision, PermissionMode, Rule};
+use std::path::{Component, Path, PathBuf};
+use suzent_core::{
+    ApprovalAction, ApprovalActionId, Behavior, DecisionSource, PermissionDecision, PermissionMode,
+    Risk, Rule, RuleDestination, RuleDraft, RuleMatcher,
+};
 
 /// What a tool call touches, as the tool itself reports it (`Tool::access`). Paths are absolute
 /// but not yet resolved: the engine resolves symlinks through [`PathPolicy`].
@@ -63,3 +73,936 @@ pub struct Evaluation {
 /// The permission engine. Cheap to clone; holds the built-in policy.
 #[derive(Debug, Clone, Default)]
 pub struct PermissionEngine {}
+
+/// Reason codes the engine produces (stable, snake_case).
+pub mod reason_codes {
+    /// A path (or redirect target) resolves outside every allowed root.
+    pub const OUTSIDE_WORKSPACE: &str = "outside_workspace";
+    /// A path cannot be resolved (symlink loop, empty).
+    pub const UNRESOLVABLE_PATH: &str = "unresolvable_path";
+    /// A write into `.git` internals of the workspace.
+    pub const PROTECTED_PATH: &str = "protected_path";
+    /// A deny rule matched.
+    pub const RULE_DENY: &str = "rule_deny";
+    /// A built-in dangerous command (privilege escalation, disk formatting, power, `rm -rf /`).
+    pub const DANGEROUS_COMMAND: &str = "dangerous_command";
+    /// An ask rule matched.
+    pub const RULE_ASK: &str = "rule_ask";
+    /// Allow rules cover the whole request.
+    pub const RULE_ALLOW: &str = "rule_allow";
+    /// More than one command (or a nested script) outside `full_access`.
+    pub const COMPOUND_COMMAND: &str = "compound_command";
+    /// The shell analyser could not follow the script.
+    pub const SHELL_UNPARSED: &str = "shell_unparsed";
+    /// `full_access` mode allowed it without review.
+    pub const FULL_ACCESS: &str = "full_access";
+    /// A read.
+    pub const READ_ONLY: &str = "read_only";
+    /// `auto` mode allowed a write inside the workspace.
+    pub const AUTO_WORKSPACE_WRITE: &str = "auto_workspace_write";
+    /// A write that needs approval.
+    pub const WRITE_REQUIRES_APPROVAL: &str = "write_requires_approval";
+    /// A known read-only command.
+    pub const READ_ONLY_COMMAND: &str = "read_only_command";
+    /// A command that is not known to be read-only.
+    pub const SHELL_POLICY_ASK: &str = "shell_policy_ask";
+    /// The tool asks for approval by default.
+    pub const TOOL_REQUIRES_APPROVAL: &str = "tool_requires_approval";
+    /// The tool does not ask for approval by default.
+    pub const TOOL_DEFAULT_ALLOW: &str = "tool_default_allow";
+}
+use reason_codes as rc;
+
+impl PermissionEngine {
+    /// An engine with the built-in policy.
+    pub fn new() -> Self {
+        PermissionEngine {}
+    }
+
+    /// Decides one tool call. Never fails: anything it cannot classify asks (or denies, for
+    /// paths that cannot be resolved).
+    pub fn evaluate(&self, request: &PermissionRequest, ctx: &PermissionContext<'_>) -> Evaluation {
+        let prepared = Prepared::new(request, ctx.paths);
+        let matched: Vec<Rule> = ctx
+            .rules
+            .iter()
+            .filter(|r| matches_any(r, request, ctx, &prepared))
+            .cloned()
+            .collect();
+        let (mut decision, remember) = decide(request, ctx, &prepared, &matched);
+        decision.matched_rules = matched.iter().map(|r| r.id.clone()).collect();
+        if decision.behavior == Behavior::Ask {
+            decision.actions = approval_actions(request, ctx, &prepared, remember);
+        }
+        Evaluation { decision, matched }
+    }
+
+    /// The rule an approval would remember for this call (`allow`, in `destination`), or None
+    /// when remembering is not offered (compound or multi-line commands, substitutions,
+    /// commands the analyser does not understand, paths without a common parent).
+    pub fn suggest_rule(
+        &self,
+        request: &PermissionRequest,
+        ctx: &PermissionContext<'_>,
+        destination: RuleDestination,
+    ) -> Option<RuleDraft> {
+        let prepared = Prepared::new(request, ctx.paths);
+        suggest_rule(request, &prepared, destination)
+    }
+}
+
+fn decision(
+    behavior: Behavior,
+    source: DecisionSource,
+    code: &str,
+    reason: impl Into<String>,
+    risk: Risk,
+) -> PermissionDecision {
+    PermissionDecision::new(behavior, source, code, reason, risk)
+}
+
+fn rule_summary(rule: &Rule) -> String {
+    if let Some(d) = rule.description.as_deref().filter(|d| !d.trim().is_empty()) {
+        return d.to_string();
+    }
+    let what = match &rule.matcher {
+        RuleMatcher::All => "*".to_string(),
+        RuleMatcher::Exact { input } => input.to_string(),
+        RuleMatcher::Prefix { words } => words.join(" "),
+        RuleMatcher::Path { glob } => glob.clone(),
+    };
+    format!("{} {}({})", rule.behavior, rule.tool, what)
+}
+
+/// The decision and whether remembering actions may be offered.
+fn decide(
+    request: &PermissionRequest,
+    ctx: &PermissionContext<'_>,
+    prepared: &Prepared,
+    matched: &[Rule],
+) -> (PermissionDecision, bool) {
+    let policy = ctx.paths;
+    let risk = assess_risk(request, ctx, prepared);
+
+    // 1. Hard path checks.
+    let (checked, is_write): (Vec<PathBuf>, bool) = match &request.access {
+        ToolAccess::Read(paths) => (paths.clone(), false),
+        ToolAccess::Write(paths) => (paths.clone(), true),
+        ToolAccess::Command { cwd, .. } => (
+            prepared
+                .analysis
+                .iter()
+                .flat_map(|a| a.segments.iter())
+                .flat_map(|s| s.redirects.iter())
+                .map(|t| command_path(t, cwd))
+                .collect(),
+            true,
+        ),
+        ToolAccess::Other => (Vec::new(), false),
+    };
+    let mut resolved_writes = Vec::new();
+    for path in &checked {
+        match policy.check(path) {
+            Ok(resolved) => {
+                if is_write {
+                    resolved_writes.push(resolved);
+                }
+            }
+            Err(PathError::OutsideRoots { resolved, .. }) => {
+                let verb = if is_write { "Writing to" } else { "Reading" };
+                let reason = format!(
+                    "{verb} '{}' is not allowed: it resolves to '{}', outside the workspace and the allowed folders.",
+                    path.display(),
+                    resolved.display()
+                );
+                return (
+                    decision(
+                        Behavior::Deny,
+                        DecisionSource::PathPolicy,
+                        rc::OUTSIDE_WORKSPACE,
+                        reason,
+                        Risk::High,
+                    ),
+                    false,
+                );
+            }
+            Err(e @ PathError::Unresolvable { .. }) => {
+                let reason = format!("The path cannot be checked safely: {e}.");
+                return (
+                    decision(
+                        Behavior::Deny,
+                        DecisionSource::PathPolicy,
+                        rc::UNRESOLVABLE_PATH,
+                        reason,
+                        Risk::High,
+                    ),
+                    false,
+                );
+            }
+        }
+    }
+
+    // 2. Deny rules, then dangerous commands.
+    if let Some(rule) = matched.iter().find(|r| r.behavior == Behavior::Deny) {
+        let reason = format!("A deny rule forbids this call: {}.", rule_summary(rule));
+        return (
+            decision(
+                Behavior::Deny,
+                DecisionSource::Rule,
+                rc::RULE_DENY,
+                reason,
+                risk,
+            ),
+            false,
+        );
+    }
+    if let (ToolAccess::Command { cwd, .. }, Some(analysis)) = (&request.access, &prepared.analysis)
+    {
+        for segment in &analysis.segments {
+            if let Some(why) = dangerous(segment, cwd, policy) {
+                let reason = format!(
+                    "This command is never run by the agent: {why} (`{}`).",
+                    segment.full_words.join(" ")
+                );
+                return (
+                    decision(
+                        Behavior::Deny,
+                        DecisionSource::ShellPolicy,
+                        rc::DANGEROUS_COMMAND,
+                        reason,
+                        Risk::High,
+                    ),
+                    false,
+                );
+            }
+        }
+    }
+
+    // 3. Protected paths.
+    if ctx.mode != PermissionMode::FullAccess
+        && let Some(p) = resolved_writes.iter().find(|p| is_protected(p, policy))
+    {
+        let reason = format!(
+            "Writing to '{}' changes Git internals (hooks, config) and needs approval.",
+            p.display()
+        );
+        return (
+            decision(
+                Behavior::Ask,
+                DecisionSource::PathPolicy,
+                rc::PROTECTED_PATH,
+                reason,
+                Risk::High,
+            ),
+            false,
+        );
+    }
+
+    // 4. Ask rules.
+    if let Some(rule) = matched.iter().find(|r| r.behavior == Behavior::Ask) {
+        let reason = format!("An ask rule requires approval: {}.", rule_summary(rule));
+        return (
+            decision(
+                Behavior::Ask,
+                DecisionSource::Rule,
+                rc::RULE_ASK,
+                reason,
+                risk,
+            ),
+            false,
+        );
+    }
+
+    // 5. Compound and unparsed commands.
+    if ctx.mode != PermissionMode::FullAccess
+        && let Some(analysis) = &prepared.analysis
+    {
+        if !analysis.understood {
+            let reason = "This command could not be fully analysed, so it needs approval.";
+            return (
+                decision(
+                    Behavior::Ask,
+                    DecisionSource::ShellPolicy,
+                    rc::SHELL_UNPARSED,
+                    reason,
+                    Risk::High,
+                ),
+                false,
+            );
+        }
+        if analysis.compound {
+            let reason =
+                "This command runs several commands (or a nested script), so it needs approval.";
+            return (
+                decision(
+                    Behavior::Ask,
+                    DecisionSource::ShellPolicy,
+                    rc::COMPOUND_COMMAND,
+                    reason,
+                    risk.max(Risk::Medium),
+                ),
+                false,
+            );
+        }
+    }
+
+    // 6. Allow rules covering the whole request.
+    let allow_rules: Vec<&Rule> = ctx
+        .rules
+        .iter()
+        .filter(|r| r.behavior == Behavior::Allow)
+        .collect();
+    if covers_request(&allow_rules, request, ctx, prepared) {
+        let reason = "Allowed by your permission rules.";
+        return (
+            decision(
+                Behavior::Allow,
+                DecisionSource::Rule,
+                rc::RULE_ALLOW,
+                reason,
+                risk,
+            ),
+            true,
+        );
+    }
+
+    // 7. Mode defaults.
+    (
+        mode_default(request, ctx, prepared, &resolved_writes, risk),
+        true,
+    )
+}
+
+fn mode_default(
+    request: &PermissionRequest,
+    ctx: &PermissionContext<'_>,
+    prepared: &Prepared,
+    resolved_writes: &[PathBuf],
+    risk: Risk,
+) -> PermissionDecision {
+    if ctx.mode == PermissionMode::FullAccess {
+        return decision(
+            Behavior::Allow,
+            DecisionSource::Mode,
+            rc::FULL_ACCESS,
+            "Allowed without review (Full Access mode).",
+            risk,
+        );
+    }
+    match &request.access {
+        ToolAccess::Read(_) => decision(
+            Behavior::Allow,
+            DecisionSource::Mode,
+            rc::READ_ONLY,
+            "Reading files is allowed.",
+            Risk::Low,
+        ),
+        ToolAccess::Write(_) => {
+            let in_workspace = !resolved_writes.is_empty()
+                && resolved_writes
+                    .iter()
+                    .all(|p| ctx.paths.is_inside_workspace(p));
+            if ctx.mode == PermissionMode::Auto && in_workspace {
+                decision(
+                    Behavior::Allow,
+                    DecisionSource::Mode,
+                    rc::AUTO_WORKSPACE_WRITE,
+                    "Auto mode allows changes inside the workspace.",
+                    risk,
+                )
+            } else {
+                decision(
+                    Behavior::Ask,
+                    DecisionSource::Mode,
+                    rc::WRITE_REQUIRES_APPROVAL,
+                    "Changing files needs your approval.",
+                    risk.max(Risk::Medium),
+                )
+            }
+        }
+        ToolAccess::Command { .. } => match &prepared.analysis {
+            Some(a) if is_read_only(a) => decision(
+                Behavior::Allow,
+                DecisionSource::ShellPolicy,
+                rc::READ_ONLY_COMMAND,
+                "This is a known read-only command.",
+                Risk::Low,
+            ),
+            _ => decision(
+                Behavior::Ask,
+                DecisionSource::ShellPolicy,
+                rc::SHELL_POLICY_ASK,
+                "This command is not known to be read-only, so it needs approval.",
+                risk.max(Risk::Medium),
+            ),
+        },
+        ToolAccess::Other => {
+            if request.requires_approval {
+                decision(
+                    Behavior::Ask,
+                    DecisionSource::ToolDefault,
+                    rc::TOOL_REQUIRES_APPROVAL,
+                    format!(
+                        "The tool '{}' asks for approval before it runs.",
+                        request.tool_name
+                    ),
+                    risk,
+                )
+            } else {
+                decision(
+                    Behavior::Allow,
+                    DecisionSource::ToolDefault,
+                    rc::TOOL_DEFAULT_ALLOW,
+                    "This tool runs without approval.",
+                    risk,
+                )
+            }
+        }
+    }
+}
+
+/// How risky the call is, independent of the decision.
+fn assess_risk(
+    request: &PermissionRequest,
+    ctx: &PermissionContext<'_>,
+    prepared: &Prepared,
+) -> Risk {
+    match &request.access {
+        ToolAccess::Read(_) => Risk::Low,
+        ToolAccess::Write(_) => {
+            if prepared
+                .paths
+                .iter()
+                .all(|p| ctx.paths.is_inside_workspace(p))
+            {
+                Risk::Medium
+            } else {
+                Risk::High
+            }
+        }
+        ToolAccess::Command { .. } => match &prepared.analysis {
+            Some(a) if !a.understood || a.compound => Risk::High,
+            Some(a) if is_read_only(a) => Risk::Low,
+            Some(a) if a.segments.iter().any(is_high_risk) => Risk::High,
+            Some(a)
+                if !prepared
+                    .redirects
+                    .iter()
+                    .all(|p| ctx.paths.is_inside_workspace(p)) =>
+            {
+                Risk::High
+            }
+            _ => Risk::Medium,
+        },
+        ToolAccess::Other => {
+            if request.requires_approval {
+                Risk::Medium
+            } else {
+                Risk::Low
+            }
+        }
+    }
+}
+
+fn program(segment: &CommandSegment) -> &str {
+    segment
+        .words
+        .first()
+        .map(|w| w.rsplit('/').next().unwrap_or(w))
+        .unwrap_or("")
+}
+
+fn is_high_risk(segment: &CommandSegment) -> bool {
+    let prog = program(segment);
+    let sub = segment.words.get(1).map(String::as_str).unwrap_or("");
+    matches!(
+        prog,
+        "rm" | "rmdir"
+            | "curl"
+            | "wget"
+            | "ssh"
+            | "scp"
+            | "rsync"
+            | "chmod"
+            | "chown"
+            | "kill"
+            | "pkill"
+            | "killall"
+            | "mv"
+            | "sh"
+            | "bash"
+            | "zsh"
+            | "eval"
+            | "nc"
+            | "ncat"
+    ) || (prog == "git"
+        && matches!(
+            sub,
+            "push" | "reset" | "clean" | "rebase" | "checkout" | "restore"
+        ))
+}
+
+/// A write into `.git` internals of the workspace (any `.git` directory inside it).
+fn is_protected(resolved: &Path, policy: &PathPolicy) -> bool {
+    resolved.strip_prefix(policy.workspace()).is_ok_and(|rel| {
+        rel.components()
+            .any(|c| c == Component::Normal(".git".as_ref()))
+    })
+}
+
+// ---------- shell policy ----------
+
+/// Environment variables that do not change what a read-only command does.
+const HARMLESS_ASSIGNMENTS: &[&str] = &[
+    "LC_ALL", "LANG", "LANGUAGE", "TZ", "COLUMNS", "LINES", "NO_COLOR", "TERM", "CLICOLOR",
+];
+
+const READ_ONLY_PROGRAMS: &[&str] = &[
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "fd",
+    "pwd",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    "which",
+    "stat",
+    "file",
+    "du",
+    "df",
+    "tree",
+    "uniq",
+    "cut",
+    "diff",
+    "date",
+    "whoami",
+    "uname",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "id",
+    "hostname",
+    "nl",
+    "tac",
+    "tr",
+    "comm",
+    "cmp",
+    "seq",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "type",
+    "test",
+    "[",
+    "[[",
+    "column",
+    "xargs",
+];
+
+/// A single, understood command (or `find -exec` / `xargs` with inner commands) whose every
+/// segment is a known read-only program by bare name, without write redirects.
+pub(crate) fn is_read_only(analysis: &ShellAnalysis) -> bool {
+    analysis.understood
+        && !analysis.compound
+        && !analysis.segments.is_empty()
+        && analysis.segments.iter().all(segment_is_read_only)
+}
+
+fn segment_is_read_only(segment: &CommandSegment) -> bool {
+    let Some(prog) = segment.words.first() else {
+        return false;
+    };
+    if prog.contains('/') || !segment.redirects.is_empty() {
+        return false;
+    }
+    if segment.wrappers.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "sudo" | "doas" | "su" | "sh" | "bash" | "zsh" | "dash" | "ksh"
+        )
+    }) {
+        return false;
+    }
+    if !segment.assignments.iter().all(|a| {
+        a.split_once('=')
+            .is_some_and(|(n, _)| HARMLESS_ASSIGNMENTS.contains(&n))
+    }) {
+        return false;
+    }
+    let args = &segment.words[1..];
+    let short_cluster_has =
+        |w: &str, c: char| w.starts_with('-') && !w.starts_with("--") && w[1..].contains(c);
+    match prog.as_str() {
+        "sort" => !args
+            .iter()
+            .any(|w| w.starts_with("--output") || short_cluster_has(w, 'o')),
+        "sed" => {
+            let has_n = args
+                .iter()
+                .any(|w| w == "--quiet" || w == "--silent" || short_cluster_has(w, 'n'));
+            let in_place = args.iter().any(|w| {
+                w.starts_with("--in-place")
+                    || short_cluster_has(w, 'i')
+                    || short_cluster_has(w, 'f')
+            });
+            // `w`/`W` write files and `e` executes: scripts containing those letters are not trusted.
+            let scripts_ok = args
+                .iter()
+                .filter(|w| !w.starts_with('-'))
+                .take(1)
+                .all(|s| !s.contains(['w', 'W', 'e']))
+                && args
+                    .windows(2)
+                    .filter(|p| p[0] == "-e")
+                    .all(|p| !p[1].contains(['w', 'W', 'e']));
+            has_n && !in_place && scripts_ok
+        }
+        "find" => !args.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "-delete" | "-fprint" | "-fprint0" | "-fprintf" | "-fls"
+            )
+        }),
+        "env" => args.iter().all(|w| w.starts_with('-') || w.contains('=')),
+        p => READ_ONLY_PROGRAMS.contains(&p),
+    }
+}
+
+const SYSTEM_DIRS: &[&str] = &[
+    "/",
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/boot",
+    "/dev",
+    "/proc",
+    "/sys",
+    "/var",
+    "/opt",
+    "/root",
+    "/home",
+    "/srv",
+    "/System",
+    "/Library",
+    "/Applications",
+    "/Users",
+    "/private",
+];
+
+/// Why a segment is a built-in dangerous command, if it is.
+fn dangerous(segment: &CommandSegment, cwd: &Path, policy: &PathPolicy) -> Option<String> {
+    let escalation = ["sudo", "doas", "su", "pkexec", "run0"];
+    if segment
+        .wrappers
+        .iter()
+        .any(|w| escalation.contains(&w.as_str()))
+        || escalation.contains(&program(segment))
+    {
+        return Some("privilege escalation".to_string());
+    }
+    let prog = program(segment);
+    let args = segment.words.get(1..).unwrap_or(&[]);
+    if prog.starts_with("mkfs")
+        || matches!(
+            prog,
+            "fdisk" | "sfdisk" | "cfdisk" | "parted" | "wipefs" | "mkswap"
+        )
+    {
+        return Some("disk partitioning or formatting".to_string());
+    }
+    if prog == "dd" && args.iter().any(|a| a.starts_with("of=/dev/")) {
+        return Some("writing to a raw device".to_string());
+    }
+    if matches!(prog, "shutdown" | "reboot" | "halt" | "poweroff")
+        || (prog == "systemctl"
+            && args
+                .iter()
+                .any(|a| matches!(a.as_str(), "poweroff" | "reboot" | "halt" | "kexec")))
+        || (prog == "init" && args.iter().any(|a| a == "0" || a == "6"))
+    {
+        return Some("shutting down or rebooting the machine".to_string());
+    }
+    if prog == "rm" {
+        let mut recursive = false;
+        let mut targets = Vec::new();
+        let mut options_done = false;
+        for a in args {
+            if !options_done && a == "--" {
+                options_done = true;
+            } else if !options_done && a.starts_with("--") {
+                recursive |= a == "--recursive" || a == "--no-preserve-root";
+            } else if !options_done && a.starts_with('-') && a.len() > 1 {
+                recursive |= a.contains('r') || a.contains('R');
+            } else {
+                targets.push(a);
+            }
+        }
+        if recursive {
+            for t in targets {
+                if deletes_protected_tree(t, cwd, policy) {
+                    return Some(format!("recursive removal of '{t}'"));
+                }
+            }
+        }
+    }
+    None
+}
+
+fn deletes_protected_tree(target: &str, cwd: &Path, policy: &PathPolicy) -> bool {
+    let base = target.trim_end_matches('*').trim_end_matches('/');
+    let base = if base.is_empty() && target.starts_with('/') {
+        "/"
+    } else {
+        base
+    };
+    let base = if base.is_empty() { "." } else { base };
+    let path = command_path(base, cwd);
+    let resolved = policy.resolve(&path).unwrap_or(path);
+    let mut protected: Vec<PathBuf> = SYSTEM_DIRS.iter().map(PathBuf::from).collect();
+    protected.push(policy.workspace().to_path_buf());
+    if let Some(home) = home_dir() {
+        protected.push(home);
+    }
+    protected.contains(&resolved)
+}
+
+// ---------- approval actions ----------
+
+/// Tools whose second word is a subcommand worth remembering (`git status`, `npm test`).
+const SUBCOMMAND_TOOLS: &[&str] = &[
+    "git",
+    "npm",
+    "npx",
+    "cargo",
+    "pnpm",
+    "yarn",
+    "go",
+    "docker",
+    "kubectl",
+    "gh",
+    "pip",
+    "pip3",
+    "uv",
+    "bun",
+    "deno",
+    "poetry",
+    "helm",
+    "terraform",
+    "dotnet",
+    "rustup",
+    "brew",
+    "apt",
+    "apt-get",
+    "systemctl",
+];
+
+fn escape_word(w: &str) -> String {
+    w.replace('\\', "\\\\").replace('*', "\\*")
+}
+
+/// The words an allow rule should remember for a command: the program, plus the subcommand for
+/// tools that have subcommands, or `python -m module`.
+pub(crate) fn suggested_prefix(words: &[String]) -> Vec<String> {
+    let Some(first) = words.first() else {
+        return Vec::new();
+    };
+    let prog = first.as_str();
+    let mut out = vec![escape_word(prog)];
+    let second = words.get(1).map(String::as_str);
+    if SUBCOMMAND_TOOLS.contains(&prog) {
+        if let Some(sub) = second.filter(|s| !s.starts_with('-')) {
+            out.push(escape_word(sub));
+        }
+    } else if prog.starts_with("python") && second == Some("-m") {
+        out.push("-m".to_string());
+        if let Some(module) = words.get(2) {
+            out.push(escape_word(module));
+        }
+    }
+    out
+}
+
+fn escape_glob(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn common_dir(paths: &[PathBuf]) -> Option<PathBuf> {
+    let mut iter = paths.iter().map(|p| {
+        p.parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| p.clone())
+    });
+    let mut common = iter.next()?;
+    for p in iter {
+        while !p.starts_with(&common) {
+            if !common.pop() {
+                return None;
+            }
+        }
+    }
+    Some(common)
+}
+
+fn suggest_rule(
+    request: &PermissionRequest,
+    prepared: &Prepared,
+    destination: RuleDestination,
+) -> Option<RuleDraft> {
+    let tool = request.tool_name.clone();
+    let (matcher, what) = match &request.access {
+        ToolAccess::Command { command, .. } => {
+            let analysis = prepared.analysis.as_ref()?;
+            if command.contains('\n') || command.contains("$(") || command.contains('`') {
+                return None;
+            }
+            if !analysis.understood
+                || analysis.compound
+                || analysis.segments.iter().filter(|s| !s.nested).count() != 1
+            {
+                return None;
+            }
+            let words = suggested_prefix(&analysis.segments.first()?.words);
+            if words.is_empty() {
+                return None;
+            }
+            let what = format!("`{}` commands starting with `{}`", tool, words.join(" "));
+            (RuleMatcher::Prefix { words }, what)
+        }
+        ToolAccess::Read(_) | ToolAccess::Write(_) => {
+            let dir = common_dir(&prepared.paths)?;
+            dir.parent()?; // never suggest the whole file system
+            let glob = format!("{}/**", escape_glob(&dir.to_string_lossy()));
+            let what = format!("`{}` on anything under `{}`", tool, dir.display());
+            (RuleMatcher::Path { glob }, what)
+        }
+        ToolAccess::Other => (RuleMatcher::All, format!("every `{tool}` call")),
+    };
+    let scope = match destination {
+        RuleDestination::Session => "in this chat",
+        RuleDestination::Global => "in every chat",
+    };
+    Some(RuleDraft {
+        tool,
+        behavior: Behavior::Allow,
+        matcher,
+        destination,
+        description: Some(format!("Allow {what} {scope}.")),
+    })
+}
+
+fn approval_actions(
+    request: &PermissionRequest,
+    _ctx: &PermissionContext<'_>,
+    prepared: &Prepared,
+    remember: bool,
+) -> Vec<ApprovalAction> {
+    let mut actions = vec![ApprovalAction {
+        id: ApprovalActionId::AllowOnce,
+        label: "Allow once".to_string(),
+        description: "Run this call once; nothing is remembered.".to_string(),
+        rule: None,
+        accepts_feedback: false,
+    }];
+    if remember {
+        for (id, destination, label) in [
+            (
+                ApprovalActionId::AllowSession,
+                RuleDestination::Session,
+                "Allow for this chat",
+            ),
+            (
+                ApprovalActionId::AllowGlobal,
+                RuleDestination::Global,
+                "Always allow",
+            ),
+        ] {
+            if let Some(rule) = suggest_rule(request, prepared, destination) {
+                actions.push(ApprovalAction {
+                    id,
+                    label: label.to_string(),
+                    description: rule.description.clone().unwrap_or_default(),
+                    rule: Some(rule),
+                    accepts_feedback: false,
+                });
+            }
+        }
+    }
+    actions.push(ApprovalAction {
+        id: ApprovalActionId::Reject,
+        label: "Reject".to_string(),
+        description: "Do not run it; your feedback, if any, goes to the agent.".to_string(),
+        rule: None,
+        accepts_feedback: true,
+    });
+    actions
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn s(list: &[&str]) -> Vec<String> {
+        list.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn the_suggested_prefix_keeps_the_subcommand_of_tools_that_have_one() {
+        assert_eq!(
+            suggested_prefix(&s(&["git", "status", "-s"])),
+            s(&["git", "status"])
+        );
+        assert_eq!(
+            suggested_prefix(&s(&["python3", "-m", "pytest", "-q"])),
+            s(&["python3", "-m", "pytest"])
+        );
+        assert_eq!(suggested_prefix(&s(&["rm", "-rf", "x"])), s(&["rm"]));
+        assert_eq!(
+            suggested_prefix(&s(&["git", "-C", "x", "log"])),
+            s(&["git"])
+        );
+    }
+
+    #[test]
+    fn a_literal_star_in_a_suggested_prefix_is_escaped() {
+        assert_eq!(suggested_prefix(&s(&["npm", "*"])), s(&["npm", "\\*"]));
+    }
+
+    #[test]
+    fn sed_in_place_and_sort_output_are_not_read_only() {
+        let ro = |c: &str| is_read_only(&crate::shell::analyze_command(c));
+        assert!(ro("sed -n 1,20p file"));
+        assert!(!ro("sed -n -i 1p file"));
+        assert!(!ro("sed 1p file"));
+        assert!(!ro("sed -n 'w out' file"));
+        assert!(ro("sort -u file"));
+        assert!(!ro("sort -o out file"));
+        assert!(ro("find . -name x"));
+        assert!(!ro("find . -delete"));
+        assert!(ro("env"));
+        assert!(!ro("FOO=1 ls"));
+        assert!(ro("LC_ALL=C ls"));
+        assert!(!ro("echo hi > f"));
+    }
+}

@@ -12,8 +12,10 @@ mod redact;
 mod rules;
 mod shell;
 
-pub use engine::{Evaluation, PermissionContext, PermissionEngine, PermissionRequest, ToolAccess};
+pub use engine::{
+    Evaluation, PermissionContext, PermissionEngine, PermissionRequest, ToolAccess, reason_codes,
+};
 pub use paths::{PathError, PathPolicy};
-pub use redact::{redact_text, redact_value};
-pub use rules::{rule_matches, validate_rule};
+pub use redact::{is_sensitive_key, redact_text, redact_value};
+pub use rules::{prefix_matches, rule_matches, validate_rule};
 pub use shell::{CommandSegment, ShellAnalysis, analyze_command};

@@ -1,6 +1,15 @@
-//! Path policy: which paths a chat may touch. (API fixed by the runtime; bodies to be implemented.)
+//! Path policy: which paths a chat may touch.
+//!
+//! Paths are resolved by following symlinks component by component (including the last
+//! component and dangling links, which resolve to their target), then `..` is applied to the
+//! already-resolved prefix. Containment is compared component-wise, never as a string prefix.
 
-use std::path::PathBuf;
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+/// Symlinks followed for one path before giving up.
+const MAX_SYMLINKS: usize = 40;
 
 /// A path the policy refuses.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -29,4 +38,254 @@ pub enum PathError {
 pub struct PathPolicy {
     workspace: PathBuf,
     roots: Vec<PathBuf>,
+}
+
+impl PathPolicy {
+    /// A policy for `workspace` (which must exist) and `extra_roots` (resolved the same way as
+    /// any path; they need not exist yet).
+    pub fn new(workspace: &Path, extra_roots: &[PathBuf]) -> std::io::Result<PathPolicy> {
+        let workspace = std::fs::canonicalize(workspace)?;
+        let mut roots = vec![workspace.clone()];
+        for root in extra_roots {
+            let resolved = match std::fs::canonicalize(root) {
+                Ok(p) => p,
+                Err(_) => resolve_from(&workspace, root)
+                    .map_err(|e| std::io::Error::other(e.to_string()))?,
+            };
+            if !roots.contains(&resolved) {
+                roots.push(resolved);
+            }
+        }
+        Ok(PathPolicy { workspace, roots })
+    }
+
+    /// The canonical workspace root.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// Every allowed root, the workspace first.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// The absolute path `path` refers to, with symlinks followed at every component and `..`
+    /// applied after that. Relative paths are taken against the workspace; a leading `~` is the
+    /// home directory.
+    pub fn resolve(&self, path: &Path) -> Result<PathBuf, PathError> {
+        resolve_from(&self.workspace, path)
+    }
+
+    /// Resolves `path` and requires it to be inside some root.
+    pub fn check(&self, path: &Path) -> Result<PathBuf, PathError> {
+        let resolved = self.resolve(path)?;
+        if self.roots.iter().any(|root| resolved.starts_with(root)) {
+            Ok(resolved)
+        } else {
+            Err(PathError::OutsideRoots {
+                requested: path.display().to_string(),
+                resolved,
+            })
+        }
+    }
+
+    /// Whether an already-resolved path is the workspace or inside it.
+    pub fn is_inside_workspace(&self, resolved: &Path) -> bool {
+        resolved.starts_with(&self.workspace)
+    }
+}
+
+/// The home directory from `$HOME` (`%USERPROFILE%` on Windows).
+pub(crate) fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Expands a leading `~`, `$HOME` or `${HOME}` (followed by `/` or nothing).
+pub(crate) fn expand_home(path: &str) -> PathBuf {
+    for prefix in ["~", "$HOME", "${HOME}"] {
+        if let Some(rest) = path.strip_prefix(prefix)
+            && (rest.is_empty() || rest.starts_with('/'))
+            && let Some(home) = home_dir()
+        {
+            let rest = rest.trim_start_matches('/');
+            return if rest.is_empty() {
+                home
+            } else {
+                home.join(rest)
+            };
+        }
+    }
+    PathBuf::from(path)
+}
+
+fn resolve_from(base: &Path, path: &Path) -> Result<PathBuf, PathError> {
+    let requested = path.display().to_string();
+    let unresolvable = |message: &str| PathError::Unresolvable {
+        requested: requested.clone(),
+        message: message.to_string(),
+    };
+    if path.as_os_str().is_empty() {
+        return Err(unresolvable("empty path"));
+    }
+    let path = match path.to_str() {
+        Some(s) => expand_home(s),
+        None => path.to_path_buf(),
+    };
+    let absolute = if path.is_absolute() {
+        path
+    } else {
+        base.join(path)
+    };
+
+    let mut pending: VecDeque<OsString> = VecDeque::new();
+    let mut resolved = PathBuf::new();
+    push_components(&absolute, &mut resolved, &mut pending);
+    let mut followed = 0usize;
+    while let Some(part) = pending.pop_front() {
+        if part == ".." {
+            resolved.pop();
+            if resolved.as_os_str().is_empty() {
+                resolved.push(Component::RootDir.as_os_str());
+            }
+            continue;
+        }
+        let candidate = resolved.join(&part);
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                followed += 1;
+                if followed > MAX_SYMLINKS {
+                    return Err(unresolvable("too many levels of symbolic links"));
+                }
+                let target =
+                    std::fs::read_link(&candidate).map_err(|e| unresolvable(&e.to_string()))?;
+                let mut front = VecDeque::new();
+                if target.is_absolute() {
+                    resolved = PathBuf::new();
+                    push_components(&target, &mut resolved, &mut front);
+                } else {
+                    let mut ignored = PathBuf::new();
+                    push_components(&target, &mut ignored, &mut front);
+                }
+                while let Some(p) = front.pop_back() {
+                    pending.push_front(p);
+                }
+            }
+            _ => resolved = candidate,
+        }
+    }
+    Ok(resolved)
+}
+
+/// Splits `path`: prefix and root go into `resolved`, the rest (`.` dropped, `..` kept) into `out`.
+fn push_components(path: &Path, resolved: &mut PathBuf, out: &mut VecDeque<OsString>) {
+    for component in path.components() {
+        match component {
+            Component::Prefix(p) => *resolved = PathBuf::from(p.as_os_str()),
+            Component::RootDir => resolved.push(Component::RootDir.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => out.push_back(OsString::from("..")),
+            Component::Normal(name) => out.push_back(name.to_os_string()),
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use std::os::unix::fs::symlink;
+
+    fn setup() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(base.join("ws/src")).unwrap();
+        std::fs::create_dir_all(base.join("OUTSIDE")).unwrap();
+        (dir, base)
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_the_workspace_and_normalize_dots_and_slashes() {
+        let (_d, base) = setup();
+        let policy = PathPolicy::new(&base.join("ws"), &[]).unwrap();
+        assert_eq!(
+            policy.resolve(Path::new("src//./a/../b.rs")).unwrap(),
+            base.join("ws/src/b.rs")
+        );
+        assert_eq!(
+            policy.check(Path::new("src/new.rs")).unwrap(),
+            base.join("ws/src/new.rs")
+        );
+    }
+
+    #[test]
+    fn dot_dot_applies_after_following_a_symlinked_directory() {
+        let (_d, base) = setup();
+        std::fs::create_dir_all(base.join("OUTSIDE/deep")).unwrap();
+        symlink(base.join("OUTSIDE/deep"), base.join("ws/link")).unwrap();
+        let policy = PathPolicy::new(&base.join("ws"), &[]).unwrap();
+        // Lexically `ws/link/../x` would be `ws/x`; really it is `OUTSIDE/x`.
+        assert_eq!(
+            policy.resolve(Path::new("link/../x")).unwrap(),
+            base.join("OUTSIDE/x")
+        );
+        assert!(matches!(
+            policy.check(Path::new("link/../x")),
+            Err(PathError::OutsideRoots { .. })
+        ));
+    }
+
+    #[test]
+    fn a_dangling_last_component_resolves_to_its_target() {
+        let (_d, base) = setup();
+        symlink(base.join("OUTSIDE/new.txt"), base.join("ws/draft.txt")).unwrap();
+        let policy = PathPolicy::new(&base.join("ws"), &[]).unwrap();
+        assert_eq!(
+            policy.resolve(Path::new("draft.txt")).unwrap(),
+            base.join("OUTSIDE/new.txt")
+        );
+    }
+
+    #[test]
+    fn a_symlink_loop_is_unresolvable() {
+        let (_d, base) = setup();
+        symlink(base.join("ws/b"), base.join("ws/a")).unwrap();
+        symlink(base.join("ws/a"), base.join("ws/b")).unwrap();
+        let policy = PathPolicy::new(&base.join("ws"), &[]).unwrap();
+        assert!(matches!(
+            policy.resolve(Path::new("a/x")),
+            Err(PathError::Unresolvable { .. })
+        ));
+    }
+
+    #[test]
+    fn a_sibling_with_the_workspace_name_as_prefix_is_outside() {
+        let (_d, base) = setup();
+        std::fs::create_dir_all(base.join("project")).unwrap();
+        let policy = PathPolicy::new(&base.join("project"), &[]).unwrap();
+        assert!(matches!(
+            policy.check(Path::new("../project-evil/x")),
+            Err(PathError::OutsideRoots { .. })
+        ));
+        assert!(policy.is_inside_workspace(&base.join("project/x")));
+        assert!(!policy.is_inside_workspace(&base.join("project-evil/x")));
+    }
+
+    #[test]
+    fn extra_roots_are_allowed_and_listed_after_the_workspace() {
+        let (_d, base) = setup();
+        let policy = PathPolicy::new(&base.join("ws"), &[base.join("OUTSIDE")]).unwrap();
+        assert_eq!(policy.roots(), &[base.join("ws"), base.join("OUTSIDE")]);
+        assert!(policy.check(&base.join("OUTSIDE/f")).is_ok());
+        assert_eq!(policy.workspace(), base.join("ws"));
+    }
+
+    #[test]
+    fn a_missing_workspace_is_an_error() {
+        let (_d, base) = setup();
+        assert!(PathPolicy::new(&base.join("nope"), &[]).is_err());
+    }
 }

@@ -1,0 +1,386 @@
+//! Rule matching and validation.
+//!
+//! A rule names a tool (or `*`) and a matcher. Deny and ask rules match a request when they
+//! match ANY part of it (any command segment at any nesting, any path); allow rules cover a
+//! request only when EVERY part is covered by some allow rule (see [`covers_request`]).
+
+use crate::engine::{PermissionContext, PermissionRequest, ToolAccess};
+use crate::paths::{PathPolicy, expand_home};
+use crate::shell::{ShellAnalysis, analyze_command};
+use globset::{GlobBuilder, GlobMatcher};
+use std::path::{Path, PathBuf};
+use suzent_core::{Rule, RuleDestination, RuleDraft, RuleMatcher};
+
+/// A request with its command analysed and its paths resolved, shared by all rule checks.
+#[derive(Debug, Clone)]
+pub(crate) struct Prepared {
+    /// For commands: the analysis.
+    pub analysis: Option<ShellAnalysis>,
+    /// Resolved Read/Write paths (those that resolve).
+    pub paths: Vec<PathBuf>,
+    /// Resolved write-redirect targets of a command.
+    pub redirects: Vec<PathBuf>,
+}
+
+impl Prepared {
+    pub(crate) fn new(request: &PermissionRequest, policy: &PathPolicy) -> Prepared {
+        match &request.access {
+            ToolAccess::Read(paths) | ToolAccess::Write(paths) => Prepared {
+                analysis: None,
+                paths: paths
+                    .iter()
+                    .filter_map(|p| policy.resolve(p).ok())
+                    .collect(),
+                redirects: Vec::new(),
+            },
+            ToolAccess::Command { command, cwd } => {
+                let analysis = analyze_command(command);
+                let redirects = analysis
+                    .segments
+                    .iter()
+                    .flat_map(|s| s.redirects.iter())
+                    .filter_map(|t| policy.resolve(&command_path(t, cwd)).ok())
+                    .collect();
+                Prepared {
+                    analysis: Some(analysis),
+                    paths: Vec::new(),
+                    redirects,
+                }
+            }
+            ToolAccess::Other => Prepared {
+                analysis: None,
+                paths: Vec::new(),
+                redirects: Vec::new(),
+            },
+        }
+    }
+}
+
+/// A path as a command sees it: `~`/`$HOME` expanded, relative to `cwd`.
+pub(crate) fn command_path(word: &str, cwd: &Path) -> PathBuf {
+    let p = expand_home(word);
+    if p.is_absolute() { p } else { cwd.join(p) }
+}
+
+/// Checks a rule before it is stored. Errors name the field (`tool: empty`,
+/// `matcher.words: empty prefix`, `matcher.glob: ...`).
+pub fn validate_rule(draft: &RuleDraft) -> Result<(), String> {
+    let tool = draft.tool.trim();
+    if tool.is_empty() {
+        return Err("tool: empty".to_string());
+    }
+    if tool.chars().any(char::is_whitespace) {
+        return Err(format!("tool: '{}' contains whitespace", draft.tool));
+    }
+    match &draft.matcher {
+        RuleMatcher::All => Ok(()),
+        RuleMatcher::Exact { input } => {
+            if input.is_object() {
+                Ok(())
+            } else {
+                Err("matcher.input: not a JSON object".to_string())
+            }
+        }
+        RuleMatcher::Prefix { words } => {
+            if words.is_empty() {
+                return Err("matcher.words: empty prefix".to_string());
+            }
+            if let Some(i) = words.iter().position(|w| w.is_empty()) {
+                return Err(format!("matcher.words[{i}]: empty word"));
+            }
+            Ok(())
+        }
+        RuleMatcher::Path { glob } => {
+            if glob.trim().is_empty() {
+                return Err("matcher.glob: empty".to_string());
+            }
+            compile_glob(glob)
+                .map(|_| ())
+                .map_err(|e| format!("matcher.glob: {e}"))
+        }
+    }
+}
+
+/// Whether `rule` matches any part of `request` (any command segment at any nesting, any path
+/// or redirect target), for the chat in `ctx`. This is the sense in which deny and ask rules
+/// apply; allow rules also need to cover the whole request.
+pub fn rule_matches(rule: &Rule, request: &PermissionRequest, ctx: &PermissionContext<'_>) -> bool {
+    let prepared = Prepared::new(request, ctx.paths);
+    matches_any(rule, request, ctx, &prepared)
+}
+
+/// Whether a rule is in force for this chat and tool.
+pub(crate) fn applies(
+    rule: &Rule,
+    request: &PermissionRequest,
+    ctx: &PermissionContext<'_>,
+) -> bool {
+    let scope_ok = match rule.destination {
+        RuleDestination::Global => true,
+        RuleDestination::Session => rule.chat_id.as_deref().is_none_or(|c| c == ctx.chat_id),
+    };
+    scope_ok && (rule.tool == "*" || rule.tool == request.tool_name)
+}
+
+pub(crate) fn matches_any(
+    rule: &Rule,
+    request: &PermissionRequest,
+    ctx: &PermissionContext<'_>,
+    prepared: &Prepared,
+) -> bool {
+    if !applies(rule, request, ctx) {
+        return false;
+    }
+    match &rule.matcher {
+        RuleMatcher::All => true,
+        RuleMatcher::Exact { input } => *input == request.args,
+        RuleMatcher::Prefix { words } => prepared.analysis.as_ref().is_some_and(|a| {
+            a.segments
+                .iter()
+                .any(|s| prefix_matches(words, &s.words) || prefix_matches(words, &s.full_words))
+        }),
+        RuleMatcher::Path { glob } => match compile_glob(glob) {
+            Ok(m) => prepared
+                .paths
+                .iter()
+                .chain(prepared.redirects.iter())
+                .any(|p| m.is_match(p)),
+            Err(_) => false,
+        },
+    }
+}
+
+/// Whether the allow rules among `rules` cover every part of the request: every path, every
+/// command segment (at every nesting) and every write-redirect target.
+pub(crate) fn covers_request(
+    allow_rules: &[&Rule],
+    request: &PermissionRequest,
+    ctx: &PermissionContext<'_>,
+    prepared: &Prepared,
+) -> bool {
+    let rules: Vec<&Rule> = allow_rules
+        .iter()
+        .copied()
+        .filter(|r| applies(r, request, ctx))
+        .collect();
+    if rules.is_empty() {
+        return false;
+    }
+    let whole = |r: &&Rule| match &r.matcher {
+        RuleMatcher::All => true,
+        RuleMatcher::Exact { input } => *input == request.args,
+        _ => false,
+    };
+    if rules.iter().any(whole) {
+        return true;
+    }
+    let globs: Vec<GlobMatcher> = rules
+        .iter()
+        .filter_map(|r| match &r.matcher {
+            RuleMatcher::Path { glob } => compile_glob(glob).ok(),
+            _ => None,
+        })
+        .collect();
+    let path_covered = |p: &PathBuf| globs.iter().any(|g| g.is_match(p));
+    match &request.access {
+        ToolAccess::Read(paths) | ToolAccess::Write(paths) => {
+            !paths.is_empty()
+                && prepared.paths.len() == paths.len()
+                && prepared.paths.iter().all(path_covered)
+        }
+        ToolAccess::Command { .. } => {
+            let Some(analysis) = &prepared.analysis else {
+                return false;
+            };
+            let redirect_count: usize = analysis.segments.iter().map(|s| s.redirects.len()).sum();
+            !analysis.segments.is_empty()
+                && analysis.segments.iter().all(|s| {
+                    rules.iter().any(|r| match &r.matcher {
+                        RuleMatcher::Prefix { words } => prefix_matches(words, &s.words),
+                        _ => false,
+                    })
+                })
+                && prepared.redirects.len() == redirect_count
+                && prepared.redirects.iter().all(path_covered)
+        }
+        ToolAccess::Other => false,
+    }
+}
+
+/// Matches rule words against the start of a command's words, on whole tokens. A pattern word
+/// `*` matches any number of words (also none); `*` inside a word matches any characters
+/// within that word; `\*` is a literal star.
+pub fn prefix_matches(pattern: &[String], words: &[String]) -> bool {
+    match pattern.split_first() {
+        None => true,
+        Some((first, rest)) if first == "*" => {
+            (0..=words.len()).any(|k| prefix_matches(rest, &words[k..]))
+        }
+        Some((first, rest)) => match words.split_first() {
+            Some((w, wrest)) => token_matches(first, w) && prefix_matches(rest, wrest),
+            None => false,
+        },
+    }
+}
+
+fn token_matches(pattern: &str, word: &str) -> bool {
+    // Split the pattern on unescaped `*` into literal pieces.
+    let mut pieces: Vec<String> = vec![String::new()];
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(n) => pieces.last_mut().map_or((), |p| p.push(n)),
+                None => pieces.last_mut().map_or((), |p| p.push('\\')),
+            },
+            '*' => pieces.push(String::new()),
+            _ => pieces.last_mut().map_or((), |p| p.push(c)),
+        }
+    }
+    if pieces.len() == 1 {
+        return pieces[0] == word;
+    }
+    let (first, last) = (&pieces[0], &pieces[pieces.len() - 1]);
+    if !word.starts_with(first.as_str())
+        || word.len() < first.len() + last.len()
+        || !word.ends_with(last.as_str())
+    {
+        return false;
+    }
+    let mut rest = &word[first.len()..word.len() - last.len()];
+    for middle in &pieces[1..pieces.len() - 1] {
+        match rest.find(middle.as_str()) {
+            Some(i) => rest = &rest[i + middle.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Compiles a gitignore-style glob: `~` is the home directory, `*` stays within a path
+/// component, `**` crosses components, and a glob without `/` matches a name at any depth.
+pub(crate) fn compile_glob(glob: &str) -> Result<GlobMatcher, String> {
+    let expanded = if glob == "~" || glob.starts_with("~/") {
+        expand_home(glob).to_string_lossy().into_owned()
+    } else {
+        glob.to_string()
+    };
+    let pattern = if expanded.contains('/') {
+        expanded
+    } else {
+        format!("**/{expanded}")
+    };
+    GlobBuilder::new(&pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use suzent_core::Behavior;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_prefix_matches_whole_tokens_only() {
+        assert!(prefix_matches(&words("git"), &words("git status")));
+        assert!(!prefix_matches(&words("git"), &words("gitk --all")));
+        assert!(prefix_matches(
+            &words("git status"),
+            &words("git status -s")
+        ));
+        assert!(!prefix_matches(&words("git status"), &words("git")));
+    }
+
+    #[test]
+    fn a_star_word_matches_any_number_of_words() {
+        let p = words("gh api * -X DELETE *");
+        assert!(prefix_matches(
+            &p,
+            &words("gh api -X DELETE repos/o/r/x/{}")
+        ));
+        assert!(prefix_matches(&p, &words("gh api repos/x -X DELETE")));
+        assert!(!prefix_matches(&p, &words("gh api repos/o/r/x -q .id")));
+    }
+
+    #[test]
+    fn an_escaped_star_is_literal() {
+        assert!(prefix_matches(
+            &[r"ls".into(), r"\*".into()],
+            &words("ls *")
+        ));
+        assert!(!prefix_matches(
+            &[r"ls".into(), r"\*".into()],
+            &words("ls foo")
+        ));
+        assert!(prefix_matches(
+            &["ls".into(), "*.rs".into()],
+            &words("ls main.rs")
+        ));
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let draft = |tool: &str, matcher| RuleDraft {
+            tool: tool.into(),
+            behavior: Behavior::Allow,
+            matcher,
+            destination: RuleDestination::Global,
+            description: None,
+        };
+        assert_eq!(
+            validate_rule(&draft("", RuleMatcher::All)),
+            Err("tool: empty".to_string())
+        );
+        assert_eq!(
+            validate_rule(&draft("run_command", RuleMatcher::Prefix { words: vec![] })),
+            Err("matcher.words: empty prefix".to_string())
+        );
+        assert!(
+            validate_rule(&draft(
+                "read_file",
+                RuleMatcher::Path { glob: "a/[".into() }
+            ))
+            .unwrap_err()
+            .starts_with("matcher.glob:")
+        );
+        assert_eq!(
+            validate_rule(&draft(
+                "x",
+                RuleMatcher::Exact {
+                    input: serde_json::json!(1)
+                }
+            )),
+            Err("matcher.input: not a JSON object".to_string())
+        );
+        assert_eq!(
+            validate_rule(&draft(
+                "*",
+                RuleMatcher::Path {
+                    glob: "~/x/**".into()
+                }
+            )),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_glob_without_slash_matches_at_any_depth() {
+        let m = compile_glob(".secrets*").unwrap();
+        assert!(m.is_match("/home/u/.secrets"));
+        let m = compile_glob("/w/*.rs").unwrap();
+        assert!(!m.is_match("/w/a/b.rs"));
+        assert!(
+            compile_glob("**/.secrets*")
+                .unwrap()
+                .is_match("/home/u/.secrets")
+        );
+    }
+}

@@ -1,1 +1,214 @@
-//! placeholder
+//! Suzent's SQLite store: one database file holding chats, their transcripts, tool steps,
+//! pending approvals, permission rules and settings.
+//!
+//! - [`Store::open`] creates the file (and its directory), turns on WAL, `synchronous=NORMAL`,
+//!   foreign keys and a 5 s busy timeout, then applies the migrations embedded from
+//!   `migrations/`. Several processes may open the same file.
+//! - Timestamps are stored as RFC 3339 UTC text with nine fractional digits; JSON columns are
+//!   TEXT written by `serde_json`. A value that fails to decode is [`StoreError::Corrupt`].
+//! - Every multi-statement write runs in one `BEGIN IMMEDIATE` transaction.
+//! - Tool steps give at-most-once execution: [`Store::begin_tool_step`] marks a call as running
+//!   before it runs, [`Store::finish_tool_step`] stores its result and marks it done atomically,
+//!   and a unique index makes a second result for the same call impossible.
+#![deny(missing_docs)]
+
+mod approvals;
+mod chats;
+mod error;
+mod rules;
+mod settings;
+mod transcript;
+mod types;
+
+pub use error::StoreError;
+pub use types::{
+    ApprovalRecord, ApprovalStatus, ChatPatch, ChatRecord, NewChat, PendingApproval, StoredMessage,
+    ToolStepStatus,
+};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use error::DbContext;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// How long a connection waits for another writer's lock before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Pause between attempts to open a database another process is setting up.
+const OPEN_RETRY_DELAY: Duration = Duration::from_millis(50);
+
+/// Connections per pool for a file-backed store.
+const MAX_CONNECTIONS: u32 = 4;
+
+/// A handle on the database. Cheap to clone; clones share the connection pool.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: SqlitePool,
+    /// Last timestamp handed out, so timestamps from one handle are strictly increasing.
+    clock: Arc<Mutex<DateTime<Utc>>>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and applies pending migrations.
+    ///
+    /// The parent directory is created. The connection runs in WAL mode with
+    /// `synchronous=NORMAL`, `foreign_keys=ON` and a 5 s busy timeout.
+    ///
+    /// Errors: [`StoreError::Database`] if the directory or file cannot be created or opened,
+    /// [`StoreError::Migrate`] if the migrations cannot be applied.
+    pub async fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| StoreError::Database {
+                context: format!("creating the database directory {}", parent.display()),
+                source: sqlx::Error::Io(e),
+            })?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        // Switching a new file to WAL takes an exclusive lock that SQLite's busy timeout does not
+        // wait for, so a second process opening the same new file at that moment gets
+        // SQLITE_BUSY: wait and retry for up to the busy timeout.
+        let mut waited = Duration::ZERO;
+        let pool = loop {
+            match SqlitePoolOptions::new()
+                .max_connections(MAX_CONNECTIONS)
+                .connect_with(options.clone())
+                .await
+            {
+                Ok(pool) => break pool,
+                Err(e) if error::is_busy(&e) && waited < BUSY_TIMEOUT => {
+                    tokio::time::sleep(OPEN_RETRY_DELAY).await;
+                    waited += OPEN_RETRY_DELAY;
+                }
+                Err(e) => return Err(e).db(|| format!("opening the database {}", path.display())),
+            }
+        };
+        Store::migrate(pool).await
+    }
+
+    /// Opens a private in-memory database (for tests): one connection that is never recycled, so
+    /// every call sees the same data. It is gone when the last clone is dropped.
+    ///
+    /// Errors: [`StoreError::Database`] or [`StoreError::Migrate`] as for [`Store::open`].
+    pub async fn open_in_memory() -> Result<Store, StoreError> {
+        let options = SqliteConnectOptions::from_str("sqlite::memory:")
+            .db(|| "parsing the in-memory database address".to_string())?
+            .foreign_keys(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(options)
+            .await
+            .db(|| "opening an in-memory database".to_string())?;
+        Store::migrate(pool).await
+    }
+
+    async fn migrate(pool: SqlitePool) -> Result<Store, StoreError> {
+        let migrator = sqlx::migrate!("./migrations");
+        if let Err(first) = migrator.run(&pool).await {
+            // Two processes opening a new file at once may race on the first migration; the
+            // loser sees the winner's work on a second pass. A real failure fails again.
+            tracing::debug!(error = %first, "migration failed once; retrying");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            migrator.run(&pool).await?;
+        }
+        Ok(Store {
+            pool,
+            clock: Arc::new(Mutex::new(DateTime::<Utc>::MIN_UTC)),
+        })
+    }
+
+    /// Closes every connection of this handle's pool (and its clones'), waiting for running
+    /// calls to finish. Later calls on any clone fail with [`StoreError::Database`].
+    /// Dropping the handles without calling this is also safe: committed data is durable.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// The current time, strictly after any time this handle returned before (so ordering by
+    /// timestamp follows the order of writes from one process).
+    pub(crate) fn now(&self) -> DateTime<Utc> {
+        let mut last = self.clock.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut now = Utc::now();
+        if now <= *last {
+            now = *last + chrono::TimeDelta::nanoseconds(1);
+        }
+        *last = now;
+        now
+    }
+
+    /// Begins a write transaction that takes the database's write lock at once, so concurrent
+    /// writers wait (up to the busy timeout) instead of failing midway.
+    pub(crate) async fn begin_write(
+        &self,
+        context: impl FnOnce() -> String,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
+        self.pool.begin_with("BEGIN IMMEDIATE").await.db(context)
+    }
+}
+
+/// Formats a timestamp for storage: RFC 3339, UTC, nine fractional digits (sorts as text).
+pub(crate) fn ts(at: &DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Nanos, true)
+}
+
+/// Parses a stored timestamp; `what` names the table, row and column for the error.
+pub(crate) fn parse_ts(
+    text: &str,
+    what: impl FnOnce() -> String,
+) -> Result<DateTime<Utc>, StoreError> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| StoreError::Corrupt {
+            what: what(),
+            message: format!("bad timestamp '{text}': {e}"),
+        })
+}
+
+/// Decodes a stored JSON column; `what` names the table, row and column for the error.
+pub(crate) fn decode_json<T: DeserializeOwned>(
+    text: &str,
+    what: impl FnOnce() -> String,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
+        what: what(),
+        message: e.to_string(),
+    })
+}
+
+/// Encodes a value for a JSON column.
+pub(crate) fn encode_json<T: Serialize>(
+    value: &T,
+    what: impl FnOnce() -> String,
+) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt {
+        what: what(),
+        message: format!("cannot encode as JSON: {e}"),
+    })
+}
+
+/// Parses a stored enum name with its `FromStr`; `what` names the table, row and column.
+pub(crate) fn parse_name<T: FromStr<Err = String>>(
+    text: &str,
+    what: impl FnOnce() -> String,
+) -> Result<T, StoreError> {
+    text.parse().map_err(|message| StoreError::Corrupt {
+        what: what(),
+        message,
+    })
+}

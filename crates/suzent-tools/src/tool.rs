@@ -31,6 +31,41 @@ pub struct ToolSpec {
     pub parameters: Value,
 }
 
+impl ToolSpec {
+    /// A spec whose `parameters` schema is generated from the argument type `A`
+    /// (see [`crate::args_schema`]). Starts with `requires_approval: false` and `deferrable: true`.
+    pub fn new<A: schemars::JsonSchema>(
+        runtime_name: &'static str,
+        class_name: &'static str,
+        capability: &'static str,
+        display_name: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Self {
+            runtime_name,
+            class_name,
+            capability,
+            display_name,
+            description,
+            requires_approval: false,
+            deferrable: true,
+            parameters: crate::typed::args_schema::<A>(),
+        }
+    }
+
+    /// Sets `requires_approval`.
+    pub fn requires_approval(mut self, yes: bool) -> Self {
+        self.requires_approval = yes;
+        self
+    }
+
+    /// Sets `deferrable`.
+    pub fn deferrable(mut self, yes: bool) -> Self {
+        self.deferrable = yes;
+        self
+    }
+}
+
 /// What a failed tool call tells the model. Never a panic.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ToolError {
@@ -52,6 +87,21 @@ pub struct ReadStamp {
     pub modified_ns: Option<u128>,
     /// Length in bytes.
     pub len: u64,
+}
+
+impl ReadStamp {
+    /// The stamp of a file with this metadata.
+    pub fn from_metadata(meta: &std::fs::Metadata) -> Self {
+        let modified_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos());
+        Self {
+            modified_ns,
+            len: meta.len(),
+        }
+    }
 }
 
 /// Files read in one chat session: resolved path -> stamp at the last read.
@@ -76,6 +126,29 @@ pub struct ToolContext {
     pub reads: ReadTracker,
     /// Cancelled when the user stops the turn.
     pub cancel: CancellationToken,
+}
+
+impl ToolContext {
+    /// A context with an empty read tracker and a fresh cancellation token.
+    pub fn new(
+        chat_id: impl Into<String>,
+        user_id: impl Into<String>,
+        workspace_root: PathBuf,
+        persistence_dir: PathBuf,
+        shared_dir: PathBuf,
+        paths: Arc<PathPolicy>,
+    ) -> Self {
+        Self {
+            chat_id: chat_id.into(),
+            user_id: user_id.into(),
+            workspace_root,
+            persistence_dir,
+            shared_dir,
+            paths,
+            reads: ReadTracker::default(),
+            cancel: CancellationToken::new(),
+        }
+    }
 }
 
 /// A tool. Implementations validate their own inputs again at run time (paths, links).

@@ -114,6 +114,91 @@ pub trait ModelProvider: Send + Sync {
     async fn stream(
         &self,
         request: &ModelRequest,
-        on_text: &(dyn Fn(&str) + Send + Sync),
+        on_text: &TextSink<'_>,
     ) -> Result<ModelResponse, ProviderError>;
+}
+
+/// The text callback of [`ModelProvider::stream`]: `dyn Fn(&str) + Send + Sync`, for any `&str`.
+///
+/// Spelled through this alias because `#[async_trait]` rewrites an elided lifetime written
+/// inside `Fn(&str)` in a method signature into a named lifetime of the method, after which an
+/// implementation could only pass strings that outlive the call, not the text it just received.
+pub type TextSink<'a> = dyn Fn(&str) + Send + Sync + 'a;
+
+pub mod anthropic;
+pub mod gemini;
+pub mod openai;
+pub mod resolve;
+pub mod schema;
+mod wire;
+
+pub use anthropic::AnthropicProvider;
+pub use gemini::GeminiProvider;
+pub use openai::OpenAiProvider;
+pub use resolve::{
+    EnvAndKeychain, KeySource, StaticKeys, build_provider, delete_api_key, parse_model,
+    set_api_key, shared_client,
+};
+pub use schema::normalize_schema;
+
+/// The wire formats (and key/base-URL conventions) Suzent speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProviderKind {
+    /// OpenAI chat completions (also OpenAI-compatible servers).
+    OpenAi,
+    /// Anthropic messages.
+    Anthropic,
+    /// Google Gemini (`generativelanguage.googleapis.com`).
+    Gemini,
+    /// Ollama through its OpenAI-compatible endpoint; no key.
+    Ollama,
+}
+
+impl ProviderKind {
+    /// Every provider, in the order they are listed to users.
+    pub const ALL: [ProviderKind; 4] = [
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::Gemini,
+        ProviderKind::Ollama,
+    ];
+
+    /// The name used in model strings, config sections and the keychain (`openai`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Gemini => "gemini",
+            ProviderKind::Ollama => "ollama",
+        }
+    }
+
+    /// Parses a provider name (case-insensitive).
+    pub fn from_name(name: &str) -> Option<ProviderKind> {
+        ProviderKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// The environment variables that may hold the API key, in order of preference (empty for
+    /// Ollama, which needs none).
+    pub fn key_env_vars(self) -> &'static [&'static str] {
+        match self {
+            ProviderKind::OpenAi => &["OPENAI_API_KEY"],
+            ProviderKind::Anthropic => &["ANTHROPIC_API_KEY"],
+            ProviderKind::Gemini => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+            ProviderKind::Ollama => &[],
+        }
+    }
+
+    /// Whether a request without a key is possible.
+    pub fn needs_key(self) -> bool {
+        !self.key_env_vars().is_empty()
+    }
+}
+
+impl std::fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }

@@ -1,0 +1,636 @@
+//! `suzent`: Suzent's command line. Every command maps onto `suzent-runtime`; nothing here
+//! decides about tools or permissions.
+//!
+//! Exit codes: 0 done, 1 error, 2 usage error, 3 suspended waiting for approval
+//! (`run --on-ask suspend`), 4 the model provider failed during the run.
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{Value, json};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use suzent_core::{AgentEvent, ApprovalResponse, Behavior, PermissionMode, RuleDestination, RuleDraft, RuleMatcher, RunOutcome};
+use suzent_runtime::{CreateChat, OnAsk, PendingApproval, RunOptions, RunSummary, Runtime, RuntimeError, RuntimeOptions};
+use tokio::sync::broadcast;
+
+/// Exit code of a run that stopped to wait for approvals.
+const EXIT_SUSPENDED: u8 = 3;
+/// Exit code of a run whose model provider failed.
+const EXIT_PROVIDER_FAILED: u8 = 4;
+
+#[derive(Parser)]
+#[command(name = "suzent", version, about = "Suzent, a desktop AI agent: headless chat, runs, approvals and rules")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Interactive chat in the terminal; approval prompts show the decision, risk and actions.
+    Chat(ChatArgs),
+    /// Runs one task headless and exits.
+    Run(RunArgs),
+    /// Continues a suspended turn, answering its approvals.
+    Resume(ResumeArgs),
+    /// Lists the tool catalog.
+    Tools {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Manages permission rules.
+    #[command(subcommand)]
+    Rules(RulesCommand),
+    /// Lists or answers pending approvals.
+    #[command(subcommand)]
+    Approvals(ApprovalsCommand),
+    /// Lists chats.
+    Chats {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stores or removes a provider API key in the OS keychain (the key is read from stdin).
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Checks configuration, keys, database and providers.
+    Doctor {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+struct ChatTarget {
+    /// Workspace folder (default: config `workspace`, else the current directory).
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    /// Model `provider/model`, e.g. openai/gpt-4.1.
+    #[arg(long)]
+    model: Option<String>,
+    /// Permission mode: default, auto or full_access.
+    #[arg(long)]
+    mode: Option<String>,
+    /// Continue this chat instead of creating one.
+    #[arg(long)]
+    chat: Option<String>,
+}
+
+#[derive(Args)]
+struct ChatArgs {
+    #[command(flatten)]
+    target: ChatTarget,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum OnAskArg {
+    /// Refuse calls that need approval, with a clear reason.
+    Deny,
+    /// Store them, print the chat id and exit with code 3.
+    Suspend,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// The task.
+    task: String,
+    #[command(flatten)]
+    target: ChatTarget,
+    /// Print every event as one JSON line.
+    #[arg(long)]
+    json: bool,
+    /// What to do when a call needs approval (a headless run never waits on a prompt).
+    #[arg(long, value_enum, default_value = "deny")]
+    on_ask: OnAskArg,
+}
+
+#[derive(Args)]
+struct ResumeArgs {
+    /// The suspended chat.
+    #[arg(long)]
+    chat: String,
+    /// `REQUEST_ID=ACTION_ID` (allow_once, allow_session, allow_global, reject; legacy yes/no).
+    #[arg(long = "approve", value_name = "REQUEST_ID=ACTION_ID")]
+    approve: Vec<String>,
+    /// Feedback for the approval given in the same position (first --feedback for the first --approve).
+    #[arg(long)]
+    feedback: Vec<String>,
+    /// Print every event as one JSON line.
+    #[arg(long)]
+    json: bool,
+    /// What to do when a further call needs approval.
+    #[arg(long, value_enum, default_value = "suspend")]
+    on_ask: OnAskArg,
+}
+
+#[derive(Subcommand)]
+enum RulesCommand {
+    /// Lists global rules and, with --chat, that chat's session rules.
+    List {
+        /// Chat whose session rules to include.
+        #[arg(long)]
+        chat: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Adds a rule.
+    Add(RuleAddArgs),
+    /// Removes a rule by id.
+    Rm {
+        /// Rule id.
+        id: String,
+    },
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("matcher").required(true).args(["all", "exact", "prefix", "path"])))]
+struct RuleAddArgs {
+    /// global or session.
+    #[arg(long)]
+    destination: String,
+    /// The chat of a session rule.
+    #[arg(long)]
+    chat: Option<String>,
+    /// Tool runtime name or class name, or `*`.
+    #[arg(long)]
+    tool: String,
+    /// allow, ask or deny.
+    #[arg(long)]
+    behavior: String,
+    /// Match every call of the tool.
+    #[arg(long)]
+    all: bool,
+    /// Match calls whose arguments equal this JSON object.
+    #[arg(long)]
+    exact: Option<String>,
+    /// Match commands starting with these words, e.g. "git status".
+    #[arg(long)]
+    prefix: Option<String>,
+    /// Match paths with this glob, e.g. "~/project/**".
+    #[arg(long)]
+    path: Option<String>,
+    /// A note shown with the rule.
+    #[arg(long)]
+    description: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum ApprovalsCommand {
+    /// Lists pending approvals.
+    List {
+        /// Only this chat.
+        #[arg(long)]
+        chat: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answers approvals and continues the turn (same as `resume`).
+    Resolve(ResumeArgs),
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Stores the key read from stdin for a provider (openai, anthropic, gemini).
+    Set {
+        /// Provider.
+        provider: String,
+    },
+    /// Removes a provider's key.
+    Rm {
+        /// Provider.
+        provider: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let _log = init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(dispatch(cli.command)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    use tracing_subscriber::prelude::*;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SUZENT_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let stderr = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(false);
+    let paths = suzent_runtime::Paths::from_env().ok();
+    let (file_layer, guard) = match paths {
+        Some(p) => {
+            let appender = tracing_appender::rolling::daily(p.data_dir.join("logs"), "suzent.log");
+            let (writer, guard) = tracing_appender::non_blocking(appender);
+            (Some(tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(false)), Some(guard))
+        }
+        None => (None, None),
+    };
+    let _ = tracing_subscriber::registry().with(filter).with(stderr).with(file_layer).try_init();
+    guard
+}
+
+async fn open_runtime() -> Result<Runtime> {
+    let options = RuntimeOptions::from_env()?;
+    Ok(Runtime::open(options).await?)
+}
+
+async fn dispatch(command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Chat(args) => chat(args).await,
+        Command::Run(args) => run(args).await,
+        Command::Resume(args) | Command::Approvals(ApprovalsCommand::Resolve(args)) => resume(args).await,
+        Command::Tools { json } => {
+            let rt = open_runtime().await?;
+            let catalog = rt.catalog();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&catalog)?);
+            } else {
+                for cap in catalog.as_array().into_iter().flatten() {
+                    println!("{} — {}", cap["label"].as_str().unwrap_or(""), cap["description"].as_str().unwrap_or(""));
+                    for tool in cap["tools"].as_array().into_iter().flatten() {
+                        println!(
+                            "  {:<14} {:<16} {}{}",
+                            tool["runtimeName"].as_str().unwrap_or(""),
+                            tool["id"].as_str().unwrap_or(""),
+                            tool["name"].as_str().unwrap_or(""),
+                            if tool["requiresApproval"].as_bool() == Some(true) { " (needs approval)" } else { "" }
+                        );
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Rules(cmd) => rules(cmd).await,
+        Command::Approvals(ApprovalsCommand::List { chat, json }) => {
+            let rt = open_runtime().await?;
+            let pending = rt.pending_approvals(chat.as_deref()).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&pending)?);
+            } else if pending.is_empty() {
+                println!("no pending approvals");
+            } else {
+                for p in &pending {
+                    print_approval(p);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Chats { json } => {
+            let rt = open_runtime().await?;
+            let chats = rt.list_chats().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&chats)?);
+            } else {
+                for c in chats {
+                    println!("{}  {:<11} {}  {}", c.id, c.mode.as_str(), c.title, c.workspace);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Keys(cmd) => {
+            match cmd {
+                KeysCommand::Set { provider } => {
+                    let mut key = String::new();
+                    if std::io::stdin().is_terminal() {
+                        eprint!("API key for {provider}: ");
+                    }
+                    std::io::stdin().read_line(&mut key)?;
+                    suzent_runtime::provider::resolve::set_api_key(&provider, key.trim())?;
+                    println!("stored the {provider} key in the OS keychain");
+                }
+                KeysCommand::Rm { provider } => {
+                    suzent_runtime::provider::resolve::delete_api_key(&provider)?;
+                    println!("removed the {provider} key");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Doctor { json } => {
+            let rt = open_runtime().await?;
+            let report = rt.doctor().await;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                for c in &report.checks {
+                    println!("{} {:<14} {}", if c.ok { "ok  " } else { "FAIL" }, c.name, c.detail);
+                }
+            }
+            let ok = report.checks.iter().all(|c| c.ok);
+            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+    }
+}
+
+fn parse_mode(mode: Option<&str>) -> Result<Option<PermissionMode>> {
+    mode.map(|m| m.parse::<PermissionMode>().map_err(|e| anyhow!(e))).transpose()
+}
+
+async fn chat_for(rt: &Runtime, target: &ChatTarget, title: &str) -> Result<String> {
+    let mode = parse_mode(target.mode.as_deref())?;
+    if let Some(id) = &target.chat {
+        rt.chat(id).await?;
+        if let Some(m) = mode {
+            rt.set_mode(id, m).await?;
+        }
+        if let Some(model) = &target.model {
+            rt.set_model(id, model).await?;
+        }
+        return Ok(id.clone());
+    }
+    let chat = rt
+        .create_chat(CreateChat {
+            title: Some(title.chars().take(60).collect()),
+            workspace: target.workspace.clone(),
+            model: target.model.clone(),
+            mode,
+            tools: None,
+        })
+        .await?;
+    Ok(chat.id)
+}
+
+/// Runs `fut` while printing events (JSON lines, or readable text), then drains what is left.
+async fn with_events<F>(rt: &Runtime, json: bool, fut: F) -> Result<RunSummary, RuntimeError>
+where
+    F: std::future::Future<Output = Result<RunSummary, RuntimeError>>,
+{
+    let mut rx = rt.subscribe();
+    tokio::pin!(fut);
+    let result = loop {
+        tokio::select! {
+            r = &mut fut => break r,
+            ev = rx.recv() => match ev {
+                Ok(ev) => print_event(&ev, json),
+                Err(broadcast::error::RecvError::Lagged(n)) => eprintln!("warning: {n} events skipped"),
+                Err(broadcast::error::RecvError::Closed) => {}
+            },
+        }
+    };
+    while let Ok(ev) = rx.try_recv() {
+        print_event(&ev, json);
+    }
+    if !json {
+        println!();
+    }
+    result
+}
+
+fn print_event(ev: &AgentEvent, json: bool) {
+    let mut out = std::io::stdout().lock();
+    if json {
+        if let Ok(line) = serde_json::to_string(ev) {
+            let _ = writeln!(out, "{line}");
+        }
+        return;
+    }
+    match ev {
+        AgentEvent::TextDelta { delta, .. } => {
+            let _ = write!(out, "{delta}");
+        }
+        AgentEvent::ToolCallStart { tool_name, args, .. } => {
+            let _ = writeln!(out, "\n→ {tool_name} {args}");
+        }
+        AgentEvent::ToolPermissionDecision { decision, .. } if decision.behavior == Behavior::Deny => {
+            let _ = writeln!(out, "  denied ({}): {}", decision.reason_code, decision.reason);
+        }
+        AgentEvent::ToolCallEnd { ok, output, duration_ms, .. } => {
+            let first = output.lines().next().unwrap_or("");
+            let _ = writeln!(out, "  {} {} ({duration_ms} ms)", if *ok { "✓" } else { "✗" }, first);
+        }
+        AgentEvent::RunError { message, .. } => {
+            eprintln!("\nerror: {message}");
+        }
+        _ => {}
+    }
+    let _ = out.flush();
+}
+
+fn print_approval(p: &PendingApproval) {
+    println!("approval {} (chat {})", p.id, p.chat_id);
+    println!("  tool:   {} {}", p.tool_name, p.args);
+    println!("  reason: {} [{}; risk {:?}]", p.decision.reason, p.decision.reason_code, p.decision.risk);
+    let actions: Vec<&str> = p.decision.actions.iter().map(|a| a.id.as_str()).collect();
+    println!("  actions: {}", actions.join(", "));
+}
+
+fn exit_for(summary: &RunSummary, json: bool) -> ExitCode {
+    match summary.outcome {
+        RunOutcome::Completed | RunOutcome::Cancelled => ExitCode::SUCCESS,
+        RunOutcome::Suspended => {
+            if !json {
+                for p in &summary.pending {
+                    print_approval(p);
+                }
+                eprintln!("suspended: waiting for approval; continue with `suzent resume --chat CHAT_ID --approve REQUEST_ID=ACTION_ID`");
+            }
+            ExitCode::from(EXIT_SUSPENDED)
+        }
+        RunOutcome::Failed => {
+            if json {
+                if let Some(e) = &summary.error {
+                    eprintln!("error: {e}");
+                }
+            }
+            ExitCode::from(EXIT_PROVIDER_FAILED)
+        }
+    }
+}
+
+async fn run(args: RunArgs) -> Result<ExitCode> {
+    let rt = open_runtime().await?;
+    if args.target.chat.is_none() {
+        rt.check_model(args.target.model.as_deref())?;
+    }
+    let chat_id = chat_for(&rt, &args.target, &args.task).await?;
+    if !args.json {
+        println!("chat {chat_id}");
+    }
+    let options = RunOptions { on_ask: if args.on_ask == OnAskArg::Deny { OnAsk::Deny } else { OnAsk::Suspend } };
+    let summary = with_events(&rt, args.json, rt.send_message(&chat_id, &args.task, options)).await?;
+    if summary.outcome == RunOutcome::Suspended && !args.json {
+        println!("{chat_id}");
+    }
+    Ok(exit_for(&summary, args.json))
+}
+
+fn parse_answers(approve: &[String], feedback: &[String]) -> Result<Vec<ApprovalResponse>> {
+    if feedback.len() > approve.len() {
+        bail!("more --feedback ({}) than --approve ({})", feedback.len(), approve.len());
+    }
+    approve
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let (req, action) = a.split_once('=').with_context(|| format!("--approve '{a}' is not REQUEST_ID=ACTION_ID"))?;
+            if req.is_empty() || action.is_empty() {
+                bail!("--approve '{a}' is not REQUEST_ID=ACTION_ID");
+            }
+            Ok(ApprovalResponse {
+                request_id: req.to_string(),
+                tool_call_id: None,
+                action_id: action.to_string(),
+                feedback: feedback.get(i).cloned(),
+            })
+        })
+        .collect()
+}
+
+async fn resume(args: ResumeArgs) -> Result<ExitCode> {
+    let answers = parse_answers(&args.approve, &args.feedback)?;
+    let rt = open_runtime().await?;
+    let options = RunOptions { on_ask: if args.on_ask == OnAskArg::Deny { OnAsk::Deny } else { OnAsk::Suspend } };
+    let summary = with_events(&rt, args.json, rt.resume_approvals(&args.chat, answers, options)).await?;
+    Ok(exit_for(&summary, args.json))
+}
+
+async fn rules(cmd: RulesCommand) -> Result<ExitCode> {
+    let rt = open_runtime().await?;
+    match cmd {
+        RulesCommand::List { chat, json } => {
+            let rules = rt.list_rules(chat.as_deref()).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rules)?);
+            } else if rules.is_empty() {
+                println!("no rules");
+            } else {
+                for r in rules {
+                    println!(
+                        "{}  {:<5} {:<7} {:<12} {}{}",
+                        r.id,
+                        r.behavior.as_str(),
+                        r.destination.as_str(),
+                        r.tool,
+                        serde_json::to_string(&r.matcher)?,
+                        r.chat_id.map(|c| format!("  chat {c}")).unwrap_or_default()
+                    );
+                }
+            }
+        }
+        RulesCommand::Add(a) => {
+            let matcher = if a.all {
+                RuleMatcher::All
+            } else if let Some(exact) = a.exact {
+                let input: Value = serde_json::from_str(&exact).with_context(|| format!("--exact '{exact}' is not JSON"))?;
+                RuleMatcher::Exact { input }
+            } else if let Some(prefix) = a.prefix {
+                RuleMatcher::Prefix { words: prefix.split_whitespace().map(str::to_string).collect() }
+            } else if let Some(glob) = a.path {
+                RuleMatcher::Path { glob }
+            } else {
+                bail!("one matcher is required: --all, --exact, --prefix or --path");
+            };
+            let draft = RuleDraft {
+                tool: a.tool,
+                behavior: a.behavior.parse::<Behavior>().map_err(|e| anyhow!("--behavior: {e}"))?,
+                matcher,
+                destination: a.destination.parse::<RuleDestination>().map_err(|e| anyhow!("--destination: {e}"))?,
+                description: a.description,
+            };
+            let rule = rt.add_rule(draft, a.chat.as_deref()).await?;
+            println!("{}", serde_json::to_string(&json!({"id": rule.id, "rule": rule}))?);
+        }
+        RulesCommand::Rm { id } => {
+            rt.delete_rule(&id).await?;
+            println!("removed rule {id}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn chat(args: ChatArgs) -> Result<ExitCode> {
+    let rt = open_runtime().await?;
+    let chat_id = chat_for(&rt, &args.target, "Terminal chat").await?;
+    let chat = rt.chat(&chat_id).await?;
+    eprintln!(
+        "suzent chat {} — workspace {} — model {} — mode {}. Type a message; /mode MODE switches; /quit exits.",
+        chat.id,
+        chat.workspace,
+        chat.model.as_deref().unwrap_or("(none: use --model)"),
+        chat.mode
+    );
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    // Pending approvals from an earlier session come back first.
+    let mut pending = rt.pending_approvals(Some(&chat_id)).await?;
+    loop {
+        if !pending.is_empty() {
+            let mut answers = Vec::new();
+            for p in &pending {
+                print_approval(p);
+                let actions = &p.decision.actions;
+                for (i, a) in actions.iter().enumerate() {
+                    println!("  [{}] {} — {}", i + 1, a.label, a.description);
+                }
+                let choice = loop {
+                    print!("choose 1-{}: ", actions.len());
+                    std::io::stdout().flush()?;
+                    let Some(line) = lines.next() else { return Ok(ExitCode::SUCCESS) };
+                    match line?.trim().parse::<usize>() {
+                        Ok(n) if n >= 1 && n <= actions.len() => break actions[n - 1].clone(),
+                        _ => println!("please type a number between 1 and {}", actions.len()),
+                    }
+                };
+                let mut feedback = None;
+                if choice.accepts_feedback {
+                    print!("feedback for the agent (optional): ");
+                    std::io::stdout().flush()?;
+                    if let Some(line) = lines.next() {
+                        let line = line?;
+                        if !line.trim().is_empty() {
+                            feedback = Some(line);
+                        }
+                    }
+                }
+                answers.push(ApprovalResponse {
+                    request_id: p.id.clone(),
+                    tool_call_id: Some(p.tool_call_id.clone()),
+                    action_id: choice.id.as_str().to_string(),
+                    feedback,
+                });
+            }
+            let summary = with_events(&rt, false, rt.resume_approvals(&chat_id, answers, RunOptions::default())).await?;
+            pending = summary.pending;
+            continue;
+        }
+        print!("> ");
+        std::io::stdout().flush()?;
+        let Some(line) = lines.next() else { break };
+        let line = line?;
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if text == "/quit" || text == "/exit" {
+            break;
+        }
+        if let Some(mode) = text.strip_prefix("/mode ") {
+            match mode.trim().parse::<PermissionMode>() {
+                Ok(m) => {
+                    rt.set_mode(&chat_id, m).await?;
+                    println!("mode: {m}");
+                }
+                Err(e) => println!("{e}"),
+            }
+            continue;
+        }
+        match with_events(&rt, false, rt.send_message(&chat_id, text, RunOptions::default())).await {
+            Ok(summary) => pending = summary.pending,
+            Err(e) => println!("error: {e}"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

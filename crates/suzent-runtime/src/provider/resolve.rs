@@ -1,0 +1,301 @@
+//! From a model string (`openai/gpt-4.1`) and the configuration to a ready provider: base URL,
+//! API key (environment, then the OS keychain), one shared HTTP client.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use suzent_core::ProvidersConfig;
+
+use super::{
+    AnthropicProvider, GeminiProvider, ModelProvider, OpenAiProvider, ProviderError, ProviderKind,
+};
+
+/// Keychain service name under which keys are stored (account = provider name).
+pub const KEYCHAIN_SERVICE: &str = "suzent";
+/// Time allowed to connect.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest silence between two chunks of a response before it counts as broken.
+pub const IDLE_READ_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Public default base URLs.
+pub const OPENAI_DEFAULT_BASE: &str = "https://api.openai.com/v1";
+/// Anthropic's API.
+pub const ANTHROPIC_DEFAULT_BASE: &str = "https://api.anthropic.com";
+/// Google's Generative Language API.
+pub const GEMINI_DEFAULT_BASE: &str = "https://generativelanguage.googleapis.com";
+/// A local Ollama.
+pub const OLLAMA_DEFAULT_HOST: &str = "http://127.0.0.1:11434";
+
+/// Splits `provider/model` (the model id may contain further `/`).
+pub fn parse_model(model: &str) -> Result<(ProviderKind, String), ProviderError> {
+    let known = || {
+        ProviderKind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+    };
+    let invalid = |message: String| ProviderError::InvalidModel { model: model.to_string(), message };
+    let Some((provider, id)) = model.trim().split_once('/') else {
+        return Err(invalid(format!(
+            "expected provider/model, e.g. openai/gpt-4.1; known providers: {}",
+            known()
+        )));
+    };
+    let Some(kind) = ProviderKind::from_name(provider) else {
+        return Err(invalid(format!("unknown provider '{provider}'; known providers: {}", known())));
+    };
+    let id = id.trim();
+    if id.is_empty() {
+        return Err(invalid(format!("no model id after '{provider}/'")));
+    }
+    Ok((kind, id.to_string()))
+}
+
+/// Where API keys come from.
+pub trait KeySource: Send + Sync {
+    /// The key of `provider` (`openai`, `anthropic`, `gemini`), if any.
+    fn api_key(&self, provider: &str) -> Option<String>;
+}
+
+/// The environment variable first (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY` or
+/// `GOOGLE_API_KEY`), then the OS keychain (service `suzent`, account = provider name).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EnvAndKeychain;
+
+impl KeySource for EnvAndKeychain {
+    fn api_key(&self, provider: &str) -> Option<String> {
+        if let Some(kind) = ProviderKind::from_name(provider) {
+            for var in kind.key_env_vars() {
+                if let Ok(value) = std::env::var(var) {
+                    let value = value.trim();
+                    if !value.is_empty() {
+                        return Some(value.to_string());
+                    }
+                }
+            }
+        }
+        keychain_get(provider)
+    }
+}
+
+fn keychain_get(provider: &str) -> Option<String> {
+    let entry = match keyring::Entry::new(KEYCHAIN_SERVICE, provider) {
+        Ok(entry) => entry,
+        Err(e) => {
+            tracing::debug!(provider, error = %e, "keychain unavailable");
+            return None;
+        }
+    };
+    match entry.get_password() {
+        Ok(key) if !key.trim().is_empty() => Some(key.trim().to_string()),
+        Ok(_) | Err(keyring::Error::NoEntry) => None,
+        Err(e) => {
+            tracing::debug!(provider, error = %e, "could not read the keychain");
+            None
+        }
+    }
+}
+
+/// Fixed keys, for tests.
+#[derive(Clone, Default)]
+pub struct StaticKeys(pub HashMap<String, String>);
+
+impl StaticKeys {
+    /// No keys.
+    pub fn new() -> StaticKeys {
+        StaticKeys::default()
+    }
+
+    /// Adds the key of `provider`.
+    pub fn with(mut self, provider: &str, key: &str) -> StaticKeys {
+        self.0.insert(provider.to_string(), key.to_string());
+        self
+    }
+}
+
+impl std::fmt::Debug for StaticKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
+}
+
+impl KeySource for StaticKeys {
+    fn api_key(&self, provider: &str) -> Option<String> {
+        self.0.get(provider).filter(|k| !k.is_empty()).cloned()
+    }
+}
+
+/// Stores `key` for `provider` in the OS keychain (`suzent keys set`).
+pub fn set_api_key(provider: &str, key: &str) -> Result<(), ProviderError> {
+    let kind = known_provider(provider)?;
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(keychain_error(kind, "the key is empty".into()));
+    }
+    let entry = keyring::Entry::new(KEYCHAIN_SERVICE, kind.as_str())
+        .map_err(|e| keychain_error(kind, e.to_string()))?;
+    entry.set_password(key).map_err(|e| keychain_error(kind, e.to_string()))
+}
+
+/// Removes the key of `provider` from the OS keychain; `Ok(false)` when there was none.
+pub fn delete_api_key(provider: &str) -> Result<bool, ProviderError> {
+    let kind = known_provider(provider)?;
+    let entry = keyring::Entry::new(KEYCHAIN_SERVICE, kind.as_str())
+        .map_err(|e| keychain_error(kind, e.to_string()))?;
+    match entry.delete_credential() {
+        Ok(()) => Ok(true),
+        Err(keyring::Error::NoEntry) => Ok(false),
+        Err(e) => Err(keychain_error(kind, e.to_string())),
+    }
+}
+
+fn known_provider(provider: &str) -> Result<ProviderKind, ProviderError> {
+    ProviderKind::from_name(provider).filter(|k| k.needs_key()).ok_or_else(|| {
+        ProviderError::InvalidModel {
+            model: provider.to_string(),
+            message: "keys can be stored for openai, anthropic and gemini".into(),
+        }
+    })
+}
+
+fn keychain_error(kind: ProviderKind, message: String) -> ProviderError {
+    // keyring's messages describe the store, never the secret.
+    ProviderError::Transport {
+        provider: kind.as_str().to_string(),
+        message: format!("OS keychain: {message}"),
+    }
+}
+
+/// The one HTTP client of all providers: connect timeout 10 s, no overall timeout (streams are
+/// long) but at most 120 s of silence between chunks.
+pub fn shared_client() -> Result<reqwest::Client, ProviderError> {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    if let Some(client) = CLIENT.get() {
+        return Ok(client.clone());
+    }
+    let client = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .read_timeout(IDLE_READ_TIMEOUT)
+        .user_agent(concat!("suzent/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ProviderError::Transport {
+            provider: "http".into(),
+            message: format!("could not create the HTTP client: {e}"),
+        })?;
+    Ok(CLIENT.get_or_init(|| client).clone())
+}
+
+/// The base URL of `kind`: the config override, else the environment, else the public default.
+pub fn base_url(kind: ProviderKind, providers: &ProvidersConfig) -> String {
+    let (config, env_var, default) = match kind {
+        ProviderKind::OpenAi => (&providers.openai, "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE),
+        ProviderKind::Anthropic => (&providers.anthropic, "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT_BASE),
+        ProviderKind::Gemini => (&providers.gemini, "GEMINI_BASE_URL", GEMINI_DEFAULT_BASE),
+        ProviderKind::Ollama => (&providers.ollama, "OLLAMA_HOST", OLLAMA_DEFAULT_HOST),
+    };
+    let chosen = config
+        .base_url
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .or_else(|| std::env::var(env_var).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| default.to_string());
+    let chosen = chosen.trim_end_matches('/').to_string();
+    match kind {
+        ProviderKind::Ollama => {
+            // OLLAMA_HOST is often `host:port` without a scheme; the OpenAI-compatible API is /v1.
+            let with_scheme = if chosen.contains("://") { chosen } else { format!("http://{chosen}") };
+            if with_scheme.ends_with("/v1") { with_scheme } else { format!("{with_scheme}/v1") }
+        }
+        _ => chosen,
+    }
+}
+
+/// A provider for `model` (`provider/model-id`) and the model id to put in its requests.
+pub fn build_provider(
+    model: &str,
+    providers: &ProvidersConfig,
+    keys: &dyn KeySource,
+) -> Result<(Box<dyn ModelProvider>, String), ProviderError> {
+    let (kind, model_id) = parse_model(model)?;
+    let key = if kind.needs_key() {
+        match keys.api_key(kind.as_str()) {
+            Some(key) => Some(key),
+            None => {
+                return Err(ProviderError::MissingApiKey {
+                    provider: kind.as_str().to_string(),
+                    env_var: kind.key_env_vars().first().copied().unwrap_or_default().to_string(),
+                });
+            }
+        }
+    } else {
+        None
+    };
+    let client = shared_client()?;
+    let base = base_url(kind, providers);
+    let provider: Box<dyn ModelProvider> = match (kind, key) {
+        (ProviderKind::OpenAi, key) | (ProviderKind::Ollama, key) => {
+            Box::new(OpenAiProvider::new(client, kind, base, key))
+        }
+        (ProviderKind::Anthropic, Some(key)) => Box::new(AnthropicProvider::new(client, base, key)),
+        (ProviderKind::Gemini, Some(key)) => Box::new(GeminiProvider::new(client, base, key)),
+        (_, None) => {
+            return Err(ProviderError::MissingApiKey {
+                provider: kind.as_str().to_string(),
+                env_var: kind.key_env_vars().first().copied().unwrap_or_default().to_string(),
+            });
+        }
+    };
+    Ok((provider, model_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use suzent_core::ProviderConfig;
+
+    #[test]
+    fn model_strings_split_at_the_first_slash() {
+        assert_eq!(parse_model("openai/gpt-4.1"), Ok((ProviderKind::OpenAi, "gpt-4.1".into())));
+        assert_eq!(
+            parse_model("openai/meta-llama/Llama-3"),
+            Ok((ProviderKind::OpenAi, "meta-llama/Llama-3".into()))
+        );
+        assert_eq!(parse_model("ollama/qwen2.5"), Ok((ProviderKind::Ollama, "qwen2.5".into())));
+        assert_eq!(parse_model("gemini/gemini-2.5-pro"), Ok((ProviderKind::Gemini, "gemini-2.5-pro".into())));
+        assert_eq!(
+            parse_model("anthropic/claude-sonnet-4-5"),
+            Ok((ProviderKind::Anthropic, "claude-sonnet-4-5".into()))
+        );
+    }
+
+    #[test]
+    fn unknown_providers_list_the_known_ones() {
+        let Err(ProviderError::InvalidModel { message, .. }) = parse_model("mistral/large") else {
+            panic!("expected InvalidModel");
+        };
+        assert!(message.contains("openai, anthropic, gemini, ollama"), "{message}");
+        assert!(matches!(parse_model("gpt-4.1"), Err(ProviderError::InvalidModel { .. })));
+        assert!(matches!(parse_model("openai/"), Err(ProviderError::InvalidModel { .. })));
+    }
+
+    #[test]
+    fn config_base_urls_win_and_ollama_gets_v1() {
+        let mut providers = ProvidersConfig::default();
+        providers.ollama = ProviderConfig { base_url: Some("localhost:9999/".into()) };
+        providers.openai = ProviderConfig { base_url: Some("http://x/v1/".into()) };
+        assert_eq!(base_url(ProviderKind::Ollama, &providers), "http://localhost:9999/v1");
+        assert_eq!(base_url(ProviderKind::OpenAi, &providers), "http://x/v1");
+    }
+
+    #[test]
+    fn missing_keys_name_the_environment_variable() {
+        let err = build_provider("gemini/gemini-2.5-pro", &ProvidersConfig::default(), &StaticKeys::new())
+            .err();
+        assert_eq!(
+            err,
+            Some(ProviderError::MissingApiKey { provider: "gemini".into(), env_var: "GEMINI_API_KEY".into() })
+        );
+        let ok = build_provider("ollama/qwen2.5", &ProvidersConfig::default(), &StaticKeys::new());
+        assert!(ok.is_ok());
+    }
+}

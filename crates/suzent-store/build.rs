@@ -1,0 +1,5 @@
+//! Rebuilds the crate when a migration changes (they are embedded with `sqlx::migrate!`).
+
+fn main() {
+    println!("cargo:rerun-if-changed=migrations");
+}

@@ -1,0 +1,259 @@
+//! Transcripts and tool steps.
+
+use crate::error::{DbContext, is_unique_violation};
+use crate::{
+    Store, StoreError, StoredMessage, ToolStepStatus, decode_json, encode_json, parse_ts, ts,
+};
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+use sqlx::sqlite::SqliteConnection;
+use suzent_core::ChatMessage;
+
+impl Store {
+    /// Appends a message to a chat's transcript and bumps the chat's `updated_at`, in one
+    /// transaction. Returns the message's `seq` (1, 2, 3... within the chat).
+    ///
+    /// A [`ChatMessage::Tool`] result is indexed by its tool call id: storing a second result for
+    /// the same call in the same chat is refused.
+    ///
+    /// Errors: [`StoreError::NotFound`] (`what: "chat"`) if there is no such chat,
+    /// [`StoreError::Conflict`] for a second result of one tool call, [`StoreError::Database`].
+    pub async fn append_message(
+        &self,
+        chat_id: &str,
+        run_id: Option<&str>,
+        message: &ChatMessage,
+    ) -> Result<i64, StoreError> {
+        let context = || format!("appending a message to chat '{chat_id}'");
+        let mut tx = self.begin_write(context).await?;
+        let seq = insert_message(&mut tx, chat_id, run_id, message, self.now()).await?;
+        tx.commit().await.db(context)?;
+        Ok(seq)
+    }
+
+    /// A chat's transcript, ordered by `seq`. Empty for an unknown chat.
+    ///
+    /// Errors: [`StoreError::Corrupt`] naming the chat and seq if a body is not a valid
+    /// [`ChatMessage`], [`StoreError::Database`].
+    pub async fn messages(&self, chat_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT seq, run_id, body, created_at FROM messages WHERE chat_id = ? ORDER BY seq",
+        )
+        .bind(chat_id)
+        .fetch_all(&self.pool)
+        .await
+        .db(|| format!("reading the transcript of chat '{chat_id}'"))?;
+        rows.iter()
+            .map(|row| {
+                let read = || format!("reading a message of chat '{chat_id}'");
+                let seq: i64 = row.try_get("seq").db(read)?;
+                let body: String = row.try_get("body").db(read)?;
+                let created_at: String = row.try_get("created_at").db(read)?;
+                let what =
+                    |col: &str| format!("messages row seq {seq} of chat '{chat_id}' ({col})");
+                Ok(StoredMessage {
+                    seq,
+                    run_id: row.try_get("run_id").db(read)?,
+                    message: decode_json(&body, || what("body"))?,
+                    created_at: parse_ts(&created_at, || what("created_at"))?,
+                })
+            })
+            .collect()
+    }
+
+    /// Marks a tool call as running before it is executed. Returns `true` if the step was newly
+    /// recorded (run the tool), `false` if a step for this `tool_call_id` already exists, running
+    /// or done (do not run it again: it may have run before a crash).
+    ///
+    /// Tool call ids are treated as unique across chats (provider ids are).
+    ///
+    /// Errors: [`StoreError::NotFound`] (`what: "chat"`) if there is no such chat,
+    /// [`StoreError::Database`].
+    pub async fn begin_tool_step(
+        &self,
+        chat_id: &str,
+        tool_call_id: &str,
+        tool_name: &str,
+        args: &str,
+    ) -> Result<bool, StoreError> {
+        let result = sqlx::query(
+            "INSERT INTO tool_steps (tool_call_id, chat_id, tool_name, args, status, started_at)
+             VALUES (?, ?, ?, ?, 'running', ?)
+             ON CONFLICT (tool_call_id) DO NOTHING",
+        )
+        .bind(tool_call_id)
+        .bind(chat_id)
+        .bind(tool_name)
+        .bind(args)
+        .bind(ts(&self.now()))
+        .execute(&self.pool)
+        .await;
+        match result {
+            Ok(done) => Ok(done.rows_affected() == 1),
+            Err(e) if crate::error::is_foreign_key_violation(&e) => Err(StoreError::NotFound {
+                what: "chat",
+                id: chat_id.to_string(),
+            }),
+            Err(e) => {
+                Err(e).db(|| format!("beginning tool step '{tool_call_id}' in chat '{chat_id}'"))
+            }
+        }
+    }
+
+    /// The state of a tool call's step, or `None` if it was never begun nor finished.
+    ///
+    /// Errors: [`StoreError::Corrupt`] for an unknown stored status, [`StoreError::Database`].
+    pub async fn tool_step_status(
+        &self,
+        tool_call_id: &str,
+    ) -> Result<Option<ToolStepStatus>, StoreError> {
+        let status: Option<String> =
+            sqlx::query_scalar("SELECT status FROM tool_steps WHERE tool_call_id = ?")
+                .bind(tool_call_id)
+                .fetch_optional(&self.pool)
+                .await
+                .db(|| format!("reading tool step '{tool_call_id}'"))?;
+        status
+            .map(|s| match s.as_str() {
+                "running" => Ok(ToolStepStatus::Running),
+                "done" => Ok(ToolStepStatus::Done),
+                other => Err(StoreError::Corrupt {
+                    what: format!("tool_steps row '{tool_call_id}' (status)"),
+                    message: format!("unknown status '{other}'"),
+                }),
+            })
+            .transpose()
+    }
+
+    /// Stores a tool call's result and marks its step done, in one transaction: appends `result`
+    /// to the transcript (bumping the chat's `updated_at`) and sets the step to done, inserting it
+    /// as done if [`Store::begin_tool_step`] was never called (e.g. a refused or rejected call).
+    /// Returns the result message's `seq`.
+    ///
+    /// Errors: [`StoreError::Conflict`] if a result for this tool call is already stored in the
+    /// chat (nothing is written), or if `result` is not a [`ChatMessage::Tool`] answering
+    /// `tool_call_id`; [`StoreError::NotFound`] (`what: "chat"`) if there is no such chat;
+    /// [`StoreError::Database`].
+    pub async fn finish_tool_step(
+        &self,
+        chat_id: &str,
+        run_id: Option<&str>,
+        tool_call_id: &str,
+        result: &ChatMessage,
+    ) -> Result<i64, StoreError> {
+        let tool_name = match result {
+            ChatMessage::Tool {
+                tool_call_id: answered,
+                tool_name,
+                ..
+            } if answered == tool_call_id => tool_name,
+            ChatMessage::Tool {
+                tool_call_id: answered,
+                ..
+            } => {
+                return Err(StoreError::Conflict {
+                    message: format!(
+                        "the result answers tool call '{answered}', not '{tool_call_id}'"
+                    ),
+                });
+            }
+            _ => {
+                return Err(StoreError::Conflict {
+                    message: format!(
+                        "the result of tool call '{tool_call_id}' must be a tool message"
+                    ),
+                });
+            }
+        };
+        let context = || format!("finishing tool step '{tool_call_id}' in chat '{chat_id}'");
+        let now = self.now();
+        let mut tx = self.begin_write(context).await?;
+        let seq = insert_message(&mut tx, chat_id, run_id, result, now).await?;
+        sqlx::query(
+            "INSERT INTO tool_steps (tool_call_id, chat_id, tool_name, args, status, started_at, finished_at)
+             VALUES (?, ?, ?, NULL, 'done', ?, ?)
+             ON CONFLICT (tool_call_id) DO UPDATE SET status = 'done', finished_at = excluded.finished_at",
+        )
+        .bind(tool_call_id)
+        .bind(chat_id)
+        .bind(tool_name)
+        .bind(ts(&now))
+        .bind(ts(&now))
+        .execute(&mut *tx)
+        .await
+        .db(context)?;
+        tx.commit().await.db(context)?;
+        Ok(seq)
+    }
+
+    /// Whether the chat's transcript holds a result for this tool call.
+    ///
+    /// Errors: [`StoreError::Database`].
+    pub async fn has_tool_result(
+        &self,
+        chat_id: &str,
+        tool_call_id: &str,
+    ) -> Result<bool, StoreError> {
+        sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM messages WHERE chat_id = ? AND role = 'tool' AND tool_call_id = ?)",
+        )
+        .bind(chat_id)
+        .bind(tool_call_id)
+        .fetch_one(&self.pool)
+        .await
+        .db(|| format!("looking up the result of tool call '{tool_call_id}' in chat '{chat_id}'"))
+    }
+}
+
+/// Appends a message inside an open write transaction: bumps the chat's `updated_at` (which also
+/// checks that it exists), then inserts with the next `seq`.
+async fn insert_message(
+    conn: &mut SqliteConnection,
+    chat_id: &str,
+    run_id: Option<&str>,
+    message: &ChatMessage,
+    now: DateTime<Utc>,
+) -> Result<i64, StoreError> {
+    let context = || format!("appending a message to chat '{chat_id}'");
+    let bumped = sqlx::query("UPDATE chats SET updated_at = ? WHERE id = ?")
+        .bind(ts(&now))
+        .bind(chat_id)
+        .execute(&mut *conn)
+        .await
+        .db(context)?;
+    if bumped.rows_affected() == 0 {
+        return Err(StoreError::NotFound {
+            what: "chat",
+            id: chat_id.to_string(),
+        });
+    }
+    let (role, tool_call_id) = match message {
+        ChatMessage::User { .. } => ("user", None),
+        ChatMessage::Assistant { .. } => ("assistant", None),
+        ChatMessage::Tool { tool_call_id, .. } => ("tool", Some(tool_call_id.as_str())),
+    };
+    let body = encode_json(message, || format!("a message of chat '{chat_id}'"))?;
+    let inserted = sqlx::query_scalar(
+        "INSERT INTO messages (chat_id, seq, run_id, role, tool_call_id, body, created_at)
+         VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE chat_id = ?), ?, ?, ?, ?, ?)
+         RETURNING seq",
+    )
+    .bind(chat_id)
+    .bind(chat_id)
+    .bind(run_id)
+    .bind(role)
+    .bind(tool_call_id)
+    .bind(body)
+    .bind(ts(&now))
+    .fetch_one(&mut *conn)
+    .await;
+    match (inserted, tool_call_id) {
+        (Ok(seq), _) => Ok(seq),
+        (Err(e), Some(call)) if is_unique_violation(&e) => Err(StoreError::Conflict {
+            message: format!(
+                "a result for tool call '{call}' is already stored in chat '{chat_id}'"
+            ),
+        }),
+        (Err(e), _) => Err(e).db(context),
+    }
+}

@@ -1,0 +1,396 @@
+//! The scripted model server: each request consumes the next [`Turn`], whichever provider
+//! endpoint it hits.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::Response;
+use futures::StreamExt;
+use serde_json::Value;
+
+use crate::wire;
+
+/// What the model "says" in one turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// Streamed text.
+    Text(String),
+    /// A tool call; `arguments` is the raw text streamed, and may be malformed.
+    ToolCall {
+        /// Call id (OpenAI `call_...`, Anthropic `toolu_...`; Gemini sends none).
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Raw argument text.
+        arguments: String,
+    },
+}
+
+impl Item {
+    /// A text item.
+    pub fn text(text: impl Into<String>) -> Item {
+        Item::Text(text.into())
+    }
+
+    /// A tool-call item.
+    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Item {
+        Item::ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }
+    }
+}
+
+/// How a turn is fragmented on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Chunking {
+    /// Each text and each tool call's arguments in one piece.
+    #[default]
+    Whole,
+    /// Text and arguments cut into pieces of `size` characters.
+    Fragments {
+        /// Characters per piece.
+        size: usize,
+    },
+    /// Argument fragments of parallel tool calls interleaved (by index; each Anthropic block by
+    /// its index; Gemini has no fragments and sends all calls in one chunk).
+    InterleavedParallel,
+    /// OpenAI: parallel calls all streamed at index 0, each starting with its own id. Anthropic:
+    /// every tool block started at the same index, one after the other. Gemini: as Whole.
+    SharedIndexDistinctIds,
+}
+
+impl Chunking {
+    /// Piece size in characters (`None`: whole).
+    pub(crate) fn piece_size(self) -> Option<usize> {
+        match self {
+            Chunking::Whole => None,
+            Chunking::Fragments { size } => Some(size.max(1)),
+            Chunking::InterleavedParallel | Chunking::SharedIndexDistinctIds => Some(3),
+        }
+    }
+}
+
+/// A failure reply instead of a stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HttpFailure {
+    /// This status with this body (sent as JSON when it parses as JSON).
+    Status(u16, String),
+}
+
+/// One scripted model reply.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Turn {
+    /// What is streamed, in order.
+    pub items: Vec<Item>,
+    /// How it is fragmented.
+    pub chunking: Chunking,
+    /// Pause before each frame, in milliseconds.
+    pub delay_ms: u64,
+    /// When set, this error reply is sent instead of a stream.
+    pub failure: Option<HttpFailure>,
+}
+
+impl Turn {
+    /// A turn of these items.
+    pub fn items(items: Vec<Item>) -> Turn {
+        Turn { items, ..Turn::default() }
+    }
+
+    /// A plain text answer.
+    pub fn text(text: impl Into<String>) -> Turn {
+        Turn::items(vec![Item::text(text)])
+    }
+
+    /// One tool call with raw `arguments`.
+    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Turn {
+        Turn::items(vec![Item::tool_call(id, name, arguments)])
+    }
+
+    /// Several (parallel) tool calls: items made with [`Item::tool_call`].
+    pub fn tool_calls(calls: Vec<Item>) -> Turn {
+        Turn::items(calls)
+    }
+
+    /// An HTTP error reply.
+    pub fn error(status: u16, body: impl Into<String>) -> Turn {
+        Turn { failure: Some(HttpFailure::Status(status, body.into())), ..Turn::default() }
+    }
+
+    /// The same turn, fragmented as `chunking` says.
+    pub fn chunked(mut self, chunking: Chunking) -> Turn {
+        self.chunking = chunking;
+        self
+    }
+
+    /// The same turn with a pause before each frame.
+    pub fn delayed(mut self, delay_ms: u64) -> Turn {
+        self.delay_ms = delay_ms;
+        self
+    }
+
+    /// The same turn with text streamed before its other items.
+    pub fn with_text_first(mut self, text: impl Into<String>) -> Turn {
+        self.items.insert(0, Item::text(text));
+        self
+    }
+
+    /// What is sent when the script has no turns left.
+    pub fn exhausted() -> Turn {
+        Turn::text("script exhausted")
+    }
+}
+
+/// One request the server received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRequest {
+    /// Request path (`/v1/chat/completions`).
+    pub path: String,
+    /// Query string, if any.
+    pub query: Option<String>,
+    /// Headers, names lower-case, in the order received.
+    pub headers: Vec<(String, String)>,
+    /// The body as JSON (a JSON string when it was not JSON).
+    pub body: Value,
+    /// Whether the script was exhausted when it arrived.
+    pub exhausted: bool,
+}
+
+impl RecordedRequest {
+    /// The first value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Default)]
+struct Script {
+    turns: VecDeque<Turn>,
+    requests: Vec<RecordedRequest>,
+}
+
+type Shared = Arc<Mutex<Script>>;
+
+fn lock(shared: &Shared) -> MutexGuard<'_, Script> {
+    // A panicking test thread must not hide the script from the others.
+    shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+enum Stopper {
+    Task(tokio::task::AbortHandle),
+    Thread(Option<tokio::sync::oneshot::Sender<()>>),
+}
+
+/// A local model server replaying scripted turns over the real provider wire formats.
+/// It stops when dropped.
+pub struct ScriptedServer {
+    addr: SocketAddr,
+    script: Shared,
+    stopper: Stopper,
+}
+
+impl std::fmt::Debug for ScriptedServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedServer").field("addr", &self.addr).finish_non_exhaustive()
+    }
+}
+
+impl ScriptedServer {
+    /// Starts on the current tokio runtime (for `#[tokio::test]`), on `127.0.0.1` and a free port.
+    ///
+    /// # Panics
+    /// When no local port can be bound.
+    #[allow(clippy::expect_used)]
+    pub async fn start(turns: Vec<Turn>) -> ScriptedServer {
+        let script: Shared = Arc::new(Mutex::new(Script { turns: turns.into(), requests: Vec::new() }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local address");
+        let app = router(script.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        ScriptedServer { addr, script, stopper: Stopper::Task(task.abort_handle()) }
+    }
+
+    /// Starts on a dedicated thread with its own runtime: for plain `#[test]` functions and tests
+    /// that spawn the `suzent` CLI as another process.
+    ///
+    /// # Panics
+    /// When the thread, the runtime or the port cannot be set up.
+    #[allow(clippy::expect_used)]
+    pub fn start_blocking(turns: Vec<Turn>) -> ScriptedServer {
+        let script: Shared = Arc::new(Mutex::new(Script { turns: turns.into(), requests: Vec::new() }));
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread_script = script.clone();
+        std::thread::Builder::new()
+            .name("scripted-model-server".into())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .expect("tokio runtime");
+                runtime.block_on(async move {
+                    let listener =
+                        tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+                    let _ = addr_tx.send(listener.local_addr().expect("local address"));
+                    let app = router(thread_script);
+                    tokio::select! {
+                        _ = axum::serve(listener, app) => {}
+                        _ = stop_rx => {}
+                    }
+                });
+            })
+            .expect("spawn the server thread");
+        let addr = addr_rx.recv().expect("the server thread reports its address");
+        ScriptedServer { addr, script, stopper: Stopper::Thread(Some(stop_tx)) }
+    }
+
+    /// `http://127.0.0.1:PORT` (the Anthropic and Gemini base URL).
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/v1` (the OpenAI base URL, as `OPENAI_BASE_URL` takes it).
+    pub fn openai_base(&self) -> String {
+        format!("{}/v1", self.base_url())
+    }
+
+    /// Every request body received, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        lock(&self.script).requests.iter().map(|r| r.body.clone()).collect()
+    }
+
+    /// Every request received with its path and headers, in order.
+    pub fn recorded(&self) -> Vec<RecordedRequest> {
+        lock(&self.script).requests.clone()
+    }
+
+    /// Appends turns to the script.
+    pub fn push_turns(&self, more: Vec<Turn>) {
+        lock(&self.script).turns.extend(more);
+    }
+
+    /// Turns not yet consumed.
+    pub fn remaining(&self) -> usize {
+        lock(&self.script).turns.len()
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        match &mut self.stopper {
+            Stopper::Task(handle) => handle.abort(),
+            Stopper::Thread(stop) => {
+                if let Some(stop) = stop.take() {
+                    let _ = stop.send(());
+                }
+            }
+        }
+    }
+}
+
+fn router(script: Shared) -> Router {
+    Router::new().fallback(move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
+        let script = script.clone();
+        async move { handle(script, method, uri, headers, body) }
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    OpenAi,
+    Anthropic,
+    Gemini,
+}
+
+fn handle(script: Shared, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    let path = uri.path().to_string();
+    let format = if path.ends_with("/chat/completions") {
+        Some(Format::OpenAi)
+    } else if path.ends_with("/messages") {
+        Some(Format::Anthropic)
+    } else if path.contains(":streamGenerateContent") {
+        Some(Format::Gemini)
+    } else {
+        None
+    };
+    let (Some(format), true) = (format, method == Method::POST) else {
+        return plain(StatusCode::NOT_FOUND, "application/json", wire::not_found(&path));
+    };
+    let json: Value = serde_json::from_slice(&body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    let (turn, exhausted) = {
+        let mut script = lock(&script);
+        let next = script.turns.pop_front();
+        let exhausted = next.is_none();
+        script.requests.push(RecordedRequest {
+            path: path.clone(),
+            query: uri.query().map(str::to_string),
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .collect(),
+            body: json.clone(),
+            exhausted,
+        });
+        (next.unwrap_or_else(Turn::exhausted), exhausted)
+    };
+    if exhausted {
+        eprintln!("scripted model server: script exhausted at request to {path}");
+    }
+    if let Some(HttpFailure::Status(status, body)) = &turn.failure {
+        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let content_type = if serde_json::from_str::<Value>(body).is_ok() {
+            "application/json"
+        } else {
+            "text/plain; charset=utf-8"
+        };
+        return plain(status, content_type, body.clone());
+    }
+    let frames = match format {
+        Format::OpenAi => {
+            let model = json.get("model").and_then(Value::as_str).unwrap_or("scripted");
+            wire::openai_frames(&turn, model)
+        }
+        Format::Anthropic => {
+            let model = json.get("model").and_then(Value::as_str).unwrap_or("scripted");
+            wire::anthropic_frames(&turn, model)
+        }
+        Format::Gemini => {
+            let model = path
+                .rsplit('/')
+                .next()
+                .and_then(|last| last.split(':').next())
+                .unwrap_or("scripted")
+                .to_string();
+            wire::gemini_frames(&turn, &model)
+        }
+    };
+    let delay = Duration::from_millis(turn.delay_ms);
+    let stream = futures::stream::iter(frames).then(move |frame| async move {
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        Ok::<Bytes, Infallible>(Bytes::from(frame))
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+fn plain(status: StatusCode, content_type: &'static str, body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
