@@ -39,8 +39,16 @@ impl Item {
     }
 
     /// A tool-call item.
-    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Item {
-        Item::ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }
+    pub fn tool_call(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Item {
+        Item::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
     }
 }
 
@@ -97,7 +105,10 @@ pub struct Turn {
 impl Turn {
     /// A turn of these items.
     pub fn items(items: Vec<Item>) -> Turn {
-        Turn { items, ..Turn::default() }
+        Turn {
+            items,
+            ..Turn::default()
+        }
     }
 
     /// A plain text answer.
@@ -106,7 +117,11 @@ impl Turn {
     }
 
     /// One tool call with raw `arguments`.
-    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Turn {
+    pub fn tool_call(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Turn {
         Turn::items(vec![Item::tool_call(id, name, arguments)])
     }
 
@@ -117,7 +132,10 @@ impl Turn {
 
     /// An HTTP error reply.
     pub fn error(status: u16, body: impl Into<String>) -> Turn {
-        Turn { failure: Some(HttpFailure::Status(status, body.into())), ..Turn::default() }
+        Turn {
+            failure: Some(HttpFailure::Status(status, body.into())),
+            ..Turn::default()
+        }
     }
 
     /// The same turn, fragmented as `chunking` says.
@@ -179,7 +197,9 @@ type Shared = Arc<Mutex<Script>>;
 
 fn lock(shared: &Shared) -> MutexGuard<'_, Script> {
     // A panicking test thread must not hide the script from the others.
-    shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    shared
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 enum Stopper {
@@ -197,7 +217,9 @@ pub struct ScriptedServer {
 
 impl std::fmt::Debug for ScriptedServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScriptedServer").field("addr", &self.addr).finish_non_exhaustive()
+        f.debug_struct("ScriptedServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
     }
 }
 
@@ -208,14 +230,23 @@ impl ScriptedServer {
     /// When no local port can be bound.
     #[allow(clippy::expect_used)]
     pub async fn start(turns: Vec<Turn>) -> ScriptedServer {
-        let script: Shared = Arc::new(Mutex::new(Script { turns: turns.into(), requests: Vec::new() }));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        let script: Shared = Arc::new(Mutex::new(Script {
+            turns: turns.into(),
+            requests: Vec::new(),
+        }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local address");
         let app = router(script.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        ScriptedServer { addr, script, stopper: Stopper::Task(task.abort_handle()) }
+        ScriptedServer {
+            addr,
+            script,
+            stopper: Stopper::Task(task.abort_handle()),
+        }
     }
 
     /// Starts on a dedicated thread with its own runtime: for plain `#[test]` functions and tests
@@ -225,7 +256,10 @@ impl ScriptedServer {
     /// When the thread, the runtime or the port cannot be set up.
     #[allow(clippy::expect_used)]
     pub fn start_blocking(turns: Vec<Turn>) -> ScriptedServer {
-        let script: Shared = Arc::new(Mutex::new(Script { turns: turns.into(), requests: Vec::new() }));
+        let script: Shared = Arc::new(Mutex::new(Script {
+            turns: turns.into(),
+            requests: Vec::new(),
+        }));
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let thread_script = script.clone();
@@ -238,8 +272,9 @@ impl ScriptedServer {
                     .build()
                     .expect("tokio runtime");
                 runtime.block_on(async move {
-                    let listener =
-                        tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+                    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                        .await
+                        .expect("bind 127.0.0.1:0");
                     let _ = addr_tx.send(listener.local_addr().expect("local address"));
                     let app = router(thread_script);
                     tokio::select! {
@@ -249,8 +284,14 @@ impl ScriptedServer {
                 });
             })
             .expect("spawn the server thread");
-        let addr = addr_rx.recv().expect("the server thread reports its address");
-        ScriptedServer { addr, script, stopper: Stopper::Thread(Some(stop_tx)) }
+        let addr = addr_rx
+            .recv()
+            .expect("the server thread reports its address");
+        ScriptedServer {
+            addr,
+            script,
+            stopper: Stopper::Thread(Some(stop_tx)),
+        }
     }
 
     /// `http://127.0.0.1:PORT` (the Anthropic and Gemini base URL).
@@ -265,7 +306,11 @@ impl ScriptedServer {
 
     /// Every request body received, in order.
     pub fn requests(&self) -> Vec<Value> {
-        lock(&self.script).requests.iter().map(|r| r.body.clone()).collect()
+        lock(&self.script)
+            .requests
+            .iter()
+            .map(|r| r.body.clone())
+            .collect()
     }
 
     /// Every request received with its path and headers, in order.
@@ -298,10 +343,12 @@ impl Drop for ScriptedServer {
 }
 
 fn router(script: Shared) -> Router {
-    Router::new().fallback(move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
-        let script = script.clone();
-        async move { handle(script, method, uri, headers, body) }
-    })
+    Router::new().fallback(
+        move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
+            let script = script.clone();
+            async move { handle(script, method, uri, headers, body) }
+        },
+    )
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -323,7 +370,11 @@ fn handle(script: Shared, method: Method, uri: Uri, headers: HeaderMap, body: By
         None
     };
     let (Some(format), true) = (format, method == Method::POST) else {
-        return plain(StatusCode::NOT_FOUND, "application/json", wire::not_found(&path));
+        return plain(
+            StatusCode::NOT_FOUND,
+            "application/json",
+            wire::not_found(&path),
+        );
     };
     let json: Value = serde_json::from_slice(&body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
@@ -336,7 +387,12 @@ fn handle(script: Shared, method: Method, uri: Uri, headers: HeaderMap, body: By
             query: uri.query().map(str::to_string),
             headers: headers
                 .iter()
-                .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .map(|(n, v)| {
+                    (
+                        n.as_str().to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
                 .collect(),
             body: json.clone(),
             exhausted,
@@ -357,11 +413,17 @@ fn handle(script: Shared, method: Method, uri: Uri, headers: HeaderMap, body: By
     }
     let frames = match format {
         Format::OpenAi => {
-            let model = json.get("model").and_then(Value::as_str).unwrap_or("scripted");
+            let model = json
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or("scripted");
             wire::openai_frames(&turn, model)
         }
         Format::Anthropic => {
-            let model = json.get("model").and_then(Value::as_str).unwrap_or("scripted");
+            let model = json
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or("scripted");
             wire::anthropic_frames(&turn, model)
         }
         Format::Gemini => {
@@ -383,7 +445,10 @@ fn handle(script: Shared, method: Method, uri: Uri, headers: HeaderMap, body: By
     });
     let mut response = Response::new(Body::from_stream(stream));
     let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
 }
@@ -391,6 +456,8 @@ fn handle(script: Shared, method: Method, uri: Uri, headers: HeaderMap, body: By
 fn plain(status: StatusCode, content_type: &'static str, body: String) -> Response {
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
 }

@@ -34,7 +34,11 @@ fn tool_calls(turn: &Turn) -> Vec<(&str, &str, &str)> {
     turn.items
         .iter()
         .filter_map(|item| match item {
-            Item::ToolCall { id, name, arguments } => Some((id.as_str(), name.as_str(), arguments.as_str())),
+            Item::ToolCall {
+                id,
+                name,
+                arguments,
+            } => Some((id.as_str(), name.as_str(), arguments.as_str())),
             Item::Text(_) => None,
         })
         .collect()
@@ -72,7 +76,10 @@ pub(crate) fn openai_frames(turn: &Turn, model: &str) -> Vec<String> {
             "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
         }))
     };
-    let mut frames = vec![chunk(json!({"role": "assistant", "content": "", "refusal": null}), Value::Null)];
+    let mut frames = vec![chunk(
+        json!({"role": "assistant", "content": "", "refusal": null}),
+        Value::Null,
+    )];
     for item in &turn.items {
         if let Item::Text(text) = item {
             for piece in pieces(text, size) {
@@ -108,7 +115,11 @@ pub(crate) fn openai_frames(turn: &Turn, model: &str) -> Vec<String> {
     } else {
         frames.extend(queues.into_iter().flatten());
     }
-    let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
     frames.push(chunk(json!({}), json!(finish)));
     frames.push(sse_data(&json!({
         "id": "chatcmpl-scripted",
@@ -138,12 +149,23 @@ pub(crate) fn anthropic_frames(turn: &Turn, model: &str) -> Vec<String> {
     )];
     let ping = sse_event("ping", &json!({"type": "ping"}));
     let start = |index: usize, block: Value| {
-        sse_event("content_block_start", &json!({"type": "content_block_start", "index": index, "content_block": block}))
+        sse_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": index, "content_block": block}),
+        )
     };
     let delta = |index: usize, delta: Value| {
-        sse_event("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": delta}))
+        sse_event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        )
     };
-    let stop = |index: usize| sse_event("content_block_stop", &json!({"type": "content_block_stop", "index": index}));
+    let stop = |index: usize| {
+        sse_event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": index}),
+        )
+    };
 
     let mut index = 0usize;
     let mut pinged = false;
@@ -166,12 +188,20 @@ pub(crate) fn anthropic_frames(turn: &Turn, model: &str) -> Vec<String> {
     }
     let calls = tool_calls(turn);
     let tool_block = |index: usize, id: &str, name: &str| {
-        start(index, json!({"type": "tool_use", "id": id, "name": name, "input": {}}))
+        start(
+            index,
+            json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+        )
     };
     let json_deltas = |index: usize, arguments: &str| -> Vec<String> {
         std::iter::once(String::new())
             .chain(pieces(arguments, size))
-            .map(|piece| delta(index, json!({"type": "input_json_delta", "partial_json": piece})))
+            .map(|piece| {
+                delta(
+                    index,
+                    json!({"type": "input_json_delta", "partial_json": piece}),
+                )
+            })
             .collect()
     };
     match turn.chunking {
@@ -182,7 +212,11 @@ pub(crate) fn anthropic_frames(turn: &Turn, model: &str) -> Vec<String> {
                 push_ping(&mut frames);
             }
             frames.extend(interleave(
-                calls.iter().enumerate().map(|(n, (_, _, args))| json_deltas(first + n, args)).collect(),
+                calls
+                    .iter()
+                    .enumerate()
+                    .map(|(n, (_, _, args))| json_deltas(first + n, args))
+                    .collect(),
             ));
             for n in 0..calls.len() {
                 frames.push(stop(first + n));
@@ -206,7 +240,11 @@ pub(crate) fn anthropic_frames(turn: &Turn, model: &str) -> Vec<String> {
             }
         }
     }
-    let stop_reason = if calls.is_empty() { "end_turn" } else { "tool_use" };
+    let stop_reason = if calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
     frames.push(sse_event(
         "message_delta",
         &json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null},
@@ -278,6 +316,59 @@ mod tests {
         assert_eq!(pieces("héllo", Some(2)), vec!["hé", "ll", "o"]);
         assert_eq!(pieces("", Some(2)), Vec::<String>::new());
         assert_eq!(pieces("abc", None), vec!["abc"]);
+    }
+
+    #[test]
+    fn shared_index_frames_reuse_index_zero_with_distinct_ids() {
+        let turn = Turn::tool_calls(vec![
+            Item::tool_call("call_a", "f", r#"{"a":1}"#),
+            Item::tool_call("call_b", "f", r#"{"b":2}"#),
+        ])
+        .chunked(Chunking::SharedIndexDistinctIds);
+        let frames = openai_frames(&turn, "m");
+        let headers: Vec<&String> = frames
+            .iter()
+            .filter(|f| f.contains("\"id\":\"call_"))
+            .collect();
+        assert_eq!(headers.len(), 2);
+        assert!(headers.iter().all(|f| f.contains("\"index\":0")));
+        assert!(!frames.iter().any(|f| f.contains("\"index\":1,")));
+    }
+
+    #[test]
+    fn interleaved_frames_alternate_between_calls() {
+        let turn = Turn::tool_calls(vec![
+            Item::tool_call("call_a", "f", r#"{"a":111}"#),
+            Item::tool_call("call_b", "f", r#"{"b":222}"#),
+        ])
+        .chunked(Chunking::InterleavedParallel);
+        let order: Vec<u64> = openai_frames(&turn, "m")
+            .iter()
+            .filter_map(|f| serde_json::from_str::<Value>(f.strip_prefix("data: ")?.trim()).ok())
+            .filter_map(|v| v["choices"][0]["delta"]["tool_calls"][0]["index"].as_u64())
+            .collect();
+        assert_eq!(&order[..4], &[0, 1, 0, 1]);
+    }
+
+    #[test]
+    fn anthropic_frames_follow_the_event_sequence() {
+        let frames = anthropic_frames(&Turn::text("hi"), "m");
+        let events: Vec<&str> = frames
+            .iter()
+            .filter_map(|f| f.lines().next()?.strip_prefix("event: "))
+            .collect();
+        assert_eq!(
+            events,
+            [
+                "message_start",
+                "content_block_start",
+                "ping",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop"
+            ]
+        );
     }
 
     #[test]

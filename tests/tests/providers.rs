@@ -8,19 +8,31 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use suzent_core::{ChatMessage, ProviderConfig, ProvidersConfig, ToolCall, parse_tool_arguments};
 use suzent_runtime::provider::{
-    ModelProvider, ModelRequest, ModelResponse, ProviderError, ProviderKind, StaticKeys, StopReason,
-    ToolDefinition, build_provider, normalize_schema, parse_model,
+    ModelProvider, ModelRequest, ModelResponse, ProviderError, ProviderKind, StaticKeys,
+    StopReason, ToolDefinition, build_provider, normalize_schema, parse_model,
 };
 use suzent_tests::{Chunking, Item, ScriptedServer, Turn};
 
-const MODELS: [&str; 3] = ["openai/gpt-4.1", "anthropic/claude-sonnet-4-5", "gemini/gemini-2.5-pro"];
+const MODELS: [&str; 3] = [
+    "openai/gpt-4.1",
+    "anthropic/claude-sonnet-4-5",
+    "gemini/gemini-2.5-pro",
+];
 
 fn config(server: &ScriptedServer) -> ProvidersConfig {
     ProvidersConfig {
-        openai: ProviderConfig { base_url: Some(server.openai_base()) },
-        anthropic: ProviderConfig { base_url: Some(server.base_url()) },
-        gemini: ProviderConfig { base_url: Some(server.base_url()) },
-        ollama: ProviderConfig { base_url: Some(server.base_url()) },
+        openai: ProviderConfig {
+            base_url: Some(server.openai_base()),
+        },
+        anthropic: ProviderConfig {
+            base_url: Some(server.base_url()),
+        },
+        gemini: ProviderConfig {
+            base_url: Some(server.base_url()),
+        },
+        ollama: ProviderConfig {
+            base_url: Some(server.base_url()),
+        },
     }
 }
 
@@ -49,7 +61,9 @@ fn request(model_id: &str, messages: Vec<ChatMessage>) -> ModelRequest {
 }
 
 fn hello() -> Vec<ChatMessage> {
-    vec![ChatMessage::User { text: "hello".into() }]
+    vec![ChatMessage::User {
+        text: "hello".into(),
+    }]
 }
 
 /// Streams one step, returning the response and every text fragment passed to `on_text`.
@@ -72,15 +86,21 @@ async fn one_step(model: &str, turn: Turn) -> (ModelResponse, Vec<String>, Scrip
 }
 
 fn summary(calls: &[ToolCall]) -> Vec<(String, String)> {
-    calls.iter().map(|c| (c.name.clone(), c.arguments.clone())).collect()
+    calls
+        .iter()
+        .map(|c| (c.name.clone(), c.arguments.clone()))
+        .collect()
 }
 
 #[tokio::test]
 async fn text_streams_to_on_text_in_order_and_in_several_fragments_for_every_provider() {
     let text = "The quick brown fox jumps over the lazy dog.";
     for model in MODELS.iter().chain(["ollama/qwen2.5"].iter()) {
-        let (response, texts, _server) =
-            one_step(model, Turn::text(text).chunked(Chunking::Fragments { size: 5 })).await;
+        let (response, texts, _server) = one_step(
+            model,
+            Turn::text(text).chunked(Chunking::Fragments { size: 5 }),
+        )
+        .await;
         assert_eq!(response.text, text, "{model}");
         assert!(texts.len() > 1, "{model}: {texts:?}");
         assert_eq!(texts.concat(), text, "{model}");
@@ -101,7 +121,10 @@ async fn a_single_tool_call_arrives_with_its_name_and_raw_arguments() {
         assert_eq!(response.stop_reason, StopReason::ToolUse, "{model}");
         assert_eq!(
             summary(&response.tool_calls),
-            vec![("read_file".to_string(), r#"{"path":"notes/a.txt"}"#.to_string())],
+            vec![(
+                "read_file".to_string(),
+                r#"{"path":"notes/a.txt"}"#.to_string()
+            )],
             "{model}"
         );
         let id = &response.tool_calls[0].id;
@@ -124,13 +147,22 @@ fn assert_two_parallel_calls(model: &str, response: &ModelResponse) {
     assert_eq!(
         summary(&response.tool_calls),
         vec![
-            ("read_file".to_string(), r#"{"path":"first.txt"}"#.to_string()),
-            ("glob".to_string(), r#"{"pattern":"src/**/*.rs"}"#.to_string()),
+            (
+                "read_file".to_string(),
+                r#"{"path":"first.txt"}"#.to_string()
+            ),
+            (
+                "glob".to_string(),
+                r#"{"pattern":"src/**/*.rs"}"#.to_string()
+            ),
         ],
         "{model}"
     );
     for call in &response.tool_calls {
-        assert!(parse_tool_arguments(&call.arguments).is_ok(), "{model}: {call:?}");
+        assert!(
+            parse_tool_arguments(&call.arguments).is_ok(),
+            "{model}: {call:?}"
+        );
     }
     let ids: Vec<&str> = response.tool_calls.iter().map(|c| c.id.as_str()).collect();
     if model.starts_with("gemini") {
@@ -163,7 +195,8 @@ async fn truncated_arguments_stay_raw_and_the_next_request_replays_them_as_an_em
     let truncated = r#"{"path": "notes/a.t"#;
     for model in MODELS {
         let server = ScriptedServer::start(vec![
-            Turn::tool_call("call_1", "read_file", truncated).chunked(Chunking::Fragments { size: 3 }),
+            Turn::tool_call("call_1", "read_file", truncated)
+                .chunked(Chunking::Fragments { size: 3 }),
             Turn::text("Sorry, retrying."),
         ])
         .await;
@@ -176,7 +209,10 @@ async fn truncated_arguments_stay_raw_and_the_next_request_replays_them_as_an_em
         let error = parse_tool_arguments(&call.arguments).unwrap_err();
 
         let mut history = hello();
-        history.push(ChatMessage::Assistant { text: first.text.clone(), tool_calls: vec![call.clone()] });
+        history.push(ChatMessage::Assistant {
+            text: first.text.clone(),
+            tool_calls: vec![call.clone()],
+        });
         history.push(ChatMessage::Tool {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
@@ -203,21 +239,32 @@ async fn truncated_arguments_stay_raw_and_the_next_request_replays_them_as_an_em
 #[tokio::test]
 async fn empty_string_arguments_of_a_tool_without_parameters_mean_an_empty_object() {
     for model in MODELS {
-        let (response, _, _server) = one_step(model, Turn::tool_call("call_1", "list_tools", "")).await;
+        let (response, _, _server) =
+            one_step(model, Turn::tool_call("call_1", "list_tools", "")).await;
         assert_eq!(response.tool_calls.len(), 1, "{model}");
         assert_eq!(response.tool_calls[0].arguments, "", "{model}");
-        assert_eq!(parse_tool_arguments(&response.tool_calls[0].arguments), Ok(json!({})));
+        assert_eq!(
+            parse_tool_arguments(&response.tool_calls[0].arguments),
+            Ok(json!({}))
+        );
     }
     // The two-character text `""` as OpenAI sends it for some models.
-    let (response, _, _server) =
-        one_step("openai/gpt-4.1", Turn::tool_call("call_1", "list_tools", "\"\"")).await;
+    let (response, _, _server) = one_step(
+        "openai/gpt-4.1",
+        Turn::tool_call("call_1", "list_tools", "\"\""),
+    )
+    .await;
     assert_eq!(response.tool_calls[0].arguments, "\"\"");
-    assert_eq!(parse_tool_arguments(&response.tool_calls[0].arguments), Ok(json!({})));
+    assert_eq!(
+        parse_tool_arguments(&response.tool_calls[0].arguments),
+        Ok(json!({}))
+    );
 }
 
 #[tokio::test]
 async fn an_http_401_is_an_http_error_with_its_status_and_body() {
-    let body = r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#;
+    let body =
+        r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#;
     for model in MODELS {
         let server = ScriptedServer::start(vec![Turn::error(401, body)]).await;
         let (p, id) = provider(model, &server);
@@ -225,7 +272,11 @@ async fn an_http_401_is_an_http_error_with_its_status_and_body() {
         let provider_name = model.split('/').next().unwrap().to_string();
         assert_eq!(
             result,
-            Err(ProviderError::Http { provider: provider_name, status: 401, body: body.to_string() }),
+            Err(ProviderError::Http {
+                provider: provider_name,
+                status: 401,
+                body: body.to_string()
+            }),
             "{model}"
         );
         assert!(texts.is_empty());
@@ -237,7 +288,9 @@ async fn long_error_bodies_are_bounded_and_never_carry_the_key() {
     let server = ScriptedServer::start(vec![Turn::error(500, "x".repeat(10_000))]).await;
     let (p, id) = provider("openai/gpt-4.1", &server);
     let (result, _) = step(p.as_ref(), &request(&id, hello())).await;
-    let Err(ProviderError::Http { status, body, .. }) = result else { panic!("{result:?}") };
+    let Err(ProviderError::Http { status, body, .. }) = result else {
+        panic!("{result:?}")
+    };
     assert_eq!(status, 500);
     assert!(body.len() <= 2048 + 3, "{}", body.len());
     assert!(body.starts_with("xxxx"));
@@ -254,7 +307,13 @@ async fn a_missing_key_is_missing_api_key_and_ollama_needs_none() {
     ] {
         let err = build_provider(model, &config(&server), &none).err();
         let provider = model.split('/').next().unwrap().to_string();
-        assert_eq!(err, Some(ProviderError::MissingApiKey { provider, env_var: var.to_string() }));
+        assert_eq!(
+            err,
+            Some(ProviderError::MissingApiKey {
+                provider,
+                env_var: var.to_string()
+            })
+        );
     }
     let (p, id) = build_provider("ollama/qwen2.5", &config(&server), &none).unwrap();
     assert_eq!(p.name(), "ollama");
@@ -287,10 +346,16 @@ async fn each_provider_sends_its_own_path_and_auth_headers() {
                 assert_eq!(r.body["max_tokens"], json!(8192));
             }
             _ => {
-                assert_eq!(r.path, "/v1beta/models/gemini-2.5-pro:streamGenerateContent");
+                assert_eq!(
+                    r.path,
+                    "/v1beta/models/gemini-2.5-pro:streamGenerateContent"
+                );
                 assert_eq!(r.query.as_deref(), Some("alt=sse"));
                 assert_eq!(r.header("x-goog-api-key"), Some("gemini-test-key"));
-                assert_eq!(r.body["systemInstruction"], json!({"parts": [{"text": "You are a test."}]}));
+                assert_eq!(
+                    r.body["systemInstruction"],
+                    json!({"parts": [{"text": "You are a test."}]})
+                );
                 assert_eq!(r.header("authorization"), None);
             }
         }
@@ -299,12 +364,22 @@ async fn each_provider_sends_its_own_path_and_auth_headers() {
 
 fn tool_round_history() -> Vec<ChatMessage> {
     vec![
-        ChatMessage::User { text: "read both".into() },
+        ChatMessage::User {
+            text: "read both".into(),
+        },
         ChatMessage::Assistant {
             text: "Reading.".into(),
             tool_calls: vec![
-                ToolCall { id: "call_a".into(), name: "read_file".into(), arguments: r#"{"path":"a"}"#.into() },
-                ToolCall { id: "call_b".into(), name: "glob".into(), arguments: r#"{"pattern":"*"}"#.into() },
+                ToolCall {
+                    id: "call_a".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"a"}"#.into(),
+                },
+                ToolCall {
+                    id: "call_b".into(),
+                    name: "glob".into(),
+                    arguments: r#"{"pattern":"*"}"#.into(),
+                },
             ],
         },
         ChatMessage::Tool {
@@ -333,7 +408,10 @@ async fn tool_results_are_mapped_into_each_providers_history_format() {
         match model.split('/').next().unwrap() {
             "openai" => {
                 let m = &body["messages"];
-                assert_eq!(m[0], json!({"role": "system", "content": "You are a test."}));
+                assert_eq!(
+                    m[0],
+                    json!({"role": "system", "content": "You are a test."})
+                );
                 assert_eq!(m[1], json!({"role": "user", "content": "read both"}));
                 assert_eq!(m[2]["role"], json!("assistant"));
                 assert_eq!(m[2]["content"], json!("Reading."));
@@ -342,8 +420,14 @@ async fn tool_results_are_mapped_into_each_providers_history_format() {
                     json!({"id": "call_b", "type": "function",
                            "function": {"name": "glob", "arguments": "{\"pattern\":\"*\"}"}})
                 );
-                assert_eq!(m[3], json!({"role": "tool", "tool_call_id": "call_a", "content": "contents of a"}));
-                assert_eq!(m[4], json!({"role": "tool", "tool_call_id": "call_b", "content": "permission denied"}));
+                assert_eq!(
+                    m[3],
+                    json!({"role": "tool", "tool_call_id": "call_a", "content": "contents of a"})
+                );
+                assert_eq!(
+                    m[4],
+                    json!({"role": "tool", "tool_call_id": "call_b", "content": "permission denied"})
+                );
             }
             "anthropic" => {
                 let m = body["messages"].as_array().unwrap();
@@ -367,7 +451,10 @@ async fn tool_results_are_mapped_into_each_providers_history_format() {
             _ => {
                 let c = body["contents"].as_array().unwrap();
                 assert_eq!(c.len(), 3, "{body}");
-                assert_eq!(c[0], json!({"role": "user", "parts": [{"text": "read both"}]}));
+                assert_eq!(
+                    c[0],
+                    json!({"role": "user", "parts": [{"text": "read both"}]})
+                );
                 assert_eq!(
                     c[1],
                     json!({"role": "model", "parts": [
@@ -439,12 +526,18 @@ async fn tool_schemas_are_normalized_per_provider_in_the_request() {
                 body["tools"][1]["function"]["parameters"].clone()
             }
             "anthropic" => {
-                assert_eq!(body["tools"][2]["input_schema"], json!({"type": "object", "properties": {}}));
+                assert_eq!(
+                    body["tools"][2]["input_schema"],
+                    json!({"type": "object", "properties": {}})
+                );
                 body["tools"][1]["input_schema"].clone()
             }
             _ => {
                 let decls = &body["tools"][0]["functionDeclarations"];
-                assert_eq!(decls[2], json!({"name": "list_tools", "description": "Lists tools"}));
+                assert_eq!(
+                    decls[2],
+                    json!({"name": "list_tools", "description": "Lists tools"})
+                );
                 decls[1]["parameters"].clone()
             }
         };
@@ -457,10 +550,19 @@ async fn tool_schemas_are_normalized_per_provider_in_the_request() {
                 assert!(!text.contains(banned), "{model}: {banned} in {text}");
             }
             assert_eq!(schema["properties"]["options"]["nullable"], json!(true));
-            assert_eq!(schema["properties"]["options"]["properties"]["dry_run"]["type"], json!("boolean"));
-            assert_eq!(schema["properties"]["count"], json!({"type": "integer", "nullable": true}));
+            assert_eq!(
+                schema["properties"]["options"]["properties"]["dry_run"]["type"],
+                json!("boolean")
+            );
+            assert_eq!(
+                schema["properties"]["count"],
+                json!({"type": "integer", "nullable": true})
+            );
         } else {
-            assert_eq!(schema["properties"]["options"]["anyOf"][0]["properties"]["dry_run"]["type"], json!("boolean"));
+            assert_eq!(
+                schema["properties"]["options"]["anyOf"][0]["properties"]["dry_run"]["type"],
+                json!("boolean")
+            );
         }
     }
 }
@@ -471,40 +573,70 @@ fn schema_normalization_always_gives_a_top_level_object_schema() {
         let out = normalize_schema(&schemars_schema(), kind);
         assert_eq!(out["type"], json!("object"));
         assert!(out["properties"].is_object());
-        assert_eq!(normalize_schema(&json!({"type": "object"}), kind), json!({"type": "object", "properties": {}}));
+        assert_eq!(
+            normalize_schema(&json!({"type": "object"}), kind),
+            json!({"type": "object", "properties": {}})
+        );
     }
 }
 
 #[test]
 fn model_strings_name_a_known_provider_and_keep_the_rest_as_the_model_id() {
-    assert_eq!(parse_model("openai/gpt-4.1").unwrap(), (ProviderKind::OpenAi, "gpt-4.1".to_string()));
+    assert_eq!(
+        parse_model("openai/gpt-4.1").unwrap(),
+        (ProviderKind::OpenAi, "gpt-4.1".to_string())
+    );
     assert_eq!(
         parse_model("openai/meta-llama/Llama-3").unwrap(),
         (ProviderKind::OpenAi, "meta-llama/Llama-3".to_string())
     );
-    assert_eq!(parse_model("anthropic/claude-sonnet-4-5").unwrap().0, ProviderKind::Anthropic);
-    assert_eq!(parse_model("gemini/gemini-2.5-pro").unwrap().0, ProviderKind::Gemini);
-    assert_eq!(parse_model("ollama/qwen2.5").unwrap(), (ProviderKind::Ollama, "qwen2.5".to_string()));
+    assert_eq!(
+        parse_model("anthropic/claude-sonnet-4-5").unwrap().0,
+        ProviderKind::Anthropic
+    );
+    assert_eq!(
+        parse_model("gemini/gemini-2.5-pro").unwrap().0,
+        ProviderKind::Gemini
+    );
+    assert_eq!(
+        parse_model("ollama/qwen2.5").unwrap(),
+        (ProviderKind::Ollama, "qwen2.5".to_string())
+    );
     let Err(ProviderError::InvalidModel { message, .. }) = parse_model("cohere/command-r") else {
         panic!("unknown providers are invalid")
     };
-    assert!(message.contains("openai") && message.contains("ollama"), "{message}");
+    assert!(
+        message.contains("openai") && message.contains("ollama"),
+        "{message}"
+    );
 }
 
 #[test]
 fn the_blocking_server_works_from_a_plain_test_and_reports_an_exhausted_script() {
     let server = ScriptedServer::start_blocking(vec![Turn::text("first")]);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let (p, id) = provider("openai/gpt-4.1", &server);
-    let first = runtime.block_on(step(p.as_ref(), &request(&id, hello()))).0.unwrap();
+    let first = runtime
+        .block_on(step(p.as_ref(), &request(&id, hello())))
+        .0
+        .unwrap();
     assert_eq!(first.text, "first");
-    let second = runtime.block_on(step(p.as_ref(), &request(&id, hello()))).0.unwrap();
+    let second = runtime
+        .block_on(step(p.as_ref(), &request(&id, hello())))
+        .0
+        .unwrap();
     assert_eq!(second.text, "script exhausted");
     assert_eq!(server.requests().len(), 2);
     assert!(server.recorded()[1].exhausted);
     server.push_turns(vec![Turn::text("more")]);
     assert_eq!(server.remaining(), 1);
-    let third = runtime.block_on(step(p.as_ref(), &request(&id, hello()))).0.unwrap();
+    let third = runtime
+        .block_on(step(p.as_ref(), &request(&id, hello())))
+        .0
+        .unwrap();
     assert_eq!(third.text, "more");
 }
 
@@ -525,7 +657,11 @@ async fn raw_server(response: &'static str) -> String {
             if let Some(end) = text.find("\r\n\r\n") {
                 let len = text[..end]
                     .lines()
-                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap()))
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse::<usize>().unwrap())
+                    })
                     .unwrap_or(0);
                 if seen.len() >= end + 4 + len {
                     break;
@@ -548,10 +684,18 @@ async fn raw_server(response: &'static str) -> String {
 
 fn config_at(base: &str) -> ProvidersConfig {
     ProvidersConfig {
-        openai: ProviderConfig { base_url: Some(format!("{base}/v1")) },
-        anthropic: ProviderConfig { base_url: Some(base.to_string()) },
-        gemini: ProviderConfig { base_url: Some(base.to_string()) },
-        ollama: ProviderConfig { base_url: Some(base.to_string()) },
+        openai: ProviderConfig {
+            base_url: Some(format!("{base}/v1")),
+        },
+        anthropic: ProviderConfig {
+            base_url: Some(base.to_string()),
+        },
+        gemini: ProviderConfig {
+            base_url: Some(base.to_string()),
+        },
+        ollama: ProviderConfig {
+            base_url: Some(base.to_string()),
+        },
     }
 }
 
@@ -564,7 +708,9 @@ async fn an_error_object_inside_the_stream_is_a_protocol_error() {
     .await;
     let (p, id) = build_provider("openai/gpt-4.1", &config_at(&base), &keys()).unwrap();
     let (result, _) = step(p.as_ref(), &request(&id, hello())).await;
-    let Err(ProviderError::Protocol { message, .. }) = result else { panic!("{result:?}") };
+    let Err(ProviderError::Protocol { message, .. }) = result else {
+        panic!("{result:?}")
+    };
     assert!(message.contains("The server had an error"), "{message}");
 
     let base = raw_server(
@@ -572,10 +718,16 @@ async fn an_error_object_inside_the_stream_is_a_protocol_error() {
          event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
     )
     .await;
-    let (p, id) = build_provider("anthropic/claude-sonnet-4-5", &config_at(&base), &keys()).unwrap();
+    let (p, id) =
+        build_provider("anthropic/claude-sonnet-4-5", &config_at(&base), &keys()).unwrap();
     let (result, _) = step(p.as_ref(), &request(&id, hello())).await;
-    let Err(ProviderError::Protocol { message, .. }) = result else { panic!("{result:?}") };
-    assert!(message.contains("overloaded_error") && message.contains("Overloaded"), "{message}");
+    let Err(ProviderError::Protocol { message, .. }) = result else {
+        panic!("{result:?}")
+    };
+    assert!(
+        message.contains("overloaded_error") && message.contains("Overloaded"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -598,9 +750,12 @@ async fn a_refused_connection_is_a_transport_error() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     drop(listener);
-    let (p, id) = build_provider("anthropic/claude-sonnet-4-5", &config_at(&base), &keys()).unwrap();
+    let (p, id) =
+        build_provider("anthropic/claude-sonnet-4-5", &config_at(&base), &keys()).unwrap();
     let (result, _) = step(p.as_ref(), &request(&id, hello())).await;
-    let Err(ProviderError::Transport { provider, message }) = result else { panic!("{result:?}") };
+    let Err(ProviderError::Transport { provider, message }) = result else {
+        panic!("{result:?}")
+    };
     assert_eq!(provider, "anthropic");
     assert!(!message.contains("sk-ant-test"), "{message}");
 }

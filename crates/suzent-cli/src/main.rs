@@ -10,8 +10,14 @@ use serde_json::{Value, json};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use suzent_core::{AgentEvent, ApprovalResponse, Behavior, PermissionMode, RuleDestination, RuleDraft, RuleMatcher, RunOutcome};
-use suzent_runtime::{CreateChat, OnAsk, PendingApproval, RunOptions, RunSummary, Runtime, RuntimeError, RuntimeOptions};
+use suzent_core::{
+    AgentEvent, ApprovalResponse, Behavior, PermissionMode, RuleDestination, RuleDraft,
+    RuleMatcher, RunOutcome,
+};
+use suzent_runtime::{
+    CreateChat, OnAsk, PendingApproval, RunOptions, RunSummary, Runtime, RuntimeError,
+    RuntimeOptions,
+};
 use tokio::sync::broadcast;
 
 /// Exit code of a run that stopped to wait for approvals.
@@ -20,7 +26,11 @@ const EXIT_SUSPENDED: u8 = 3;
 const EXIT_PROVIDER_FAILED: u8 = 4;
 
 #[derive(Parser)]
-#[command(name = "suzent", version, about = "Suzent, a desktop AI agent: headless chat, runs, approvals and rules")]
+#[command(
+    name = "suzent",
+    version,
+    about = "Suzent, a desktop AI agent: headless chat, runs, approvals and rules"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -210,7 +220,10 @@ enum KeysCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let _log = init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -228,18 +241,32 @@ fn main() -> ExitCode {
 
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     use tracing_subscriber::prelude::*;
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SUZENT_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let stderr = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(false);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SUZENT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_target(false);
     let paths = suzent_runtime::Paths::from_env().ok();
     let (file_layer, guard) = match paths {
         Some(p) => {
             let appender = tracing_appender::rolling::daily(p.data_dir.join("logs"), "suzent.log");
             let (writer, guard) = tracing_appender::non_blocking(appender);
-            (Some(tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(false)), Some(guard))
+            (
+                Some(
+                    tracing_subscriber::fmt::layer()
+                        .with_writer(writer)
+                        .with_ansi(false),
+                ),
+                Some(guard),
+            )
         }
         None => (None, None),
     };
-    let _ = tracing_subscriber::registry().with(filter).with(stderr).with(file_layer).try_init();
+    let _ = tracing_subscriber::registry()
+        .with(filter)
+        .with(stderr)
+        .with(file_layer)
+        .try_init();
     guard
 }
 
@@ -252,7 +279,9 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
     match command {
         Command::Chat(args) => chat(args).await,
         Command::Run(args) => run(args).await,
-        Command::Resume(args) | Command::Approvals(ApprovalsCommand::Resolve(args)) => resume(args).await,
+        Command::Resume(args) | Command::Approvals(ApprovalsCommand::Resolve(args)) => {
+            resume(args).await
+        }
         Command::Tools { json } => {
             let rt = open_runtime().await?;
             let catalog = rt.catalog();
@@ -260,14 +289,22 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&catalog)?);
             } else {
                 for cap in catalog.as_array().into_iter().flatten() {
-                    println!("{} — {}", cap["label"].as_str().unwrap_or(""), cap["description"].as_str().unwrap_or(""));
+                    println!(
+                        "{} — {}",
+                        cap["label"].as_str().unwrap_or(""),
+                        cap["description"].as_str().unwrap_or("")
+                    );
                     for tool in cap["tools"].as_array().into_iter().flatten() {
                         println!(
                             "  {:<14} {:<16} {}{}",
                             tool["runtimeName"].as_str().unwrap_or(""),
                             tool["id"].as_str().unwrap_or(""),
                             tool["name"].as_str().unwrap_or(""),
-                            if tool["requiresApproval"].as_bool() == Some(true) { " (needs approval)" } else { "" }
+                            if tool["requiresApproval"].as_bool() == Some(true) {
+                                " (needs approval)"
+                            } else {
+                                ""
+                            }
                         );
                     }
                 }
@@ -296,7 +333,13 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&chats)?);
             } else {
                 for c in chats {
-                    println!("{}  {:<11} {}  {}", c.id, c.mode.as_str(), c.title, c.workspace);
+                    println!(
+                        "{}  {:<11} {}  {}",
+                        c.id,
+                        c.mode.as_str(),
+                        c.title,
+                        c.workspace
+                    );
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -326,17 +369,27 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
                 for c in &report.checks {
-                    println!("{} {:<14} {}", if c.ok { "ok  " } else { "FAIL" }, c.name, c.detail);
+                    println!(
+                        "{} {:<14} {}",
+                        if c.ok { "ok  " } else { "FAIL" },
+                        c.name,
+                        c.detail
+                    );
                 }
             }
             let ok = report.checks.iter().all(|c| c.ok);
-            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
     }
 }
 
 fn parse_mode(mode: Option<&str>) -> Result<Option<PermissionMode>> {
-    mode.map(|m| m.parse::<PermissionMode>().map_err(|e| anyhow!(e))).transpose()
+    mode.map(|m| m.parse::<PermissionMode>().map_err(|e| anyhow!(e)))
+        .transpose()
 }
 
 async fn chat_for(rt: &Runtime, target: &ChatTarget, title: &str) -> Result<String> {
@@ -401,15 +454,33 @@ fn print_event(ev: &AgentEvent, json: bool) {
         AgentEvent::TextDelta { delta, .. } => {
             let _ = write!(out, "{delta}");
         }
-        AgentEvent::ToolCallStart { tool_name, args, .. } => {
+        AgentEvent::ToolCallStart {
+            tool_name, args, ..
+        } => {
             let _ = writeln!(out, "\n→ {tool_name} {args}");
         }
-        AgentEvent::ToolPermissionDecision { decision, .. } if decision.behavior == Behavior::Deny => {
-            let _ = writeln!(out, "  denied ({}): {}", decision.reason_code, decision.reason);
+        AgentEvent::ToolPermissionDecision { decision, .. }
+            if decision.behavior == Behavior::Deny =>
+        {
+            let _ = writeln!(
+                out,
+                "  denied ({}): {}",
+                decision.reason_code, decision.reason
+            );
         }
-        AgentEvent::ToolCallEnd { ok, output, duration_ms, .. } => {
+        AgentEvent::ToolCallEnd {
+            ok,
+            output,
+            duration_ms,
+            ..
+        } => {
             let first = output.lines().next().unwrap_or("");
-            let _ = writeln!(out, "  {} {} ({duration_ms} ms)", if *ok { "✓" } else { "✗" }, first);
+            let _ = writeln!(
+                out,
+                "  {} {} ({duration_ms} ms)",
+                if *ok { "✓" } else { "✗" },
+                first
+            );
         }
         AgentEvent::RunError { message, .. } => {
             eprintln!("\nerror: {message}");
@@ -422,7 +493,10 @@ fn print_event(ev: &AgentEvent, json: bool) {
 fn print_approval(p: &PendingApproval) {
     println!("approval {} (chat {})", p.id, p.chat_id);
     println!("  tool:   {} {}", p.tool_name, p.args);
-    println!("  reason: {} [{}; risk {:?}]", p.decision.reason, p.decision.reason_code, p.decision.risk);
+    println!(
+        "  reason: {} [{}; risk {:?}]",
+        p.decision.reason, p.decision.reason_code, p.decision.risk
+    );
     let actions: Vec<&str> = p.decision.actions.iter().map(|a| a.id.as_str()).collect();
     println!("  actions: {}", actions.join(", "));
 }
@@ -435,7 +509,9 @@ fn exit_for(summary: &RunSummary, json: bool) -> ExitCode {
                 for p in &summary.pending {
                     print_approval(p);
                 }
-                eprintln!("suspended: waiting for approval; continue with `suzent resume --chat CHAT_ID --approve REQUEST_ID=ACTION_ID`");
+                eprintln!(
+                    "suspended: waiting for approval; continue with `suzent resume --chat CHAT_ID --approve REQUEST_ID=ACTION_ID`"
+                );
             }
             ExitCode::from(EXIT_SUSPENDED)
         }
@@ -459,8 +535,19 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     if !args.json {
         println!("chat {chat_id}");
     }
-    let options = RunOptions { on_ask: if args.on_ask == OnAskArg::Deny { OnAsk::Deny } else { OnAsk::Suspend } };
-    let summary = with_events(&rt, args.json, rt.send_message(&chat_id, &args.task, options)).await?;
+    let options = RunOptions {
+        on_ask: if args.on_ask == OnAskArg::Deny {
+            OnAsk::Deny
+        } else {
+            OnAsk::Suspend
+        },
+    };
+    let summary = with_events(
+        &rt,
+        args.json,
+        rt.send_message(&chat_id, &args.task, options),
+    )
+    .await?;
     if summary.outcome == RunOutcome::Suspended && !args.json {
         println!("{chat_id}");
     }
@@ -469,13 +556,19 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
 
 fn parse_answers(approve: &[String], feedback: &[String]) -> Result<Vec<ApprovalResponse>> {
     if feedback.len() > approve.len() {
-        bail!("more --feedback ({}) than --approve ({})", feedback.len(), approve.len());
+        bail!(
+            "more --feedback ({}) than --approve ({})",
+            feedback.len(),
+            approve.len()
+        );
     }
     approve
         .iter()
         .enumerate()
         .map(|(i, a)| {
-            let (req, action) = a.split_once('=').with_context(|| format!("--approve '{a}' is not REQUEST_ID=ACTION_ID"))?;
+            let (req, action) = a
+                .split_once('=')
+                .with_context(|| format!("--approve '{a}' is not REQUEST_ID=ACTION_ID"))?;
             if req.is_empty() || action.is_empty() {
                 bail!("--approve '{a}' is not REQUEST_ID=ACTION_ID");
             }
@@ -492,8 +585,19 @@ fn parse_answers(approve: &[String], feedback: &[String]) -> Result<Vec<Approval
 async fn resume(args: ResumeArgs) -> Result<ExitCode> {
     let answers = parse_answers(&args.approve, &args.feedback)?;
     let rt = open_runtime().await?;
-    let options = RunOptions { on_ask: if args.on_ask == OnAskArg::Deny { OnAsk::Deny } else { OnAsk::Suspend } };
-    let summary = with_events(&rt, args.json, rt.resume_approvals(&args.chat, answers, options)).await?;
+    let options = RunOptions {
+        on_ask: if args.on_ask == OnAskArg::Deny {
+            OnAsk::Deny
+        } else {
+            OnAsk::Suspend
+        },
+    };
+    let summary = with_events(
+        &rt,
+        args.json,
+        rt.resume_approvals(&args.chat, answers, options),
+    )
+    .await?;
     Ok(exit_for(&summary, args.json))
 }
 
@@ -524,10 +628,13 @@ async fn rules(cmd: RulesCommand) -> Result<ExitCode> {
             let matcher = if a.all {
                 RuleMatcher::All
             } else if let Some(exact) = a.exact {
-                let input: Value = serde_json::from_str(&exact).with_context(|| format!("--exact '{exact}' is not JSON"))?;
+                let input: Value = serde_json::from_str(&exact)
+                    .with_context(|| format!("--exact '{exact}' is not JSON"))?;
                 RuleMatcher::Exact { input }
             } else if let Some(prefix) = a.prefix {
-                RuleMatcher::Prefix { words: prefix.split_whitespace().map(str::to_string).collect() }
+                RuleMatcher::Prefix {
+                    words: prefix.split_whitespace().map(str::to_string).collect(),
+                }
             } else if let Some(glob) = a.path {
                 RuleMatcher::Path { glob }
             } else {
@@ -535,13 +642,22 @@ async fn rules(cmd: RulesCommand) -> Result<ExitCode> {
             };
             let draft = RuleDraft {
                 tool: a.tool,
-                behavior: a.behavior.parse::<Behavior>().map_err(|e| anyhow!("--behavior: {e}"))?,
+                behavior: a
+                    .behavior
+                    .parse::<Behavior>()
+                    .map_err(|e| anyhow!("--behavior: {e}"))?,
                 matcher,
-                destination: a.destination.parse::<RuleDestination>().map_err(|e| anyhow!("--destination: {e}"))?,
+                destination: a
+                    .destination
+                    .parse::<RuleDestination>()
+                    .map_err(|e| anyhow!("--destination: {e}"))?,
                 description: a.description,
             };
             let rule = rt.add_rule(draft, a.chat.as_deref()).await?;
-            println!("{}", serde_json::to_string(&json!({"id": rule.id, "rule": rule}))?);
+            println!(
+                "{}",
+                serde_json::to_string(&json!({"id": rule.id, "rule": rule}))?
+            );
         }
         RulesCommand::Rm { id } => {
             rt.delete_rule(&id).await?;
@@ -578,7 +694,9 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
                 let choice = loop {
                     print!("choose 1-{}: ", actions.len());
                     std::io::stdout().flush()?;
-                    let Some(line) = lines.next() else { return Ok(ExitCode::SUCCESS) };
+                    let Some(line) = lines.next() else {
+                        return Ok(ExitCode::SUCCESS);
+                    };
                     match line?.trim().parse::<usize>() {
                         Ok(n) if n >= 1 && n <= actions.len() => break actions[n - 1].clone(),
                         _ => println!("please type a number between 1 and {}", actions.len()),
@@ -602,7 +720,12 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
                     feedback,
                 });
             }
-            let summary = with_events(&rt, false, rt.resume_approvals(&chat_id, answers, RunOptions::default())).await?;
+            let summary = with_events(
+                &rt,
+                false,
+                rt.resume_approvals(&chat_id, answers, RunOptions::default()),
+            )
+            .await?;
             pending = summary.pending;
             continue;
         }
@@ -627,7 +750,13 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
             }
             continue;
         }
-        match with_events(&rt, false, rt.send_message(&chat_id, text, RunOptions::default())).await {
+        match with_events(
+            &rt,
+            false,
+            rt.send_message(&chat_id, text, RunOptions::default()),
+        )
+        .await
+        {
             Ok(summary) => pending = summary.pending,
             Err(e) => println!("error: {e}"),
         }

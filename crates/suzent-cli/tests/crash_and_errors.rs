@@ -10,7 +10,11 @@ use suzent_tests::Turn;
 
 fn append_turns() -> Vec<Turn> {
     vec![
-        Turn::tool_call("call_append", "run_command", &json!({"content": "echo ran >> count.txt", "timeout": 30}).to_string()),
+        Turn::tool_call(
+            "call_append",
+            "run_command",
+            &json!({"content": "echo ran >> count.txt", "timeout": 30}).to_string(),
+        ),
         Turn::text("appended"),
     ]
 }
@@ -18,11 +22,25 @@ fn append_turns() -> Vec<Turn> {
 #[test]
 fn killed_right_after_storing_an_approval_then_resumed_runs_the_tool_exactly_once() {
     let env = Env::new(append_turns());
-    let mut child = env.spawn(&["run", "append a line", "--json", "--model", "openai/gpt-test", "--on-ask", "suspend"], &[]);
+    let mut child = env.spawn(
+        &[
+            "run",
+            "append a line",
+            "--json",
+            "--model",
+            "openai/gpt-test",
+            "--on-ask",
+            "suspend",
+        ],
+        &[],
+    );
     let lines = read_until(&mut child, |l| l.contains("\"tool_approval_request\""));
     child.kill().unwrap(); // SIGKILL on Unix
     child.wait().unwrap();
-    let evs: Vec<serde_json::Value> = lines.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let evs: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let chat = chat_id(&evs);
 
     let listed = env.run(&["approvals", "list", "--json"]);
@@ -30,20 +48,44 @@ fn killed_right_after_storing_an_approval_then_resumed_runs_the_tool_exactly_onc
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
     assert_eq!(listed[0]["toolName"], "run_command");
 
-    let out = env.run(&["resume", "--chat", &chat, "--approve", "call_append=allow_once", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let out = env.run(&[
+        "resume",
+        "--chat",
+        &chat,
+        "--approve",
+        "call_append=allow_once",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(env.read("count.txt"), "ran\n");
 
     // Resuming again is a clear error and runs nothing.
-    let again = env.run(&["resume", "--chat", &chat, "--approve", "call_append=allow_once"]);
+    let again = env.run(&[
+        "resume",
+        "--chat",
+        &chat,
+        "--approve",
+        "call_append=allow_once",
+    ]);
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("not pending"));
     assert_eq!(env.read("count.txt"), "ran\n");
 
     let transcript = env.transcript(&chat);
     assert_eq!(tool_results(&transcript).len(), 1);
-    let users = transcript.iter().filter(|m| matches!(m, suzent_core::ChatMessage::User { .. })).count();
-    let assistants = transcript.iter().filter(|m| matches!(m, suzent_core::ChatMessage::Assistant { .. })).count();
+    let users = transcript
+        .iter()
+        .filter(|m| matches!(m, suzent_core::ChatMessage::User { .. }))
+        .count();
+    let assistants = transcript
+        .iter()
+        .filter(|m| matches!(m, suzent_core::ChatMessage::Assistant { .. }))
+        .count();
     assert_eq!((users, assistants), (1, 2));
 }
 
@@ -51,7 +93,15 @@ fn killed_right_after_storing_an_approval_then_resumed_runs_the_tool_exactly_onc
 fn killed_while_a_tool_step_is_recorded_the_tool_never_runs_twice() {
     let env = Env::new(append_turns());
     let mut child = env.spawn(
-        &["run", "append a line", "--json", "--model", "openai/gpt-test", "--mode", "full_access"],
+        &[
+            "run",
+            "append a line",
+            "--json",
+            "--model",
+            "openai/gpt-test",
+            "--mode",
+            "full_access",
+        ],
         &[("SUZENT_TEST_HOLD_AT", "after_tool_ran")],
     );
     let seen = stderr_until(&mut child, "holding at after_tool_ran");
@@ -65,35 +115,64 @@ fn killed_while_a_tool_step_is_recorded_the_tool_never_runs_twice() {
 
     // A new process continues the turn: the interrupted call is reported, not run again.
     let out = env.run(&["resume", "--chat", &chat, "--json"]);
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(env.read("count.txt"), "ran\n", "the tool ran twice");
     let transcript = env.transcript(&chat);
     let results = tool_results(&transcript);
     assert_eq!(results.len(), 1, "{results:?}");
-    assert!(results[0].1 && results[0].2.contains("interrupted"), "{results:?}");
-    assert!(matches!(transcript.last(), Some(suzent_core::ChatMessage::Assistant { text, .. }) if text == "appended"));
+    assert!(
+        results[0].1 && results[0].2.contains("interrupted"),
+        "{results:?}"
+    );
+    assert!(
+        matches!(transcript.last(), Some(suzent_core::ChatMessage::Assistant { text, .. }) if text == "appended")
+    );
 }
 
 #[test]
 fn an_unknown_tool_is_an_error_result_and_the_run_goes_on() {
-    let env = Env::new(vec![Turn::tool_call("c1", "launch_rockets", "{}"), Turn::text("sorry")]);
+    let env = Env::new(vec![
+        Turn::tool_call("c1", "launch_rockets", "{}"),
+        Turn::text("sorry"),
+    ]);
     let out = env.run(&["run", "go", "--json", "--model", "openai/gpt-test"]);
     assert_eq!(out.status.code(), Some(0));
     let evs = events(&out);
     let end = &named(&evs, "tool_call_end")[0]["value"];
     assert_eq!(end["ok"], false);
-    assert!(end["output"].as_str().unwrap().contains("unknown tool 'launch_rockets'"));
+    assert!(
+        end["output"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool 'launch_rockets'")
+    );
 }
 
 #[test]
 fn an_unknown_action_id_is_refused_and_the_approval_stays_pending() {
     let env = Env::new(append_turns());
-    let out = env.run(&["run", "append", "--json", "--model", "openai/gpt-test", "--on-ask", "suspend"]);
+    let out = env.run(&[
+        "run",
+        "append",
+        "--json",
+        "--model",
+        "openai/gpt-test",
+        "--on-ask",
+        "suspend",
+    ]);
     let chat = chat_id(&events(&out));
     let out = env.run(&["resume", "--chat", &chat, "--approve", "call_append=maybe"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("'maybe'") && err.contains("allow_once"), "{err}");
+    assert!(
+        err.contains("'maybe'") && err.contains("allow_once"),
+        "{err}"
+    );
     assert!(!env.ws.join("count.txt").exists());
     let listed = env.run(&["approvals", "list", "--json"]);
     let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
@@ -103,7 +182,15 @@ fn an_unknown_action_id_is_refused_and_the_approval_stays_pending() {
 #[test]
 fn an_unknown_approval_id_is_a_clear_error() {
     let env = Env::new(append_turns());
-    let out = env.run(&["run", "append", "--json", "--model", "openai/gpt-test", "--on-ask", "suspend"]);
+    let out = env.run(&[
+        "run",
+        "append",
+        "--json",
+        "--model",
+        "openai/gpt-test",
+        "--on-ask",
+        "suspend",
+    ]);
     let chat = chat_id(&events(&out));
     let out = env.run(&["resume", "--chat", &chat, "--approve", "nope=allow_once"]);
     assert_eq!(out.status.code(), Some(1));
@@ -124,10 +211,17 @@ fn a_malformed_config_is_a_clear_error_naming_the_file() {
 #[test]
 fn a_missing_api_key_is_a_clear_error_and_nothing_is_sent() {
     let env = Env::new(vec![Turn::text("hi")]);
-    let out = env.command(&["run", "hello", "--model", "openai/gpt-test"]).env_remove("OPENAI_API_KEY").output().unwrap();
+    let out = env
+        .command(&["run", "hello", "--model", "openai/gpt-test"])
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no API key for openai") && err.contains("OPENAI_API_KEY"), "{err}");
+    assert!(
+        err.contains("no API key for openai") && err.contains("OPENAI_API_KEY"),
+        "{err}"
+    );
     assert_eq!(env.server.requests().len(), 0);
     // Nothing was written: no chat was created.
     let chats = env.run(&["chats", "--json"]);
@@ -139,11 +233,27 @@ fn a_path_outside_the_workspace_is_denied_and_nothing_is_written() {
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("escaped.txt");
     let env = Env::new(vec![
-        Turn::tool_call("c1", "write_file", &json!({"file_path": target.display().to_string(), "content": "x"}).to_string()),
-        Turn::tool_call("c2", "read_file", &json!({"file_path": "../../../../etc/passwd"}).to_string()),
+        Turn::tool_call(
+            "c1",
+            "write_file",
+            &json!({"file_path": target.display().to_string(), "content": "x"}).to_string(),
+        ),
+        Turn::tool_call(
+            "c2",
+            "read_file",
+            &json!({"file_path": "../../../../etc/passwd"}).to_string(),
+        ),
         Turn::text("ok"),
     ]);
-    let out = env.run(&["run", "escape", "--json", "--model", "openai/gpt-test", "--mode", "full_access"]);
+    let out = env.run(&[
+        "run",
+        "escape",
+        "--json",
+        "--model",
+        "openai/gpt-test",
+        "--mode",
+        "full_access",
+    ]);
     assert_eq!(out.status.code(), Some(0));
     let evs = events(&out);
     let decisions = named(&evs, "tool_permission_decision");
@@ -158,16 +268,42 @@ fn a_path_outside_the_workspace_is_denied_and_nothing_is_written() {
 #[test]
 fn truncated_tool_arguments_are_not_run_and_the_conversation_continues() {
     let env = Env::new(vec![
-        Turn::tool_call("c1", "write_file", "{\"file_path\": \"a.txt\", \"content\": \"x"),
-        Turn::tool_call("c2", "write_file", &json!({"file_path": "a.txt", "content": "x"}).to_string()),
+        Turn::tool_call(
+            "c1",
+            "write_file",
+            "{\"file_path\": \"a.txt\", \"content\": \"x",
+        ),
+        Turn::tool_call(
+            "c2",
+            "write_file",
+            &json!({"file_path": "a.txt", "content": "x"}).to_string(),
+        ),
         Turn::text("written"),
     ]);
-    let out = env.run(&["run", "write", "--json", "--model", "openai/gpt-test", "--mode", "auto"]);
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let out = env.run(&[
+        "run",
+        "write",
+        "--json",
+        "--model",
+        "openai/gpt-test",
+        "--mode",
+        "auto",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let evs = events(&out);
     let ends = named(&evs, "tool_call_end");
     assert_eq!(ends[0]["value"]["ok"], false);
-    assert!(ends[0]["value"]["output"].as_str().unwrap().contains("not valid JSON"));
+    assert!(
+        ends[0]["value"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON")
+    );
     assert_eq!(ends[1]["value"]["ok"], true);
     assert_eq!(env.read("a.txt"), "x");
     // The history replayed to the model after the bad call was accepted (three requests served).
@@ -180,14 +316,32 @@ fn the_tools_command_lists_the_catalog() {
     let out = env.run(&["tools", "--json"]);
     assert!(out.status.success());
     let catalog: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let ids: Vec<&str> = catalog.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
-    assert!(ids.contains(&"filesystem") && ids.contains(&"shell"), "{ids:?}");
+    let ids: Vec<&str> = catalog
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"filesystem") && ids.contains(&"shell"),
+        "{ids:?}"
+    );
 }
 
 #[test]
 fn a_rule_with_a_bad_behavior_names_the_field() {
     let env = Env::new(vec![]);
-    let out = env.run(&["rules", "add", "--destination", "global", "--tool", "run_command", "--behavior", "perhaps", "--all"]);
+    let out = env.run(&[
+        "rules",
+        "add",
+        "--destination",
+        "global",
+        "--tool",
+        "run_command",
+        "--behavior",
+        "perhaps",
+        "--all",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--behavior"));
 }

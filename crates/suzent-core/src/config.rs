@@ -125,7 +125,9 @@ impl Config {
             if !model.contains('/') || model.starts_with('/') || model.ends_with('/') {
                 return Err(ConfigError::Value {
                     field: "default_model".into(),
-                    message: format!("'{model}' is not of the form provider/model (e.g. openai/gpt-4.1)"),
+                    message: format!(
+                        "'{model}' is not of the form provider/model (e.g. openai/gpt-4.1)"
+                    ),
                 });
             }
         }
@@ -173,9 +175,13 @@ mod tests {
 
     #[test]
     fn unknown_field_is_an_error_naming_the_file() {
-        let err = Config::from_toml("defualt_mode = \"auto\"\n", Path::new("/x/config.toml")).unwrap_err();
+        let err = Config::from_toml("defualt_mode = \"auto\"\n", Path::new("/x/config.toml"))
+            .unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("/x/config.toml") && msg.contains("defualt_mode"), "{msg}");
+        assert!(
+            msg.contains("/x/config.toml") && msg.contains("defualt_mode"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -185,7 +191,8 @@ mod tests {
 
     #[test]
     fn model_without_provider_is_an_error() {
-        let err = Config::from_toml("default_model = \"gpt-4\"\n", Path::new("c.toml")).unwrap_err();
+        let err =
+            Config::from_toml("default_model = \"gpt-4\"\n", Path::new("c.toml")).unwrap_err();
         assert!(err.to_string().contains("default_model"));
     }
 }

@@ -14,8 +14,8 @@ pub use config::{Config, ConfigError, DEFAULT_TOOLS, ProviderConfig, ProvidersCo
 pub use event::{AgentEvent, RunOutcome};
 pub use message::{ChatMessage, ToolCall, parse_tool_arguments};
 pub use permission::{
-    ApprovalAction, ApprovalActionId, ApprovalResponse, Behavior, DecisionSource, PermissionDecision,
-    PermissionMode, Risk, Rule, RuleDestination, RuleDraft, RuleMatcher,
+    ApprovalAction, ApprovalActionId, ApprovalResponse, Behavior, DecisionSource,
+    PermissionDecision, PermissionMode, Risk, Rule, RuleDestination, RuleDraft, RuleMatcher,
 };
 
 /// A fresh random identifier (UUID v7, time-ordered), as a string.

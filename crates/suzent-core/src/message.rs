@@ -104,12 +104,20 @@ mod tests {
 
     #[test]
     fn non_object_arguments_are_an_error() {
-        assert!(parse_tool_arguments("[1]").unwrap_err().contains("an array"));
+        assert!(
+            parse_tool_arguments("[1]")
+                .unwrap_err()
+                .contains("an array")
+        );
     }
 
     #[test]
     fn malformed_history_arguments_replay_as_empty_object() {
-        let call = ToolCall { id: "c".into(), name: "read_file".into(), arguments: "{\"a\":".into() };
+        let call = ToolCall {
+            id: "c".into(),
+            name: "read_file".into(),
+            arguments: "{\"a\":".into(),
+        };
         assert_eq!(call.arguments_for_history(), serde_json::json!({}));
     }
 }

@@ -10,7 +10,9 @@ use std::str::FromStr;
 
 /// What the engine says about a tool call. Ordered: `Allow < Ask < Deny`, so the result of many
 /// rules is their maximum ("deny beats ask beats allow").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Behavior {
     /// Run the tool.
@@ -45,7 +47,9 @@ impl FromStr for Behavior {
             "allow" => Ok(Behavior::Allow),
             "ask" => Ok(Behavior::Ask),
             "deny" => Ok(Behavior::Deny),
-            other => Err(format!("unknown behavior '{other}' (expected allow, ask or deny)")),
+            other => Err(format!(
+                "unknown behavior '{other}' (expected allow, ask or deny)"
+            )),
         }
     }
 }
@@ -87,13 +91,17 @@ impl FromStr for PermissionMode {
             "default" => Ok(PermissionMode::Default),
             "auto" => Ok(PermissionMode::Auto),
             "full_access" | "full-access" => Ok(PermissionMode::FullAccess),
-            other => Err(format!("unknown permission mode '{other}' (expected default, auto or full_access)")),
+            other => Err(format!(
+                "unknown permission mode '{other}' (expected default, auto or full_access)"
+            )),
         }
     }
 }
 
 /// How risky an action is, as shown to the user.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
     /// Reads, listings.
@@ -159,7 +167,13 @@ pub struct PermissionDecision {
 
 impl PermissionDecision {
     /// A decision with no actions and no metadata.
-    pub fn new(behavior: Behavior, source: DecisionSource, reason_code: &str, reason: impl Into<String>, risk: Risk) -> Self {
+    pub fn new(
+        behavior: Behavior,
+        source: DecisionSource,
+        reason_code: &str,
+        reason: impl Into<String>,
+        risk: Risk,
+    ) -> Self {
         PermissionDecision {
             behavior,
             source,
@@ -204,7 +218,9 @@ impl ApprovalActionId {
     /// `allow_once`, `no`/`false`/`deny` mean `reject`; they never create rules.
     pub fn parse(s: &str) -> Result<Self, String> {
         match s.trim().to_ascii_lowercase().as_str() {
-            "allow_once" | "yes" | "y" | "true" | "approve" | "approved" => Ok(ApprovalActionId::AllowOnce),
+            "allow_once" | "yes" | "y" | "true" | "approve" | "approved" => {
+                Ok(ApprovalActionId::AllowOnce)
+            }
             "allow_session" => Ok(ApprovalActionId::AllowSession),
             "allow_global" => Ok(ApprovalActionId::AllowGlobal),
             "reject" | "no" | "n" | "false" | "deny" | "denied" => Ok(ApprovalActionId::Reject),
@@ -280,7 +296,9 @@ impl FromStr for RuleDestination {
         match s {
             "session" => Ok(RuleDestination::Session),
             "global" => Ok(RuleDestination::Global),
-            other => Err(format!("unknown destination '{other}' (expected session or global)")),
+            other => Err(format!(
+                "unknown destination '{other}' (expected session or global)"
+            )),
         }
     }
 }

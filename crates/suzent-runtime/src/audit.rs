@@ -28,7 +28,11 @@ impl AuditLog {
                         if let Some(dir) = path.parent() {
                             let _ = std::fs::create_dir_all(dir);
                         }
-                        file = std::fs::OpenOptions::new().create(true).append(true).open(&path).ok();
+                        file = std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(&path)
+                            .ok();
                     }
                     if let Some(f) = file.as_mut() {
                         let mut line = entry.to_string();

@@ -29,4 +29,6 @@ pub use paths::Paths;
 pub use runtime::{
     CreateChat, DoctorCheck, DoctorReport, OnAsk, RunOptions, RunSummary, Runtime, RuntimeOptions,
 };
-pub use suzent_store::{ApprovalRecord, ApprovalStatus, ChatRecord, PendingApproval, StoredMessage};
+pub use suzent_store::{
+    ApprovalRecord, ApprovalStatus, ChatRecord, PendingApproval, StoredMessage,
+};

@@ -21,7 +21,8 @@ use suzent_permissions::{
     validate_rule,
 };
 use suzent_store::{
-    ApprovalStatus, ChatPatch, ChatRecord, NewChat, PendingApproval, Store, StoredMessage, ToolStepStatus,
+    ApprovalStatus, ChatPatch, ChatRecord, NewChat, PendingApproval, Store, StoredMessage,
+    ToolStepStatus,
 };
 use suzent_tools::{ReadTracker, ToolContext, ToolError, ToolRegistry, default_registry};
 use tokio::sync::broadcast;
@@ -95,8 +96,15 @@ pub struct RuntimeOptions {
 impl RuntimeOptions {
     /// Directories from `SUZENT_HOME` or the platform, keys from the environment and keychain.
     pub fn from_env() -> Result<RuntimeOptions, RuntimeError> {
-        let paths = Paths::from_env().map_err(|message| RuntimeError::Io { path: "home".into(), message })?;
-        Ok(RuntimeOptions { paths, keys: Arc::new(EnvAndKeychain), config: None })
+        let paths = Paths::from_env().map_err(|message| RuntimeError::Io {
+            path: "home".into(),
+            message,
+        })?;
+        Ok(RuntimeOptions {
+            paths,
+            keys: Arc::new(EnvAndKeychain),
+            config: None,
+        })
     }
 }
 
@@ -144,7 +152,9 @@ pub struct Runtime {
 
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime").field("paths", &self.inner.paths).finish()
+        f.debug_struct("Runtime")
+            .field("paths", &self.inner.paths)
+            .finish()
     }
 }
 
@@ -154,7 +164,10 @@ pub fn load_config(paths: &Paths) -> Result<Config, RuntimeError> {
     match std::fs::read_to_string(&file) {
         Ok(text) => Ok(Config::from_toml(&text, &file)?),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-        Err(e) => Err(RuntimeError::Io { path: file.display().to_string(), message: e.to_string() }),
+        Err(e) => Err(RuntimeError::Io {
+            path: file.display().to_string(),
+            message: e.to_string(),
+        }),
     }
 }
 
@@ -170,10 +183,12 @@ impl Runtime {
         };
         let registry = default_registry();
         // Unknown tool names in the configuration are an error now, not at the first turn.
-        registry.expand_selection(&config.tools).map_err(|e| RuntimeError::InvalidInput {
-            field: "tools".into(),
-            message: e.to_string(),
-        })?;
+        registry
+            .expand_selection(&config.tools)
+            .map_err(|e| RuntimeError::InvalidInput {
+                field: "tools".into(),
+                message: e.to_string(),
+            })?;
         let store = Store::open(&options.paths.database()).await?;
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         let audit = AuditLog::start(options.paths.audit_log());
@@ -209,11 +224,19 @@ impl Runtime {
 
     /// Checks that `model` (or the configured default) names a provider whose key is available.
     pub fn check_model(&self, model: Option<&str>) -> Result<(), RuntimeError> {
-        let model = model.or(self.inner.config.default_model.as_deref()).ok_or_else(|| RuntimeError::InvalidInput {
-            field: "model".into(),
-            message: "no model set: pass --model provider/model or set default_model in config.toml".into(),
-        })?;
-        build_provider(model, &self.inner.config.providers, self.inner.keys.as_ref())?;
+        let model = model
+            .or(self.inner.config.default_model.as_deref())
+            .ok_or_else(|| RuntimeError::InvalidInput {
+                field: "model".into(),
+                message:
+                    "no model set: pass --model provider/model or set default_model in config.toml"
+                        .into(),
+            })?;
+        build_provider(
+            model,
+            &self.inner.config.providers,
+            self.inner.keys.as_ref(),
+        )?;
         Ok(())
     }
 
@@ -235,12 +258,16 @@ impl Runtime {
         let cfg = &self.inner.config;
         let workspace = match args.workspace.or_else(|| cfg.workspace.clone()) {
             Some(w) => w,
-            None => std::env::current_dir().map_err(|e| RuntimeError::Io { path: ".".into(), message: e.to_string() })?,
+            None => std::env::current_dir().map_err(|e| RuntimeError::Io {
+                path: ".".into(),
+                message: e.to_string(),
+            })?,
         };
-        let workspace = std::fs::canonicalize(&workspace).map_err(|e| RuntimeError::InvalidInput {
-            field: "workspace".into(),
-            message: format!("'{}': {e}", workspace.display()),
-        })?;
+        let workspace =
+            std::fs::canonicalize(&workspace).map_err(|e| RuntimeError::InvalidInput {
+                field: "workspace".into(),
+                message: format!("'{}': {e}", workspace.display()),
+            })?;
         if !workspace.is_dir() {
             return Err(RuntimeError::InvalidInput {
                 field: "workspace".into(),
@@ -251,9 +278,11 @@ impl Runtime {
             parse_model(model)?;
         }
         if let Some(tools) = &args.tools {
-            self.inner.registry.expand_selection(tools).map_err(|e| RuntimeError::InvalidInput {
-                field: "tools".into(),
-                message: e.to_string(),
+            self.inner.registry.expand_selection(tools).map_err(|e| {
+                RuntimeError::InvalidInput {
+                    field: "tools".into(),
+                    message: e.to_string(),
+                }
             })?;
         }
         let new = NewChat {
@@ -282,12 +311,22 @@ impl Runtime {
     }
 
     /// Renames a chat.
-    pub async fn rename_chat(&self, chat_id: &str, title: &str) -> Result<ChatRecord, RuntimeError> {
+    pub async fn rename_chat(
+        &self,
+        chat_id: &str,
+        title: &str,
+    ) -> Result<ChatRecord, RuntimeError> {
         if title.trim().is_empty() {
-            return Err(RuntimeError::InvalidInput { field: "title".into(), message: "empty".into() });
+            return Err(RuntimeError::InvalidInput {
+                field: "title".into(),
+                message: "empty".into(),
+            });
         }
         self.chat(chat_id).await?;
-        let patch = ChatPatch { title: Some(title.trim().to_string()), ..Default::default() };
+        let patch = ChatPatch {
+            title: Some(title.trim().to_string()),
+            ..Default::default()
+        };
         Ok(self.inner.store.update_chat(chat_id, &patch).await?)
     }
 
@@ -302,9 +341,16 @@ impl Runtime {
     }
 
     /// Sets a chat's permission mode.
-    pub async fn set_mode(&self, chat_id: &str, mode: PermissionMode) -> Result<ChatRecord, RuntimeError> {
+    pub async fn set_mode(
+        &self,
+        chat_id: &str,
+        mode: PermissionMode,
+    ) -> Result<ChatRecord, RuntimeError> {
         self.chat(chat_id).await?;
-        let patch = ChatPatch { mode: Some(mode), ..Default::default() };
+        let patch = ChatPatch {
+            mode: Some(mode),
+            ..Default::default()
+        };
         Ok(self.inner.store.update_chat(chat_id, &patch).await?)
     }
 
@@ -312,20 +358,33 @@ impl Runtime {
     pub async fn set_model(&self, chat_id: &str, model: &str) -> Result<ChatRecord, RuntimeError> {
         parse_model(model)?;
         self.chat(chat_id).await?;
-        let patch = ChatPatch { model: Some(Some(model.to_string())), ..Default::default() };
+        let patch = ChatPatch {
+            model: Some(Some(model.to_string())),
+            ..Default::default()
+        };
         Ok(self.inner.store.update_chat(chat_id, &patch).await?)
     }
 
     /// Sets a chat's tool selection (None: the configuration's).
-    pub async fn set_tools(&self, chat_id: &str, tools: Option<Vec<String>>) -> Result<ChatRecord, RuntimeError> {
+    pub async fn set_tools(
+        &self,
+        chat_id: &str,
+        tools: Option<Vec<String>>,
+    ) -> Result<ChatRecord, RuntimeError> {
         if let Some(t) = &tools {
-            self.inner.registry.expand_selection(t).map_err(|e| RuntimeError::InvalidInput {
-                field: "tools".into(),
-                message: e.to_string(),
-            })?;
+            self.inner
+                .registry
+                .expand_selection(t)
+                .map_err(|e| RuntimeError::InvalidInput {
+                    field: "tools".into(),
+                    message: e.to_string(),
+                })?;
         }
         self.chat(chat_id).await?;
-        let patch = ChatPatch { tools: Some(tools), ..Default::default() };
+        let patch = ChatPatch {
+            tools: Some(tools),
+            ..Default::default()
+        };
         Ok(self.inner.store.update_chat(chat_id, &patch).await?)
     }
 
@@ -343,8 +402,15 @@ impl Runtime {
     }
 
     /// Adds a rule. Session rules need a chat.
-    pub async fn add_rule(&self, draft: RuleDraft, chat_id: Option<&str>) -> Result<Rule, RuntimeError> {
-        validate_rule(&draft).map_err(|message| RuntimeError::InvalidInput { field: "rule".into(), message })?;
+    pub async fn add_rule(
+        &self,
+        draft: RuleDraft,
+        chat_id: Option<&str>,
+    ) -> Result<Rule, RuntimeError> {
+        validate_rule(&draft).map_err(|message| RuntimeError::InvalidInput {
+            field: "rule".into(),
+            message,
+        })?;
         if draft.tool != "*" && self.inner.registry.get(&draft.tool).is_none() {
             return Err(RuntimeError::InvalidInput {
                 field: "rule.tool".into(),
@@ -385,14 +451,20 @@ impl Runtime {
         if self.inner.store.delete_rule(rule_id).await? {
             Ok(())
         } else {
-            Err(RuntimeError::InvalidInput { field: "rule_id".into(), message: format!("no rule '{rule_id}'") })
+            Err(RuntimeError::InvalidInput {
+                field: "rule_id".into(),
+                message: format!("no rule '{rule_id}'"),
+            })
         }
     }
 
     // ---- approvals ----
 
     /// Pending approvals, of one chat or of all.
-    pub async fn pending_approvals(&self, chat_id: Option<&str>) -> Result<Vec<PendingApproval>, RuntimeError> {
+    pub async fn pending_approvals(
+        &self,
+        chat_id: Option<&str>,
+    ) -> Result<Vec<PendingApproval>, RuntimeError> {
         Ok(self.inner.store.pending_approvals(chat_id).await?)
     }
 
@@ -410,9 +482,17 @@ impl Runtime {
     /// Sends a user message and runs the turn until the model stops, the turn waits for
     /// approvals, or it fails. Provider errors end the run with outcome `Failed` (and a
     /// `run_error` event); the chat stays usable.
-    pub async fn send_message(&self, chat_id: &str, text: &str, options: RunOptions) -> Result<RunSummary, RuntimeError> {
+    pub async fn send_message(
+        &self,
+        chat_id: &str,
+        text: &str,
+        options: RunOptions,
+    ) -> Result<RunSummary, RuntimeError> {
         if text.trim().is_empty() {
-            return Err(RuntimeError::InvalidInput { field: "text".into(), message: "empty message".into() });
+            return Err(RuntimeError::InvalidInput {
+                field: "text".into(),
+                message: "empty message".into(),
+            });
         }
         let chat = self.chat(chat_id).await?;
         // A missing key or a bad model is an error before anything is stored.
@@ -422,7 +502,13 @@ impl Runtime {
         let run_id = new_id();
         self.inner
             .store
-            .append_message(chat_id, Some(&run_id), &ChatMessage::User { text: text.to_string() })
+            .append_message(
+                chat_id,
+                Some(&run_id),
+                &ChatMessage::User {
+                    text: text.to_string(),
+                },
+            )
             .await?;
         self.run(&session, &chat, run_id, options).await
     }
@@ -455,19 +541,33 @@ impl Runtime {
                 if tc != &record.approval.tool_call_id {
                     return Err(RuntimeError::InvalidInput {
                         field: "tool_call_id".into(),
-                        message: format!("'{tc}' does not belong to approval '{}'", answer.request_id),
+                        message: format!(
+                            "'{tc}' does not belong to approval '{}'",
+                            answer.request_id
+                        ),
                     });
                 }
             }
             let offered = &record.approval.decision.actions;
-            let offered_ids = || offered.iter().map(|a| a.id.as_str()).collect::<Vec<_>>().join(", ");
-            let action_id = ApprovalActionId::parse(&answer.action_id).map_err(|_| RuntimeError::UnknownAction {
-                approval: answer.request_id.clone(),
-                action: answer.action_id.clone(),
-                offered: offered_ids(),
+            let offered_ids = || {
+                offered
+                    .iter()
+                    .map(|a| a.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let action_id = ApprovalActionId::parse(&answer.action_id).map_err(|_| {
+                RuntimeError::UnknownAction {
+                    approval: answer.request_id.clone(),
+                    action: answer.action_id.clone(),
+                    offered: offered_ids(),
+                }
             })?;
             let action = offered.iter().find(|a| a.id == action_id).cloned();
-            let always_allowed = matches!(action_id, ApprovalActionId::AllowOnce | ApprovalActionId::Reject);
+            let always_allowed = matches!(
+                action_id,
+                ApprovalActionId::AllowOnce | ApprovalActionId::Reject
+            );
             if action.is_none() && !always_allowed {
                 return Err(RuntimeError::UnknownAction {
                     approval: answer.request_id.clone(),
@@ -475,7 +575,12 @@ impl Runtime {
                     offered: offered_ids(),
                 });
             }
-            if checked.iter().any(|(r, _, _): &(suzent_store::ApprovalRecord, _, _)| r.approval.id == record.approval.id) {
+            if checked
+                .iter()
+                .any(|(r, _, _): &(suzent_store::ApprovalRecord, _, _)| {
+                    r.approval.id == record.approval.id
+                })
+            {
                 return Err(RuntimeError::InvalidInput {
                     field: "resume_approvals".into(),
                     message: format!("approval '{}' answered twice", answer.request_id),
@@ -485,7 +590,12 @@ impl Runtime {
         }
         for ((record, action_id, action), answer) in checked.into_iter().zip(&answers) {
             let feedback = answer.feedback.as_deref().filter(|f| !f.trim().is_empty());
-            if !self.inner.store.resolve_approval(&record.approval.id, action_id, feedback).await? {
+            if !self
+                .inner
+                .store
+                .resolve_approval(&record.approval.id, action_id, feedback)
+                .await?
+            {
                 return Err(RuntimeError::StaleApproval(record.approval.id.clone()));
             }
             let mut added = None;
@@ -535,7 +645,11 @@ impl Runtime {
             name: "database".into(),
             ok: db.is_ok(),
             detail: match db {
-                Ok(chats) => format!("{} ({} chats)", self.inner.paths.database().display(), chats.len()),
+                Ok(chats) => format!(
+                    "{} ({} chats)",
+                    self.inner.paths.database().display(),
+                    chats.len()
+                ),
                 Err(e) => e.to_string(),
             },
         });
@@ -557,7 +671,11 @@ impl Runtime {
             checks.push(DoctorCheck {
                 name: format!("key:{provider}"),
                 ok: true,
-                detail: if present { "present".into() } else { "not set".into() },
+                detail: if present {
+                    "present".into()
+                } else {
+                    "not set".into()
+                },
             });
         }
         if let Some(model) = &self.inner.config.default_model {
@@ -569,16 +687,37 @@ impl Runtime {
     async fn reachability(&self, model: &str) -> DoctorCheck {
         let url = match parse_model(model) {
             Ok((kind, _)) => crate::provider::resolve::base_url(kind, &self.inner.config.providers),
-            Err(e) => return DoctorCheck { name: "reachable".into(), ok: false, detail: e.to_string() },
+            Err(e) => {
+                return DoctorCheck {
+                    name: "reachable".into(),
+                    ok: false,
+                    detail: e.to_string(),
+                };
+            }
         };
-        let client = reqwest::Client::builder().timeout(std::time::Duration::from_secs(5)).build();
+        let client = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(5))
+            .build();
         let result = match client {
-            Ok(c) => c.get(&url).send().await.map(|r| r.status().as_u16()).map_err(|e| e.to_string()),
+            Ok(c) => c
+                .get(&url)
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+                .map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
         };
         match result {
-            Ok(status) => DoctorCheck { name: "reachable".into(), ok: true, detail: format!("{url} answered HTTP {status}") },
-            Err(e) => DoctorCheck { name: "reachable".into(), ok: false, detail: format!("{url}: {e}") },
+            Ok(status) => DoctorCheck {
+                name: "reachable".into(),
+                ok: true,
+                detail: format!("{url} answered HTTP {status}"),
+            },
+            Err(e) => DoctorCheck {
+                name: "reachable".into(),
+                ok: false,
+                detail: format!("{url}: {e}"),
+            },
         }
     }
 
@@ -589,7 +728,11 @@ impl Runtime {
     }
 
     fn existing_session(&self, chat_id: &str) -> Option<Arc<Session>> {
-        self.inner.sessions.lock().ok().and_then(|s| s.get(chat_id).cloned())
+        self.inner
+            .sessions
+            .lock()
+            .ok()
+            .and_then(|s| s.get(chat_id).cloned())
     }
 
     fn session(&self, chat_id: &str) -> Arc<Session> {
@@ -606,17 +749,28 @@ impl Runtime {
         }
     }
 
-    fn tool_context(&self, chat: &ChatRecord, session: &Session, cancel: CancellationToken) -> Result<ToolContext, RuntimeError> {
+    fn tool_context(
+        &self,
+        chat: &ChatRecord,
+        session: &Session,
+        cancel: CancellationToken,
+    ) -> Result<ToolContext, RuntimeError> {
         let workspace = PathBuf::from(&chat.workspace);
         let persistence = self.inner.paths.persistence_dir(&chat.id);
         let shared = self.inner.paths.shared_dir();
         for dir in [&persistence, &shared] {
-            std::fs::create_dir_all(dir).map_err(|e| RuntimeError::Io { path: dir.display().to_string(), message: e.to_string() })?;
+            std::fs::create_dir_all(dir).map_err(|e| RuntimeError::Io {
+                path: dir.display().to_string(),
+                message: e.to_string(),
+            })?;
         }
-        let policy = PathPolicy::new(&workspace, &[persistence.clone(), shared.clone()]).map_err(|e| RuntimeError::Io {
-            path: workspace.display().to_string(),
-            message: format!("workspace unavailable: {e}"),
-        })?;
+        let policy =
+            PathPolicy::new(&workspace, &[persistence.clone(), shared.clone()]).map_err(|e| {
+                RuntimeError::Io {
+                    path: workspace.display().to_string(),
+                    message: format!("workspace unavailable: {e}"),
+                }
+            })?;
         Ok(ToolContext {
             chat_id: chat.id.clone(),
             user_id: whoami(),
@@ -630,22 +784,44 @@ impl Runtime {
     }
 
     fn selected_tools(&self, chat: &ChatRecord) -> Vec<String> {
-        let selection = chat.tools.clone().unwrap_or_else(|| self.inner.config.tools.clone());
-        self.inner.registry.expand_selection(&selection).unwrap_or_default()
+        let selection = chat
+            .tools
+            .clone()
+            .unwrap_or_else(|| self.inner.config.tools.clone());
+        self.inner
+            .registry
+            .expand_selection(&selection)
+            .unwrap_or_default()
     }
 
-    async fn run(&self, session: &Session, chat: &ChatRecord, run_id: String, options: RunOptions) -> Result<RunSummary, RuntimeError> {
+    async fn run(
+        &self,
+        session: &Session,
+        chat: &ChatRecord,
+        run_id: String,
+        options: RunOptions,
+    ) -> Result<RunSummary, RuntimeError> {
         let cancel = CancellationToken::new();
         if let Ok(mut token) = session.cancel.lock() {
             *token = cancel.clone();
         }
         let model = chat.model.clone().unwrap_or_default();
-        self.emit(AgentEvent::RunStarted { chat_id: chat.id.clone(), run_id: run_id.clone(), model: model.clone() });
-        let result = self.run_loop(session, chat, &run_id, &options, &cancel).await;
+        self.emit(AgentEvent::RunStarted {
+            chat_id: chat.id.clone(),
+            run_id: run_id.clone(),
+            model: model.clone(),
+        });
+        let result = self
+            .run_loop(session, chat, &run_id, &options, &cancel)
+            .await;
         let summary = match result {
             Ok(summary) => summary,
             Err(LoopError::Runtime(e)) => {
-                self.emit(AgentEvent::RunError { chat_id: chat.id.clone(), run_id: run_id.clone(), message: e.to_string() });
+                self.emit(AgentEvent::RunError {
+                    chat_id: chat.id.clone(),
+                    run_id: run_id.clone(),
+                    message: e.to_string(),
+                });
                 self.emit(AgentEvent::RunFinished {
                     chat_id: chat.id.clone(),
                     run_id: run_id.clone(),
@@ -654,13 +830,27 @@ impl Runtime {
                 });
                 return Err(e);
             }
-            Err(LoopError::Provider(ProviderError::Cancelled)) => {
-                RunSummary { run_id: run_id.clone(), outcome: RunOutcome::Cancelled, pending: Vec::new(), text: String::new(), error: None }
-            }
+            Err(LoopError::Provider(ProviderError::Cancelled)) => RunSummary {
+                run_id: run_id.clone(),
+                outcome: RunOutcome::Cancelled,
+                pending: Vec::new(),
+                text: String::new(),
+                error: None,
+            },
             Err(LoopError::Provider(e)) => {
                 let message = e.to_string();
-                self.emit(AgentEvent::RunError { chat_id: chat.id.clone(), run_id: run_id.clone(), message: message.clone() });
-                RunSummary { run_id: run_id.clone(), outcome: RunOutcome::Failed, pending: Vec::new(), text: String::new(), error: Some(message) }
+                self.emit(AgentEvent::RunError {
+                    chat_id: chat.id.clone(),
+                    run_id: run_id.clone(),
+                    message: message.clone(),
+                });
+                RunSummary {
+                    run_id: run_id.clone(),
+                    outcome: RunOutcome::Failed,
+                    pending: Vec::new(),
+                    text: String::new(),
+                    error: Some(message),
+                }
             }
         };
         self.emit(AgentEvent::RunFinished {
@@ -699,31 +889,56 @@ impl Runtime {
                         if answered.contains(&call.id) {
                             continue;
                         }
-                        if let Some(p) = self.settle_call(chat, run_id, &call, &selected, &ctx, options).await? {
+                        if let Some(p) = self
+                            .settle_call(chat, run_id, &call, &selected, &ctx, options)
+                            .await?
+                        {
                             waiting.push(p);
                         }
                     }
                     if !waiting.is_empty() {
-                        let pending = store.pending_approvals(Some(&chat.id)).await.map_err(RuntimeError::from)?;
+                        let pending = store
+                            .pending_approvals(Some(&chat.id))
+                            .await
+                            .map_err(RuntimeError::from)?;
                         return Ok(self.summary(run_id, RunOutcome::Suspended, pending, last_text));
                     }
                     if cancel.is_cancelled() {
-                        return Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), last_text));
+                        return Ok(self.summary(
+                            run_id,
+                            RunOutcome::Cancelled,
+                            Vec::new(),
+                            last_text,
+                        ));
                     }
                     continue;
                 }
             }
             match messages.last().map(|m| &m.message) {
                 Some(ChatMessage::Assistant { text, .. }) => {
-                    return Ok(self.summary(run_id, RunOutcome::Completed, Vec::new(), text.clone()));
+                    return Ok(self.summary(
+                        run_id,
+                        RunOutcome::Completed,
+                        Vec::new(),
+                        text.clone(),
+                    ));
                 }
-                None => return Ok(self.summary(run_id, RunOutcome::Completed, Vec::new(), last_text)),
+                None => {
+                    return Ok(self.summary(run_id, RunOutcome::Completed, Vec::new(), last_text));
+                }
                 _ => {}
             }
             if steps >= self.inner.config.max_steps {
                 let note = format!("Stopped after {steps} model steps (max_steps in config.toml).");
                 store
-                    .append_message(&chat.id, Some(run_id), &ChatMessage::Assistant { text: note.clone(), tool_calls: Vec::new() })
+                    .append_message(
+                        &chat.id,
+                        Some(run_id),
+                        &ChatMessage::Assistant {
+                            text: note.clone(),
+                            tool_calls: Vec::new(),
+                        },
+                    )
                     .await
                     .map_err(RuntimeError::from)?;
                 return Ok(self.summary(run_id, RunOutcome::Completed, Vec::new(), note));
@@ -734,7 +949,11 @@ impl Runtime {
                     field: "model".into(),
                     message: "no model set: pass --model provider/model or set default_model in config.toml".into(),
                 })?;
-                provider = Some(build_provider(&model, &self.inner.config.providers, self.inner.keys.as_ref())?);
+                provider = Some(build_provider(
+                    &model,
+                    &self.inner.config.providers,
+                    self.inner.keys.as_ref(),
+                )?);
             }
             let Some((client, model_id)) = provider.as_ref() else {
                 continue;
@@ -749,15 +968,25 @@ impl Runtime {
             let run = run_id.to_string();
             let events = self.inner.events.clone();
             let on_text = move |delta: &str| {
-                let _ = events.send(AgentEvent::TextDelta { chat_id: chat_id.clone(), run_id: run.clone(), delta: delta.to_string() });
+                let _ = events.send(AgentEvent::TextDelta {
+                    chat_id: chat_id.clone(),
+                    run_id: run.clone(),
+                    delta: delta.to_string(),
+                });
             };
             let response = tokio::select! {
                 r = client.stream(&request, &on_text) => r.map_err(LoopError::Provider)?,
                 _ = cancel.cancelled() => return Err(LoopError::Provider(ProviderError::Cancelled)),
             };
             last_text = response.text.clone();
-            let assistant = ChatMessage::Assistant { text: response.text.clone(), tool_calls: response.tool_calls.clone() };
-            store.append_message(&chat.id, Some(run_id), &assistant).await.map_err(RuntimeError::from)?;
+            let assistant = ChatMessage::Assistant {
+                text: response.text.clone(),
+                tool_calls: response.tool_calls.clone(),
+            };
+            store
+                .append_message(&chat.id, Some(run_id), &assistant)
+                .await
+                .map_err(RuntimeError::from)?;
             for call in &response.tool_calls {
                 self.emit(AgentEvent::ToolCallStart {
                     chat_id: chat.id.clone(),
@@ -770,8 +999,20 @@ impl Runtime {
         }
     }
 
-    fn summary(&self, run_id: &str, outcome: RunOutcome, pending: Vec<PendingApproval>, text: String) -> RunSummary {
-        RunSummary { run_id: run_id.to_string(), outcome, pending, text, error: None }
+    fn summary(
+        &self,
+        run_id: &str,
+        outcome: RunOutcome,
+        pending: Vec<PendingApproval>,
+        text: String,
+    ) -> RunSummary {
+        RunSummary {
+            run_id: run_id.to_string(),
+            outcome,
+            pending,
+            text,
+            error: None,
+        }
     }
 
     fn tool_definitions(&self, selected: &[String]) -> Vec<ToolDefinition> {
@@ -804,8 +1045,10 @@ impl Runtime {
         if let Some(record) = store.get_approval(&call.id).await? {
             match (record.status, record.action) {
                 (ApprovalStatus::Pending, _) => return Ok(Some(record.approval.id)),
-                (ApprovalStatus::Resolved, Some(ApprovalActionId::Reject)) | (ApprovalStatus::Resolved, None) => {
-                    let mut text = format!("The user rejected this {} call; it did not run.", call.name);
+                (ApprovalStatus::Resolved, Some(ApprovalActionId::Reject))
+                | (ApprovalStatus::Resolved, None) => {
+                    let mut text =
+                        format!("The user rejected this {} call; it did not run.", call.name);
                     if let Some(f) = record.feedback {
                         text.push_str(&format!(" User feedback: {f}"));
                     }
@@ -814,7 +1057,8 @@ impl Runtime {
                 }
                 (ApprovalStatus::Resolved, Some(_)) => {
                     let args = parse_tool_arguments(&call.arguments).unwrap_or_default();
-                    self.execute(chat, run_id, call, args, ctx, record.feedback).await?;
+                    self.execute(chat, run_id, call, args, ctx, record.feedback)
+                        .await?;
                     return Ok(None);
                 }
             }
@@ -837,18 +1081,33 @@ impl Runtime {
         };
         let Some(tool) = self.inner.registry.get(&call.name) else {
             let known = selected.join(", ");
-            self.finish(chat, run_id, call, Err(format!("unknown tool '{}'. Available tools: {known}", call.name)), 0).await?;
+            self.finish(
+                chat,
+                run_id,
+                call,
+                Err(format!(
+                    "unknown tool '{}'. Available tools: {known}",
+                    call.name
+                )),
+                0,
+            )
+            .await?;
             return Ok(None);
         };
         if !selected.iter().any(|s| s == tool.spec().runtime_name) {
-            let msg = format!("tool '{}' is not enabled in this chat. Enabled tools: {}", call.name, selected.join(", "));
+            let msg = format!(
+                "tool '{}' is not enabled in this chat. Enabled tools: {}",
+                call.name,
+                selected.join(", ")
+            );
             self.finish(chat, run_id, call, Err(msg), 0).await?;
             return Ok(None);
         }
         let access = match tool.access(&args, ctx) {
             Ok(a) => a,
             Err(e) => {
-                self.finish(chat, run_id, call, Err(e.to_string()), 0).await?;
+                self.finish(chat, run_id, call, Err(e.to_string()), 0)
+                    .await?;
                 return Ok(None);
             }
         };
@@ -859,7 +1118,12 @@ impl Runtime {
             access,
             requires_approval: tool.spec().requires_approval,
         };
-        let pctx = PermissionContext { mode: chat.mode, paths: &ctx.paths, rules: &rules, chat_id: &chat.id };
+        let pctx = PermissionContext {
+            mode: chat.mode,
+            paths: &ctx.paths,
+            rules: &rules,
+            chat_id: &chat.id,
+        };
         let evaluation = self.inner.engine.evaluate(&request, &pctx);
         let mut decision = evaluation.decision;
         if decision.behavior == Behavior::Ask && options.on_ask == OnAsk::Deny {
@@ -867,7 +1131,10 @@ impl Runtime {
                 Behavior::Deny,
                 DecisionSource::Headless,
                 "headless_ask_denied",
-                format!("{} This run cannot ask for approval (headless), so the call was refused.", decision.reason),
+                format!(
+                    "{} This run cannot ask for approval (headless), so the call was refused.",
+                    decision.reason
+                ),
                 decision.risk,
             );
             headless.matched_rules = decision.matched_rules.clone();
@@ -886,7 +1153,10 @@ impl Runtime {
                 Ok(None)
             }
             Behavior::Deny => {
-                let msg = format!("Permission denied ({}): {}", decision.reason_code, decision.reason);
+                let msg = format!(
+                    "Permission denied ({}): {}",
+                    decision.reason_code, decision.reason
+                );
                 self.finish(chat, run_id, call, Err(msg), 0).await?;
                 Ok(None)
             }
@@ -927,13 +1197,27 @@ impl Runtime {
         feedback: Option<String>,
     ) -> Result<(), RuntimeError> {
         let store = &self.inner.store;
-        if !store.begin_tool_step(&chat.id, &call.id, &call.name, &call.arguments).await? {
+        if !store
+            .begin_tool_step(&chat.id, &call.id, &call.name, &call.arguments)
+            .await?
+        {
             // Another process began it; it never finished (else a result would exist).
-            let text = format!("The {} call was interrupted before its result was recorded; its effects are unknown.", call.name);
+            let text = format!(
+                "The {} call was interrupted before its result was recorded; its effects are unknown.",
+                call.name
+            );
             return self.finish(chat, run_id, call, Err(text), 0).await;
         }
         let Some(tool) = self.inner.registry.get(&call.name) else {
-            return self.finish(chat, run_id, call, Err(format!("unknown tool '{}'", call.name)), 0).await;
+            return self
+                .finish(
+                    chat,
+                    run_id,
+                    call,
+                    Err(format!("unknown tool '{}'", call.name)),
+                    0,
+                )
+                .await;
         };
         let started = Instant::now();
         let result = tool.call(args, ctx).await;
@@ -953,7 +1237,14 @@ impl Runtime {
     }
 
     /// Stores a call's result, then announces it.
-    async fn finish(&self, chat: &ChatRecord, run_id: &str, call: &ToolCall, result: Result<String, String>, duration_ms: u64) -> Result<(), RuntimeError> {
+    async fn finish(
+        &self,
+        chat: &ChatRecord,
+        run_id: &str,
+        call: &ToolCall,
+        result: Result<String, String>,
+        duration_ms: u64,
+    ) -> Result<(), RuntimeError> {
         let (ok, content) = match result {
             Ok(c) => (true, c),
             Err(e) => (false, e),
@@ -964,7 +1255,10 @@ impl Runtime {
             content: content.clone(),
             is_error: !ok,
         };
-        self.inner.store.finish_tool_step(&chat.id, Some(run_id), &call.id, &message).await?;
+        self.inner
+            .store
+            .finish_tool_step(&chat.id, Some(run_id), &call.id, &message)
+            .await?;
         self.emit(AgentEvent::ToolCallEnd {
             chat_id: chat.id.clone(),
             run_id: run_id.to_string(),
@@ -977,7 +1271,15 @@ impl Runtime {
         Ok(())
     }
 
-    fn audit_decision(&self, chat: &ChatRecord, run_id: &str, call: &ToolCall, args: &Value, decision: &PermissionDecision, matched: &[Rule]) {
+    fn audit_decision(
+        &self,
+        chat: &ChatRecord,
+        run_id: &str,
+        call: &ToolCall,
+        args: &Value,
+        decision: &PermissionDecision,
+        matched: &[Rule],
+    ) {
         self.inner.audit.append(json!({
             "timestamp": Utc::now().to_rfc3339(),
             "kind": "evaluation",
@@ -1017,8 +1319,13 @@ impl From<ProviderError> for LoopError {
 /// The tool calls of the last assistant message and the ids already answered after it, when the
 /// transcript ends in tool work (an assistant message with calls, possibly followed by results).
 fn unanswered_calls(messages: &[StoredMessage]) -> Option<(Vec<ToolCall>, Vec<String>)> {
-    let idx = messages.iter().rposition(|m| matches!(m.message, ChatMessage::Assistant { .. }))?;
-    if messages[idx + 1..].iter().any(|m| matches!(m.message, ChatMessage::User { .. })) {
+    let idx = messages
+        .iter()
+        .rposition(|m| matches!(m.message, ChatMessage::Assistant { .. }))?;
+    if messages[idx + 1..]
+        .iter()
+        .any(|m| matches!(m.message, ChatMessage::User { .. }))
+    {
         return None;
     }
     let ChatMessage::Assistant { tool_calls, .. } = &messages[idx].message else {
@@ -1034,7 +1341,11 @@ fn unanswered_calls(messages: &[StoredMessage]) -> Option<(Vec<ToolCall>, Vec<St
             _ => None,
         })
         .collect();
-    let open: Vec<ToolCall> = tool_calls.iter().filter(|c| !answered.contains(&c.id)).cloned().collect();
+    let open: Vec<ToolCall> = tool_calls
+        .iter()
+        .filter(|c| !answered.contains(&c.id))
+        .cloned()
+        .collect();
     Some((open, answered))
 }
 
@@ -1068,7 +1379,9 @@ fn system_prompt(chat: &ChatRecord, ctx: &ToolContext) -> String {
 }
 
 fn whoami() -> String {
-    std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_else(|_| "local".into())
+    std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_else(|_| "local".into())
 }
 
 async fn hold_point(name: &str) {

@@ -26,14 +26,24 @@ pub struct AnthropicProvider {
 
 impl std::fmt::Debug for AnthropicProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicProvider").field("base_url", &self.base_url).finish_non_exhaustive()
+        f.debug_struct("AnthropicProvider")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
     }
 }
 
 impl AnthropicProvider {
     /// A client for `base_url` (`https://api.anthropic.com`; a trailing `/v1` is accepted too).
-    pub fn new(client: reqwest::Client, base_url: impl Into<String>, api_key: String) -> AnthropicProvider {
-        AnthropicProvider { client, base_url: base_url.into(), api_key }
+    pub fn new(
+        client: reqwest::Client,
+        base_url: impl Into<String>,
+        api_key: String,
+    ) -> AnthropicProvider {
+        AnthropicProvider {
+            client,
+            base_url: base_url.into(),
+            api_key,
+        }
     }
 
     /// The JSON body sent for `request`.
@@ -43,7 +53,11 @@ impl AnthropicProvider {
 
     fn url(&self) -> String {
         let base = self.base_url.trim_end_matches('/');
-        if base.ends_with("/v1") { join_url(base, "messages") } else { join_url(base, "v1/messages") }
+        if base.ends_with("/v1") {
+            join_url(base, "messages")
+        } else {
+            join_url(base, "v1/messages")
+        }
     }
 }
 
@@ -89,7 +103,10 @@ fn request_body(request: &ModelRequest) -> Value {
     if !request.system.is_empty() {
         body.insert("system".into(), json!(request.system));
     }
-    body.insert("messages".into(), Value::Array(map_messages(&request.messages)));
+    body.insert(
+        "messages".into(),
+        Value::Array(map_messages(&request.messages)),
+    );
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
             .tools
@@ -137,7 +154,12 @@ fn map_messages(messages: &[ChatMessage]) -> Vec<Value> {
                 }
                 ("assistant", blocks)
             }
-            ChatMessage::Tool { tool_call_id, content, is_error, .. } => (
+            ChatMessage::Tool {
+                tool_call_id,
+                content,
+                is_error,
+                ..
+            } => (
                 "user",
                 vec![json!({
                     "type": "tool_result",
@@ -165,7 +187,9 @@ fn map_messages(messages: &[ChatMessage]) -> Vec<Value> {
             _ => out.push((role, blocks)),
         }
     }
-    out.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect()
+    out.into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect()
 }
 
 fn is_tool_result(block: &Value) -> bool {
@@ -174,7 +198,12 @@ fn is_tool_result(block: &Value) -> bool {
 
 enum Block {
     Text,
-    Tool { id: String, name: String, initial_input: Option<Value>, json: String },
+    Tool {
+        id: String,
+        name: String,
+        initial_input: Option<Value>,
+        json: String,
+    },
     Other,
 }
 
@@ -198,7 +227,10 @@ impl StreamState {
         data: &Value,
         on_text: &TextSink<'_>,
     ) -> Result<bool, ProviderError> {
-        let kind = data.get("type").and_then(Value::as_str).unwrap_or(event_name);
+        let kind = data
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(event_name);
         let index = data.get("index").and_then(Value::as_u64);
         match kind {
             "message_start" => self.started = true,
@@ -208,7 +240,10 @@ impl StreamState {
                 let block = data.get("content_block").cloned().unwrap_or(Value::Null);
                 let new = match block.get("type").and_then(Value::as_str) {
                     Some("text") => {
-                        let text = block.get("text").and_then(Value::as_str).unwrap_or_default();
+                        let text = block
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
                         if !text.is_empty() {
                             self.text.push_str(text);
                             on_text(text);
@@ -237,15 +272,20 @@ impl StreamState {
                 };
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => {
-                        let text = delta.get("text").and_then(Value::as_str).unwrap_or_default();
+                        let text = delta
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
                         if !text.is_empty() {
                             self.text.push_str(text);
                             on_text(text);
                         }
                     }
                     Some("input_json_delta") => {
-                        let partial =
-                            delta.get("partial_json").and_then(Value::as_str).unwrap_or_default();
+                        let partial = delta
+                            .get("partial_json")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
                         match slot.and_then(|s| self.blocks.get_mut(s)) {
                             Some(Block::Tool { json, .. }) => json.push_str(partial),
                             _ => {
@@ -264,8 +304,10 @@ impl StreamState {
                 }
             }
             "message_delta" => {
-                if let Some(reason) =
-                    data.get("delta").and_then(|d| d.get("stop_reason")).and_then(Value::as_str)
+                if let Some(reason) = data
+                    .get("delta")
+                    .and_then(|d| d.get("stop_reason"))
+                    .and_then(Value::as_str)
                 {
                     self.stop_reason = Some(reason.to_string());
                 }
@@ -290,7 +332,12 @@ impl StreamState {
             .blocks
             .into_iter()
             .filter_map(|block| match block {
-                Block::Tool { id, name, initial_input, json } => {
+                Block::Tool {
+                    id,
+                    name,
+                    initial_input,
+                    json,
+                } => {
                     let arguments = if !json.is_empty() {
                         json
                     } else {
@@ -301,7 +348,11 @@ impl StreamState {
                             _ => String::new(), // Treated as {} when parsed (model-io 2).
                         }
                     };
-                    Some(ToolCall { id, name, arguments })
+                    Some(ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    })
                 }
                 _ => None,
             })
@@ -314,12 +365,20 @@ impl StreamState {
             None if !tool_calls.is_empty() => StopReason::ToolUse,
             None => StopReason::EndTurn,
         };
-        Ok(ModelResponse { text: self.text, tool_calls, stop_reason })
+        Ok(ModelResponse {
+            text: self.text,
+            tool_calls,
+            stop_reason,
+        })
     }
 }
 
 fn str_field(value: &Value, key: &str) -> String {
-    value.get(key).and_then(Value::as_str).unwrap_or_default().to_string()
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[cfg(test)]
@@ -329,12 +388,22 @@ mod tests {
     #[test]
     fn tool_results_merge_into_one_user_message_before_text() {
         let messages = vec![
-            ChatMessage::User { text: "do it".into() },
+            ChatMessage::User {
+                text: "do it".into(),
+            },
             ChatMessage::Assistant {
                 text: "ok".into(),
                 tool_calls: vec![
-                    ToolCall { id: "t1".into(), name: "a".into(), arguments: "{\"x\":1}".into() },
-                    ToolCall { id: "t2".into(), name: "b".into(), arguments: "{\"x\":".into() },
+                    ToolCall {
+                        id: "t1".into(),
+                        name: "a".into(),
+                        arguments: "{\"x\":1}".into(),
+                    },
+                    ToolCall {
+                        id: "t2".into(),
+                        name: "b".into(),
+                        arguments: "{\"x\":".into(),
+                    },
                 ],
             },
             ChatMessage::Tool {
@@ -349,7 +418,9 @@ mod tests {
                 content: "bad".into(),
                 is_error: true,
             },
-            ChatMessage::User { text: "next".into() },
+            ChatMessage::User {
+                text: "next".into(),
+            },
         ];
         let out = map_messages(&messages);
         assert_eq!(out.len(), 3);

@@ -24,15 +24,25 @@ pub struct GeminiProvider {
 
 impl std::fmt::Debug for GeminiProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GeminiProvider").field("base_url", &self.base_url).finish_non_exhaustive()
+        f.debug_struct("GeminiProvider")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
     }
 }
 
 impl GeminiProvider {
     /// A client for `base_url` (`https://generativelanguage.googleapis.com`; a trailing
     /// `/v1beta` is accepted too).
-    pub fn new(client: reqwest::Client, base_url: impl Into<String>, api_key: String) -> GeminiProvider {
-        GeminiProvider { client, base_url: base_url.into(), api_key }
+    pub fn new(
+        client: reqwest::Client,
+        base_url: impl Into<String>,
+        api_key: String,
+    ) -> GeminiProvider {
+        GeminiProvider {
+            client,
+            base_url: base_url.into(),
+            api_key,
+        }
     }
 
     /// The JSON body sent for `request`.
@@ -42,10 +52,16 @@ impl GeminiProvider {
 
     fn url(&self, model: &str) -> String {
         let base = self.base_url.trim_end_matches('/');
-        let base =
-            if base.ends_with("/v1beta") { base.to_string() } else { join_url(base, "v1beta") };
+        let base = if base.ends_with("/v1beta") {
+            base.to_string()
+        } else {
+            join_url(base, "v1beta")
+        };
         let model = model.strip_prefix("models/").unwrap_or(model);
-        join_url(&base, &format!("models/{model}:streamGenerateContent?alt=sse"))
+        join_url(
+            &base,
+            &format!("models/{model}:streamGenerateContent?alt=sse"),
+        )
     }
 }
 
@@ -62,10 +78,15 @@ impl ModelProvider for GeminiProvider {
     ) -> Result<ModelResponse, ProviderError> {
         let provider = self.name();
         let body = request_body(request);
-        let http =
-            self.client.post(self.url(&request.model)).header("x-goog-api-key", &self.api_key);
+        let http = self
+            .client
+            .post(self.url(&request.model))
+            .header("x-goog-api-key", &self.api_key);
         let mut events = post_sse(provider, http, &body).await?;
-        let mut state = StreamState { next_id: next_synthetic_id(&request.messages), ..Default::default() };
+        let mut state = StreamState {
+            next_id: next_synthetic_id(&request.messages),
+            ..Default::default()
+        };
         while let Some(event) = events.next().await {
             let event = event?;
             let data = event.data.trim();
@@ -89,16 +110,27 @@ fn next_synthetic_id(messages: &[ChatMessage]) -> u64 {
             _ => None,
         })
         .flatten()
-        .filter_map(|call| call.id.strip_prefix(SYNTHETIC_ID_PREFIX)?.parse::<u64>().ok())
+        .filter_map(|call| {
+            call.id
+                .strip_prefix(SYNTHETIC_ID_PREFIX)?
+                .parse::<u64>()
+                .ok()
+        })
         .max()
         .map_or(1, |n| n + 1)
 }
 
 fn request_body(request: &ModelRequest) -> Value {
     let mut body = Map::new();
-    body.insert("contents".into(), Value::Array(map_messages(&request.messages)));
+    body.insert(
+        "contents".into(),
+        Value::Array(map_messages(&request.messages)),
+    );
     if !request.system.is_empty() {
-        body.insert("systemInstruction".into(), json!({"parts": [{"text": request.system}]}));
+        body.insert(
+            "systemInstruction".into(),
+            json!({"parts": [{"text": request.system}]}),
+        );
     }
     if !request.tools.is_empty() {
         let declarations: Vec<Value> = request
@@ -121,7 +153,10 @@ fn request_body(request: &ModelRequest) -> Value {
                 Value::Object(decl)
             })
             .collect();
-        body.insert("tools".into(), json!([{"functionDeclarations": declarations}]));
+        body.insert(
+            "tools".into(),
+            json!([{"functionDeclarations": declarations}]),
+        );
     }
     Value::Object(body)
 }
@@ -134,9 +169,14 @@ fn map_messages(messages: &[ChatMessage]) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for message in messages {
         let (role, parts) = match message {
-            ChatMessage::User { text } => {
-                ("user", if text.is_empty() { Vec::new() } else { vec![json!({"text": text})] })
-            }
+            ChatMessage::User { text } => (
+                "user",
+                if text.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![json!({"text": text})]
+                },
+            ),
             ChatMessage::Assistant { text, tool_calls } => {
                 let mut parts = Vec::new();
                 if !text.is_empty() {
@@ -150,9 +190,17 @@ fn map_messages(messages: &[ChatMessage]) -> Vec<Value> {
                 }
                 ("model", parts)
             }
-            ChatMessage::Tool { tool_call_id, tool_name, content, is_error } => {
+            ChatMessage::Tool {
+                tool_call_id,
+                tool_name,
+                content,
+                is_error,
+            } => {
                 let name = if tool_name.is_empty() {
-                    names.get(tool_call_id.as_str()).copied().unwrap_or_default()
+                    names
+                        .get(tool_call_id.as_str())
+                        .copied()
+                        .unwrap_or_default()
                 } else {
                     tool_name.as_str()
                 };
@@ -161,7 +209,10 @@ fn map_messages(messages: &[ChatMessage]) -> Vec<Value> {
                 } else {
                     json!({"content": content})
                 };
-                ("user", vec![json!({"functionResponse": {"name": name, "response": response}})])
+                (
+                    "user",
+                    vec![json!({"functionResponse": {"name": name, "response": response}})],
+                )
             }
         };
         if parts.is_empty() {
@@ -171,7 +222,10 @@ fn map_messages(messages: &[ChatMessage]) -> Vec<Value> {
             Some((last_role, last_parts)) if *last_role == role => {
                 // functionResponse parts first, as they answer the previous model turn.
                 if role == "user" && parts.iter().any(is_function_response) {
-                    let at = last_parts.iter().take_while(|p| is_function_response(p)).count();
+                    let at = last_parts
+                        .iter()
+                        .take_while(|p| is_function_response(p))
+                        .count();
                     for (n, part) in parts.into_iter().enumerate() {
                         last_parts.insert(at + n, part);
                     }
@@ -182,7 +236,9 @@ fn map_messages(messages: &[ChatMessage]) -> Vec<Value> {
             _ => out.push((role, parts)),
         }
     }
-    out.into_iter().map(|(role, parts)| json!({"role": role, "parts": parts})).collect()
+    out.into_iter()
+        .map(|(role, parts)| json!({"role": role, "parts": parts}))
+        .collect()
 }
 
 fn is_function_response(part: &Value) -> bool {
@@ -219,7 +275,10 @@ impl StreamState {
                 message: format!("the prompt was blocked ({reason})"),
             });
         }
-        let Some(candidate) = chunk.get("candidates").and_then(Value::as_array).and_then(|c| c.first())
+        let Some(candidate) = chunk
+            .get("candidates")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
         else {
             return Ok(()); // Usage-only chunk.
         };
@@ -238,7 +297,11 @@ impl StreamState {
                     Some(Value::String(raw)) => raw.clone(),
                     Some(args) => args.to_string(),
                 };
-                let id = match call.get("id").and_then(Value::as_str).filter(|id| !id.is_empty()) {
+                let id = match call
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .filter(|id| !id.is_empty())
+                {
                     Some(id) => id.to_string(),
                     None => {
                         let id = format!("{SYNTHETIC_ID_PREFIX}{}", self.next_id);
@@ -246,7 +309,11 @@ impl StreamState {
                         id
                     }
                 };
-                self.calls.push(ToolCall { id, name: name.to_string(), arguments });
+                self.calls.push(ToolCall {
+                    id,
+                    name: name.to_string(),
+                    arguments,
+                });
             } else if let Some(text) = part.get("text").and_then(Value::as_str) {
                 // Thought summaries are not part of the answer.
                 if part.get("thought").and_then(Value::as_bool) == Some(true) || text.is_empty() {
@@ -277,7 +344,11 @@ impl StreamState {
             Some("MAX_TOKENS") => StopReason::MaxTokens,
             Some(other) => StopReason::Other(other.to_string()),
         };
-        Ok(ModelResponse { text: self.text, tool_calls: self.calls, stop_reason })
+        Ok(ModelResponse {
+            text: self.text,
+            tool_calls: self.calls,
+            stop_reason,
+        })
     }
 }
 
@@ -292,8 +363,16 @@ mod tests {
             ChatMessage::Assistant {
                 text: String::new(),
                 tool_calls: vec![
-                    ToolCall { id: "gemini-call-1".into(), name: "a".into(), arguments: "{}".into() },
-                    ToolCall { id: "gemini-call-2".into(), name: "b".into(), arguments: "{\"q\":".into() },
+                    ToolCall {
+                        id: "gemini-call-1".into(),
+                        name: "a".into(),
+                        arguments: "{}".into(),
+                    },
+                    ToolCall {
+                        id: "gemini-call-2".into(),
+                        name: "b".into(),
+                        arguments: "{\"q\":".into(),
+                    },
                 ],
             },
             ChatMessage::Tool {

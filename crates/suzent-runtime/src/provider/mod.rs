@@ -58,7 +58,9 @@ pub struct ModelResponse {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProviderError {
     /// No key in the environment or the keychain.
-    #[error("no API key for {provider}: set {env_var} or store one with `suzent keys set {provider}`")]
+    #[error(
+        "no API key for {provider}: set {env_var} or store one with `suzent keys set {provider}`"
+    )]
     MissingApiKey {
         /// Provider name.
         provider: String,
@@ -118,11 +120,13 @@ pub trait ModelProvider: Send + Sync {
     ) -> Result<ModelResponse, ProviderError>;
 }
 
-/// The text callback of [`ModelProvider::stream`]: `dyn Fn(&str) + Send + Sync`, for any `&str`.
+/// The text callback of [`ModelProvider::stream`]: `dyn Fn(&str) + Send + Sync`, callable with
+/// any `&str`. Implementations write `on_text: &TextSink<'_>`.
 ///
 /// Spelled through this alias because `#[async_trait]` rewrites an elided lifetime written
-/// inside `Fn(&str)` in a method signature into a named lifetime of the method, after which an
-/// implementation could only pass strings that outlive the call, not the text it just received.
+/// inside `Fn(&str)` in a method signature into a named lifetime parameter of the method, after
+/// which an implementation could only pass strings that outlive the call — not the fragment it
+/// just received.
 pub type TextSink<'a> = dyn Fn(&str) + Send + Sync + 'a;
 
 pub mod anthropic;

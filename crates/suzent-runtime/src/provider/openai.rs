@@ -42,7 +42,12 @@ impl OpenAiProvider {
         base_url: impl Into<String>,
         api_key: Option<String>,
     ) -> OpenAiProvider {
-        OpenAiProvider { client, kind, base_url: base_url.into(), api_key }
+        OpenAiProvider {
+            client,
+            kind,
+            base_url: base_url.into(),
+            api_key,
+        }
     }
 
     /// The JSON body sent for `request` (public for inspection in tests and `doctor`).
@@ -64,7 +69,9 @@ impl ModelProvider for OpenAiProvider {
     ) -> Result<ModelResponse, ProviderError> {
         let provider = self.name();
         let body = request_body(request, self.kind);
-        let mut http = self.client.post(join_url(&self.base_url, "chat/completions"));
+        let mut http = self
+            .client
+            .post(join_url(&self.base_url, "chat/completions"));
         if let Some(key) = &self.api_key {
             http = http.bearer_auth(key);
         }
@@ -132,7 +139,11 @@ fn map_message(message: &ChatMessage) -> Value {
             } else {
                 m.insert(
                     "content".into(),
-                    if text.is_empty() { Value::Null } else { json!(text) },
+                    if text.is_empty() {
+                        Value::Null
+                    } else {
+                        json!(text)
+                    },
                 );
                 let calls: Vec<Value> = tool_calls
                     .iter()
@@ -153,7 +164,11 @@ fn map_message(message: &ChatMessage) -> Value {
             }
             Value::Object(m)
         }
-        ChatMessage::Tool { tool_call_id, content, .. } => {
+        ChatMessage::Tool {
+            tool_call_id,
+            content,
+            ..
+        } => {
             json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
         }
     }
@@ -214,10 +229,10 @@ impl ToolCallAssembler {
             },
         };
         let call = &mut self.calls[slot];
-        if let Some(name) = name.filter(|n| !n.is_empty()) {
-            if call.name.is_empty() {
-                call.name = name.to_string();
-            }
+        if let Some(name) = name.filter(|n| !n.is_empty())
+            && call.name.is_empty()
+        {
+            call.name = name.to_string();
         }
         if let Some(arguments) = arguments {
             call.arguments.push_str(arguments);
@@ -225,7 +240,10 @@ impl ToolCallAssembler {
     }
 
     fn start(&mut self, index: Option<u64>, id: &str) -> usize {
-        self.calls.push(PartialCall { id: id.to_string(), ..PartialCall::default() });
+        self.calls.push(PartialCall {
+            id: id.to_string(),
+            ..PartialCall::default()
+        });
         let slot = self.calls.len() - 1;
         if let Some(index) = index {
             self.by_index.insert(index, slot);
@@ -244,7 +262,11 @@ impl ToolCallAssembler {
             .into_iter()
             .enumerate()
             .map(|(n, call)| ToolCall {
-                id: if call.id.is_empty() { format!("call_{n}") } else { call.id },
+                id: if call.id.is_empty() {
+                    format!("call_{n}")
+                } else {
+                    call.id
+                },
                 name: call.name,
                 arguments: call.arguments,
             })
@@ -284,11 +306,11 @@ impl StreamState {
             return Ok(()); // The usage chunk has no choices.
         };
         if let Some(delta) = choice.get("delta") {
-            if let Some(text) = delta.get("content").and_then(Value::as_str) {
-                if !text.is_empty() {
-                    self.text.push_str(text);
-                    on_text(text);
-                }
+            if let Some(text) = delta.get("content").and_then(Value::as_str)
+                && !text.is_empty()
+            {
+                self.text.push_str(text);
+                on_text(text);
             }
             if let Some(fragments) = delta.get("tool_calls").and_then(Value::as_array) {
                 for fragment in fragments {
@@ -297,7 +319,9 @@ impl StreamState {
                         fragment.get("index").and_then(Value::as_u64),
                         fragment.get("id").and_then(Value::as_str),
                         function.and_then(|f| f.get("name")).and_then(Value::as_str),
-                        function.and_then(|f| f.get("arguments")).and_then(Value::as_str),
+                        function
+                            .and_then(|f| f.get("arguments"))
+                            .and_then(Value::as_str),
                     );
                 }
             }
@@ -325,7 +349,11 @@ impl StreamState {
             None if has_calls => StopReason::ToolUse,
             None => StopReason::EndTurn,
         };
-        Ok(ModelResponse { text: self.text, tool_calls: self.calls.finish(), stop_reason })
+        Ok(ModelResponse {
+            text: self.text,
+            tool_calls: self.calls.finish(),
+            stop_reason,
+        })
     }
 }
 
@@ -334,7 +362,14 @@ mod tests {
     use super::*;
     use crate::provider::ToolDefinition;
 
-    fn calls(fragments: &[(Option<u64>, Option<&str>, Option<&str>, Option<&str>)]) -> Vec<ToolCall> {
+    type Fragment<'a> = (
+        Option<u64>,
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<&'a str>,
+    );
+
+    fn calls(fragments: &[Fragment<'_>]) -> Vec<ToolCall> {
         let mut a = ToolCallAssembler::default();
         for (index, id, name, args) in fragments {
             a.fragment(*index, *id, *name, *args);
@@ -353,14 +388,25 @@ mod tests {
             (Some(1), None, None, Some("\"*.rs\"}")),
         ]);
         assert_eq!(out.len(), 2);
-        assert_eq!((out[0].id.as_str(), out[0].arguments.as_str()), ("a", "{\"path\":\"x\"}"));
-        assert_eq!((out[1].id.as_str(), out[1].arguments.as_str()), ("b", "{\"pattern\":\"*.rs\"}"));
+        assert_eq!(
+            (out[0].id.as_str(), out[0].arguments.as_str()),
+            ("a", "{\"path\":\"x\"}")
+        );
+        assert_eq!(
+            (out[1].id.as_str(), out[1].arguments.as_str()),
+            ("b", "{\"pattern\":\"*.rs\"}")
+        );
     }
 
     #[test]
     fn distinct_ids_at_index_zero_are_distinct_calls() {
         let out = calls(&[
-            (Some(0), Some("a"), Some("read_file"), Some("{\"path\":\"1\"}")),
+            (
+                Some(0),
+                Some("a"),
+                Some("read_file"),
+                Some("{\"path\":\"1\"}"),
+            ),
             (Some(0), Some("b"), Some("read_file"), Some("{\"path\":")),
             (Some(0), None, None, Some("\"2\"}")),
         ]);
@@ -393,6 +439,21 @@ mod tests {
     }
 
     #[test]
+    fn debug_output_never_shows_the_key() {
+        let p = OpenAiProvider::new(
+            reqwest::Client::new(),
+            ProviderKind::OpenAi,
+            "http://h/v1",
+            Some("sk-secret".into()),
+        );
+        let shown = format!("{p:?}");
+        assert!(
+            !shown.contains("sk-secret") && shown.contains("has_key: true"),
+            "{shown}"
+        );
+    }
+
+    #[test]
     fn history_replays_malformed_arguments_as_an_empty_object() {
         let request = ModelRequest {
             model: "m".into(),
@@ -421,8 +482,14 @@ mod tests {
             }],
         };
         let body = request_body(&request, ProviderKind::OpenAi);
-        assert_eq!(body["messages"][0], json!({"role": "system", "content": "sys"}));
-        assert_eq!(body["messages"][2]["tool_calls"][0]["function"]["arguments"], json!("{}"));
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "system", "content": "sys"})
+        );
+        assert_eq!(
+            body["messages"][2]["tool_calls"][0]["function"]["arguments"],
+            json!("{}")
+        );
         assert_eq!(body["messages"][2]["content"], Value::Null);
         assert_eq!(
             body["messages"][3],

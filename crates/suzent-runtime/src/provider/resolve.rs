@@ -30,9 +30,16 @@ pub const OLLAMA_DEFAULT_HOST: &str = "http://127.0.0.1:11434";
 /// Splits `provider/model` (the model id may contain further `/`).
 pub fn parse_model(model: &str) -> Result<(ProviderKind, String), ProviderError> {
     let known = || {
-        ProviderKind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+        ProviderKind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    let invalid = |message: String| ProviderError::InvalidModel { model: model.to_string(), message };
+    let invalid = |message: String| ProviderError::InvalidModel {
+        model: model.to_string(),
+        message,
+    };
     let Some((provider, id)) = model.trim().split_once('/') else {
         return Err(invalid(format!(
             "expected provider/model, e.g. openai/gpt-4.1; known providers: {}",
@@ -40,7 +47,10 @@ pub fn parse_model(model: &str) -> Result<(ProviderKind, String), ProviderError>
         )));
     };
     let Some(kind) = ProviderKind::from_name(provider) else {
-        return Err(invalid(format!("unknown provider '{provider}'; known providers: {}", known())));
+        return Err(invalid(format!(
+            "unknown provider '{provider}'; known providers: {}",
+            known()
+        )));
     };
     let id = id.trim();
     if id.is_empty() {
@@ -132,7 +142,9 @@ pub fn set_api_key(provider: &str, key: &str) -> Result<(), ProviderError> {
     }
     let entry = keyring::Entry::new(KEYCHAIN_SERVICE, kind.as_str())
         .map_err(|e| keychain_error(kind, e.to_string()))?;
-    entry.set_password(key).map_err(|e| keychain_error(kind, e.to_string()))
+    entry
+        .set_password(key)
+        .map_err(|e| keychain_error(kind, e.to_string()))
 }
 
 /// Removes the key of `provider` from the OS keychain; `Ok(false)` when there was none.
@@ -148,12 +160,12 @@ pub fn delete_api_key(provider: &str) -> Result<bool, ProviderError> {
 }
 
 fn known_provider(provider: &str) -> Result<ProviderKind, ProviderError> {
-    ProviderKind::from_name(provider).filter(|k| k.needs_key()).ok_or_else(|| {
-        ProviderError::InvalidModel {
+    ProviderKind::from_name(provider)
+        .filter(|k| k.needs_key())
+        .ok_or_else(|| ProviderError::InvalidModel {
             model: provider.to_string(),
             message: "keys can be stored for openai, anthropic and gemini".into(),
-        }
-    })
+        })
 }
 
 fn keychain_error(kind: ProviderKind, message: String) -> ProviderError {
@@ -187,7 +199,11 @@ pub fn shared_client() -> Result<reqwest::Client, ProviderError> {
 pub fn base_url(kind: ProviderKind, providers: &ProvidersConfig) -> String {
     let (config, env_var, default) = match kind {
         ProviderKind::OpenAi => (&providers.openai, "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE),
-        ProviderKind::Anthropic => (&providers.anthropic, "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT_BASE),
+        ProviderKind::Anthropic => (
+            &providers.anthropic,
+            "ANTHROPIC_BASE_URL",
+            ANTHROPIC_DEFAULT_BASE,
+        ),
         ProviderKind::Gemini => (&providers.gemini, "GEMINI_BASE_URL", GEMINI_DEFAULT_BASE),
         ProviderKind::Ollama => (&providers.ollama, "OLLAMA_HOST", OLLAMA_DEFAULT_HOST),
     };
@@ -197,14 +213,27 @@ pub fn base_url(kind: ProviderKind, providers: &ProvidersConfig) -> String {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
-        .or_else(|| std::env::var(env_var).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty()))
+        .or_else(|| {
+            std::env::var(env_var)
+                .ok()
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        })
         .unwrap_or_else(|| default.to_string());
     let chosen = chosen.trim_end_matches('/').to_string();
     match kind {
         ProviderKind::Ollama => {
             // OLLAMA_HOST is often `host:port` without a scheme; the OpenAI-compatible API is /v1.
-            let with_scheme = if chosen.contains("://") { chosen } else { format!("http://{chosen}") };
-            if with_scheme.ends_with("/v1") { with_scheme } else { format!("{with_scheme}/v1") }
+            let with_scheme = if chosen.contains("://") {
+                chosen
+            } else {
+                format!("http://{chosen}")
+            };
+            if with_scheme.ends_with("/v1") {
+                with_scheme
+            } else {
+                format!("{with_scheme}/v1")
+            }
         }
         _ => chosen,
     }
@@ -223,7 +252,12 @@ pub fn build_provider(
             None => {
                 return Err(ProviderError::MissingApiKey {
                     provider: kind.as_str().to_string(),
-                    env_var: kind.key_env_vars().first().copied().unwrap_or_default().to_string(),
+                    env_var: kind
+                        .key_env_vars()
+                        .first()
+                        .copied()
+                        .unwrap_or_default()
+                        .to_string(),
                 });
             }
         }
@@ -241,7 +275,12 @@ pub fn build_provider(
         (_, None) => {
             return Err(ProviderError::MissingApiKey {
                 provider: kind.as_str().to_string(),
-                env_var: kind.key_env_vars().first().copied().unwrap_or_default().to_string(),
+                env_var: kind
+                    .key_env_vars()
+                    .first()
+                    .copied()
+                    .unwrap_or_default()
+                    .to_string(),
             });
         }
     };
@@ -255,13 +294,22 @@ mod tests {
 
     #[test]
     fn model_strings_split_at_the_first_slash() {
-        assert_eq!(parse_model("openai/gpt-4.1"), Ok((ProviderKind::OpenAi, "gpt-4.1".into())));
+        assert_eq!(
+            parse_model("openai/gpt-4.1"),
+            Ok((ProviderKind::OpenAi, "gpt-4.1".into()))
+        );
         assert_eq!(
             parse_model("openai/meta-llama/Llama-3"),
             Ok((ProviderKind::OpenAi, "meta-llama/Llama-3".into()))
         );
-        assert_eq!(parse_model("ollama/qwen2.5"), Ok((ProviderKind::Ollama, "qwen2.5".into())));
-        assert_eq!(parse_model("gemini/gemini-2.5-pro"), Ok((ProviderKind::Gemini, "gemini-2.5-pro".into())));
+        assert_eq!(
+            parse_model("ollama/qwen2.5"),
+            Ok((ProviderKind::Ollama, "qwen2.5".into()))
+        );
+        assert_eq!(
+            parse_model("gemini/gemini-2.5-pro"),
+            Ok((ProviderKind::Gemini, "gemini-2.5-pro".into()))
+        );
         assert_eq!(
             parse_model("anthropic/claude-sonnet-4-5"),
             Ok((ProviderKind::Anthropic, "claude-sonnet-4-5".into()))
@@ -273,29 +321,58 @@ mod tests {
         let Err(ProviderError::InvalidModel { message, .. }) = parse_model("mistral/large") else {
             panic!("expected InvalidModel");
         };
-        assert!(message.contains("openai, anthropic, gemini, ollama"), "{message}");
-        assert!(matches!(parse_model("gpt-4.1"), Err(ProviderError::InvalidModel { .. })));
-        assert!(matches!(parse_model("openai/"), Err(ProviderError::InvalidModel { .. })));
+        assert!(
+            message.contains("openai, anthropic, gemini, ollama"),
+            "{message}"
+        );
+        assert!(matches!(
+            parse_model("gpt-4.1"),
+            Err(ProviderError::InvalidModel { .. })
+        ));
+        assert!(matches!(
+            parse_model("openai/"),
+            Err(ProviderError::InvalidModel { .. })
+        ));
     }
 
     #[test]
     fn config_base_urls_win_and_ollama_gets_v1() {
-        let mut providers = ProvidersConfig::default();
-        providers.ollama = ProviderConfig { base_url: Some("localhost:9999/".into()) };
-        providers.openai = ProviderConfig { base_url: Some("http://x/v1/".into()) };
-        assert_eq!(base_url(ProviderKind::Ollama, &providers), "http://localhost:9999/v1");
+        let providers = ProvidersConfig {
+            ollama: ProviderConfig {
+                base_url: Some("localhost:9999/".into()),
+            },
+            openai: ProviderConfig {
+                base_url: Some("http://x/v1/".into()),
+            },
+            ..ProvidersConfig::default()
+        };
+        assert_eq!(
+            base_url(ProviderKind::Ollama, &providers),
+            "http://localhost:9999/v1"
+        );
         assert_eq!(base_url(ProviderKind::OpenAi, &providers), "http://x/v1");
     }
 
     #[test]
     fn missing_keys_name_the_environment_variable() {
-        let err = build_provider("gemini/gemini-2.5-pro", &ProvidersConfig::default(), &StaticKeys::new())
-            .err();
+        let err = build_provider(
+            "gemini/gemini-2.5-pro",
+            &ProvidersConfig::default(),
+            &StaticKeys::new(),
+        )
+        .err();
         assert_eq!(
             err,
-            Some(ProviderError::MissingApiKey { provider: "gemini".into(), env_var: "GEMINI_API_KEY".into() })
+            Some(ProviderError::MissingApiKey {
+                provider: "gemini".into(),
+                env_var: "GEMINI_API_KEY".into()
+            })
         );
-        let ok = build_provider("ollama/qwen2.5", &ProvidersConfig::default(), &StaticKeys::new());
+        let ok = build_provider(
+            "ollama/qwen2.5",
+            &ProvidersConfig::default(),
+            &StaticKeys::new(),
+        );
         assert!(ok.is_ok());
     }
 }

@@ -32,7 +32,14 @@ const SCHEMA_ARRAY_KEYWORDS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems
 /// Keywords whose value is a map of schemas.
 const SCHEMA_MAP_KEYWORDS: &[&str] = &["properties", "patternProperties", "dependentSchemas"];
 /// Keys removed for every provider.
-const META_KEYS: &[&str] = &["$schema", "$defs", "definitions", "$id", "$comment", "$anchor"];
+const META_KEYS: &[&str] = &[
+    "$schema",
+    "$defs",
+    "definitions",
+    "$id",
+    "$comment",
+    "$anchor",
+];
 
 /// Keywords Gemini's `Schema` accepts.
 const GEMINI_KEYS: &[&str] = &[
@@ -68,7 +75,10 @@ pub fn normalize_schema(schema: &Value, provider: ProviderKind) -> Value {
             }
         }
     }
-    let resolver = Resolver { root: schema, defs: &defs };
+    let resolver = Resolver {
+        root: schema,
+        defs: &defs,
+    };
     let mut out = resolver.inline(schema, &mut Vec::new());
     if provider == ProviderKind::Gemini {
         out = gemini(out);
@@ -100,7 +110,11 @@ impl Resolver<'_> {
             return node.clone(); // `true`/`false` schemas.
         };
         if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
-            let target = if reference == "#" { Some(self.root) } else { self.lookup(reference) };
+            let target = if reference == "#" {
+                Some(self.root)
+            } else {
+                self.lookup(reference)
+            };
             let recursion = stack.iter().filter(|r| *r == reference).count();
             let mut resolved = match target {
                 Some(target) if recursion < MAX_RECURSION && stack.len() < MAX_REF_DEPTH => {
@@ -145,17 +159,19 @@ impl Resolver<'_> {
 
     /// The value of keyword `key`, recursing where it holds schemas.
     fn child(&self, key: &str, value: &Value, stack: &mut Vec<String>) -> Value {
-        if SCHEMA_MAP_KEYWORDS.contains(&key) {
-            if let Value::Object(map) = value {
-                return Value::Object(
-                    map.iter().map(|(k, v)| (k.clone(), self.inline(v, stack))).collect(),
-                );
-            }
+        if SCHEMA_MAP_KEYWORDS.contains(&key)
+            && let Value::Object(map) = value
+        {
+            return Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), self.inline(v, stack)))
+                    .collect(),
+            );
         }
-        if SCHEMA_ARRAY_KEYWORDS.contains(&key) {
-            if let Value::Array(items) = value {
-                return Value::Array(items.iter().map(|v| self.inline(v, stack)).collect());
-            }
+        if SCHEMA_ARRAY_KEYWORDS.contains(&key)
+            && let Value::Array(items) = value
+        {
+            return Value::Array(items.iter().map(|v| self.inline(v, stack)).collect());
         }
         if SCHEMA_KEYWORDS.contains(&key) && value.is_object() {
             return self.inline(value, stack);
@@ -184,25 +200,28 @@ fn gemini(node: Value) -> Value {
     if let Some(one_of) = map.remove("oneOf") {
         map.entry("anyOf").or_insert(one_of);
     }
-    if let Some(Value::Array(mut all_of)) = map.remove("allOf") {
-        if all_of.len() == 1 {
-            if let Some(Value::Object(inner)) = all_of.pop() {
-                for (k, v) in inner {
-                    map.entry(k).or_insert(v);
-                }
-            }
+    // Longer `allOf`s have no Gemini form and are dropped.
+    if let Some(Value::Array(mut all_of)) = map.remove("allOf")
+        && all_of.len() == 1
+        && let Some(Value::Object(inner)) = all_of.pop()
+    {
+        for (k, v) in inner {
+            map.entry(k).or_insert(v);
         }
-        // Longer `allOf`s have no Gemini form and are dropped.
     }
     if let Some(value) = map.remove("const") {
         map.entry("enum").or_insert(json!([value]));
     }
 
-    let mut nullable = map.get("nullable").and_then(Value::as_bool).unwrap_or(false);
+    let mut nullable = map
+        .get("nullable")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
 
     // `anyOf: [X, {type: null}]` -> X, nullable.
     if let Some(Value::Array(variants)) = map.remove("anyOf") {
-        let (nulls, mut rest): (Vec<Value>, Vec<Value>) = variants.into_iter().partition(is_null_schema);
+        let (nulls, mut rest): (Vec<Value>, Vec<Value>) =
+            variants.into_iter().partition(is_null_schema);
         if !nulls.is_empty() {
             nullable = true;
         }
@@ -214,14 +233,20 @@ fn gemini(node: Value) -> Value {
                 }
             }
         } else if !rest.is_empty() {
-            map.insert("anyOf".into(), Value::Array(rest.into_iter().map(gemini).collect()));
+            map.insert(
+                "anyOf".into(),
+                Value::Array(rest.into_iter().map(gemini).collect()),
+            );
         }
     }
 
     // `type: [X, "null"]` -> X, nullable; several non-null types -> anyOf.
     if let Some(Value::Array(types)) = map.get("type").cloned() {
-        let mut named: Vec<String> =
-            types.iter().filter_map(Value::as_str).map(str::to_string).collect();
+        let mut named: Vec<String> = types
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
         if named.iter().any(|t| t == "null") {
             nullable = true;
             named.retain(|t| t != "null");
@@ -287,7 +312,12 @@ fn gemini(node: Value) -> Value {
                         out.insert(key, value);
                     } else if values.iter().all(|v| v.is_string() || v.is_null()) {
                         nullable = true;
-                        out.insert(key, Value::Array(values.iter().filter(|v| v.is_string()).cloned().collect()));
+                        out.insert(
+                            key,
+                            Value::Array(
+                                values.iter().filter(|v| v.is_string()).cloned().collect(),
+                            ),
+                        );
                     }
                 }
             }
@@ -305,7 +335,8 @@ fn gemini(node: Value) -> Value {
         let kept: Vec<Value> = required
             .into_iter()
             .filter(|name| {
-                name.as_str().is_some_and(|n| declared.is_some_and(|props| props.contains_key(n)))
+                name.as_str()
+                    .is_some_and(|n| declared.is_some_and(|props| props.contains_key(n)))
             })
             .collect();
         if kept.is_empty() {
@@ -323,7 +354,10 @@ fn gemini(node: Value) -> Value {
 fn is_null_schema(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("null")
         || schema.get("const").is_some_and(Value::is_null)
-        || schema.get("enum").and_then(Value::as_array).is_some_and(|e| e.len() == 1 && e[0].is_null())
+        || schema
+            .get("enum")
+            .and_then(Value::as_array)
+            .is_some_and(|e| e.len() == 1 && e[0].is_null())
 }
 
 #[cfg(test)]
@@ -375,11 +409,23 @@ mod tests {
     fn gemini_schema_has_no_refs_defs_unions_or_additional_properties() {
         let out = normalize_schema(&sample(), ProviderKind::Gemini);
         let s = text(&out);
-        for banned in ["$ref", "$defs", "$schema", "additionalProperties", "anyOf", "\"title\"", "default", "uint32"] {
+        for banned in [
+            "$ref",
+            "$defs",
+            "$schema",
+            "additionalProperties",
+            "anyOf",
+            "\"title\"",
+            "default",
+            "uint32",
+        ] {
             assert!(!s.contains(banned), "{banned} in {s}");
         }
         assert_eq!(out["type"], json!("object"));
-        assert_eq!(out["properties"]["limit"], json!({"type": "integer", "minimum": 0, "nullable": true}));
+        assert_eq!(
+            out["properties"]["limit"],
+            json!({"type": "integer", "minimum": 0, "nullable": true})
+        );
         let filter = &out["properties"]["filter"];
         assert_eq!(filter["nullable"], json!(true));
         assert_eq!(filter["description"], json!("Optional filter"));
@@ -395,25 +441,42 @@ mod tests {
         assert_eq!(node["properties"]["name"]["type"], json!("string"));
         let mut depth = 0;
         let mut cur = node.clone();
-        while let Some(next) = cur.get("properties").and_then(|p| p.get("children")).map(|c| c["items"].clone()) {
+        while let Some(next) = cur
+            .get("properties")
+            .and_then(|p| p.get("children"))
+            .map(|c| c["items"].clone())
+        {
             depth += 1;
             cur = next;
         }
-        assert!(depth >= 1 && depth <= MAX_RECURSION, "depth {depth}");
+        assert!((1..=MAX_RECURSION).contains(&depth), "depth {depth}");
         assert_eq!(cur, json!({"type": "object"}));
     }
 
     #[test]
     fn openai_and_anthropic_keep_unions_but_lose_refs_and_meta() {
-        for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic, ProviderKind::Ollama] {
+        for kind in [
+            ProviderKind::OpenAi,
+            ProviderKind::Anthropic,
+            ProviderKind::Ollama,
+        ] {
             let out = normalize_schema(&sample(), kind);
             let s = text(&out);
             for banned in ["$ref", "$defs", "$schema"] {
                 assert!(!s.contains(banned), "{banned} in {s}");
             }
-            assert_eq!(out["properties"]["filter"]["anyOf"][1], json!({"type": "null"}));
-            assert_eq!(out["properties"]["filter"]["anyOf"][0]["properties"]["kind"]["type"], json!("string"));
-            assert_eq!(out["properties"]["limit"]["type"], json!(["integer", "null"]));
+            assert_eq!(
+                out["properties"]["filter"]["anyOf"][1],
+                json!({"type": "null"})
+            );
+            assert_eq!(
+                out["properties"]["filter"]["anyOf"][0]["properties"]["kind"]["type"],
+                json!("string")
+            );
+            assert_eq!(
+                out["properties"]["limit"]["type"],
+                json!(["integer", "null"])
+            );
             assert_eq!(out["additionalProperties"], json!(false));
         }
     }
@@ -421,8 +484,14 @@ mod tests {
     #[test]
     fn tools_without_parameters_get_an_empty_object_schema() {
         for kind in ProviderKind::ALL {
-            assert_eq!(normalize_schema(&Value::Null, kind), json!({"type": "object", "properties": {}}));
-            assert_eq!(normalize_schema(&json!({}), kind), json!({"type": "object", "properties": {}}));
+            assert_eq!(
+                normalize_schema(&Value::Null, kind),
+                json!({"type": "object", "properties": {}})
+            );
+            assert_eq!(
+                normalize_schema(&json!({}), kind),
+                json!({"type": "object", "properties": {}})
+            );
         }
     }
 
@@ -445,7 +514,10 @@ mod tests {
             "definitions": {"Mode": {"type": "string", "enum": ["a", "b"], "description": "old"}}
         });
         let out = normalize_schema(&schema, ProviderKind::OpenAi);
-        assert_eq!(out["properties"]["mode"], json!({"type": "string", "enum": ["a", "b"], "description": "How"}));
+        assert_eq!(
+            out["properties"]["mode"],
+            json!({"type": "string", "enum": ["a", "b"], "description": "How"})
+        );
         assert!(out.get("definitions").is_none());
     }
 }

@@ -78,26 +78,27 @@ pub(crate) fn transport(provider: &str, e: &reqwest::Error) -> ProviderError {
     if let Some(url) = e.url() {
         // Host only: paths and queries stay out of errors.
         if let Some(host) = url.host_str() {
-            message.push_str(&format!(" ({host}{})", url.port().map(|p| format!(":{p}")).unwrap_or_default()));
+            message.push_str(&format!(
+                " ({host}{})",
+                url.port().map(|p| format!(":{p}")).unwrap_or_default()
+            ));
         }
     }
-    ProviderError::Transport { provider: provider.to_string(), message }
+    ProviderError::Transport {
+        provider: provider.to_string(),
+        message,
+    }
 }
 
 /// Reads at most [`MAX_ERROR_BODY`] bytes of an error response.
 async fn bounded_body(mut response: reqwest::Response) -> String {
     let mut bytes: Vec<u8> = Vec::new();
     let mut truncated = false;
-    loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                bytes.extend_from_slice(&chunk);
-                if bytes.len() > MAX_ERROR_BODY {
-                    truncated = true;
-                    break;
-                }
-            }
-            Ok(None) | Err(_) => break,
+    while let Ok(Some(chunk)) = response.chunk().await {
+        bytes.extend_from_slice(&chunk);
+        if bytes.len() > MAX_ERROR_BODY {
+            truncated = true;
+            break;
         }
     }
     truncate_text(&String::from_utf8_lossy(&bytes), MAX_ERROR_BODY, truncated)
@@ -157,7 +158,11 @@ pub(crate) fn stream_error(provider: &str, error: &Value) -> ProviderError {
 
 /// Joins a base URL and a path with exactly one slash.
 pub(crate) fn join_url(base: &str, path: &str) -> String {
-    format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
 }
 
 #[cfg(test)]
@@ -174,7 +179,13 @@ mod tests {
 
     #[test]
     fn urls_join_with_one_slash() {
-        assert_eq!(join_url("http://h/v1/", "/chat/completions"), "http://h/v1/chat/completions");
-        assert_eq!(join_url("http://h/v1", "chat/completions"), "http://h/v1/chat/completions");
+        assert_eq!(
+            join_url("http://h/v1/", "/chat/completions"),
+            "http://h/v1/chat/completions"
+        );
+        assert_eq!(
+            join_url("http://h/v1", "chat/completions"),
+            "http://h/v1/chat/completions"
+        );
     }
 }

@@ -30,7 +30,11 @@ pub fn make_checkout(ws: &Path) {
         "/// Greets someone.\npub fn greet(name: &str) -> String {\n    format!(\"Helo, {name}!\")\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn greets() {\n        assert_eq!(super::greet(\"Ann\"), \"Hello, Ann!\");\n    }\n}\n",
     )
     .unwrap();
-    std::fs::write(ws.join("src/main.rs"), "fn main() {\n    println!(\"{}\", greeter::greet(\"world\"));\n}\n").unwrap();
+    std::fs::write(
+        ws.join("src/main.rs"),
+        "fn main() {\n    println!(\"{}\", greeter::greet(\"world\"));\n}\n",
+    )
+    .unwrap();
     std::fs::write(ws.join("README.md"), "# greeter\n\nPrints a greeting.\n").unwrap();
     std::fs::write(ws.join(".gitignore"), "/target\n").unwrap();
     std::fs::write(ws.join("target/debug/junk.rs"), "Helo ignored\n").unwrap();
@@ -43,7 +47,12 @@ impl Env {
         let ws = dir.path().join("project");
         make_checkout(&ws);
         let server = ScriptedServer::start_blocking(turns);
-        Env { dir, home, ws, server }
+        Env {
+            dir,
+            home,
+            ws,
+            server,
+        }
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
@@ -72,7 +81,10 @@ impl Env {
         for (k, v) in extra_env {
             cmd.env(k, v);
         }
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 
     pub fn read(&self, rel: &str) -> String {
@@ -86,10 +98,21 @@ impl Env {
 
     /// The transcript of a chat, read straight from the database.
     pub fn transcript(&self, chat_id: &str) -> Vec<suzent_core::ChatMessage> {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async {
-            let store = suzent_store::Store::open(&self.home.join("data/suzent.db")).await.unwrap();
-            store.messages(chat_id).await.unwrap().into_iter().map(|m| m.message).collect()
+            let store = suzent_store::Store::open(&self.home.join("data/suzent.db"))
+                .await
+                .unwrap();
+            store
+                .messages(chat_id)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|m| m.message)
+                .collect()
         })
     }
 }
@@ -108,7 +131,11 @@ pub fn named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
 }
 
 pub fn chat_id(events: &[Value]) -> String {
-    events.iter().find_map(|e| e["value"]["chatId"].as_str()).unwrap().to_string()
+    events
+        .iter()
+        .find_map(|e| e["value"]["chatId"].as_str())
+        .unwrap()
+        .to_string()
 }
 
 /// Reads stdout lines of a child until one satisfies `stop`; returns the lines read.
@@ -144,9 +171,12 @@ pub fn tool_results(transcript: &[suzent_core::ChatMessage]) -> Vec<(String, boo
     transcript
         .iter()
         .filter_map(|m| match m {
-            suzent_core::ChatMessage::Tool { tool_call_id, is_error, content, .. } => {
-                Some((tool_call_id.clone(), *is_error, content.clone()))
-            }
+            suzent_core::ChatMessage::Tool {
+                tool_call_id,
+                is_error,
+                content,
+                ..
+            } => Some((tool_call_id.clone(), *is_error, content.clone())),
             _ => None,
         })
         .collect()
