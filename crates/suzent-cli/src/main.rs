@@ -516,10 +516,8 @@ fn exit_for(summary: &RunSummary, json: bool) -> ExitCode {
             ExitCode::from(EXIT_SUSPENDED)
         }
         RunOutcome::Failed => {
-            if json {
-                if let Some(e) = &summary.error {
-                    eprintln!("error: {e}");
-                }
+            if json && let Some(e) = &summary.error {
+                eprintln!("error: {e}");
             }
             ExitCode::from(EXIT_PROVIDER_FAILED)
         }

@@ -11,14 +11,14 @@ use suzent_tests::Turn;
 
 fn edit_session_turns() -> Vec<Turn> {
     vec![
-        Turn::tool_call("call_grep", "grep_search", &json!({"pattern": "Helo", "path": "."}).to_string()),
-        Turn::tool_call("call_read", "read_file", &json!({"file_path": "src/lib.rs"}).to_string()),
+        Turn::tool_call("call_grep", "grep_search", json!({"pattern": "Helo", "path": "."}).to_string()),
+        Turn::tool_call("call_read", "read_file", json!({"file_path": "src/lib.rs"}).to_string()),
         Turn::tool_call(
             "call_edit",
             "edit_file",
-            &json!({"file_path": "src/lib.rs", "old_string": "Helo, {name}!", "new_string": "Hello, {name}!"}).to_string(),
+            json!({"file_path": "src/lib.rs", "old_string": "Helo, {name}!", "new_string": "Hello, {name}!"}).to_string(),
         ),
-        Turn::tool_call("call_run", "run_command", &json!({"content": "grep -c Hello src/lib.rs", "timeout": 30}).to_string()),
+        Turn::tool_call("call_run", "run_command", json!({"content": "grep -c Hello src/lib.rs", "timeout": 30}).to_string()),
         Turn::text("Fixed the typo in greet()."),
     ]
 }
@@ -251,12 +251,12 @@ fn allow_session_adds_a_rule_so_the_second_write_does_not_ask() {
         Turn::tool_call(
             "w1",
             "write_file",
-            &json!({"file_path": "notes/a.md", "content": "one"}).to_string(),
+            json!({"file_path": "notes/a.md", "content": "one"}).to_string(),
         ),
         Turn::tool_call(
             "w2",
             "write_file",
-            &json!({"file_path": "notes/b.md", "content": "two"}).to_string(),
+            json!({"file_path": "notes/b.md", "content": "two"}).to_string(),
         ),
         Turn::text("done"),
     ]);
@@ -306,7 +306,7 @@ fn reject_with_feedback_reaches_the_model_and_nothing_is_written() {
         Turn::tool_call(
             "w1",
             "write_file",
-            &json!({"file_path": "x.txt", "content": "x"}).to_string(),
+            json!({"file_path": "x.txt", "content": "x"}).to_string(),
         ),
         Turn::text("ok, I will not write it"),
     ]);

@@ -13,7 +13,7 @@ fn append_turns() -> Vec<Turn> {
         Turn::tool_call(
             "call_append",
             "run_command",
-            &json!({"content": "echo ran >> count.txt", "timeout": 30}).to_string(),
+            json!({"content": "echo ran >> count.txt", "timeout": 30}).to_string(),
         ),
         Turn::text("appended"),
     ]
@@ -236,12 +236,12 @@ fn a_path_outside_the_workspace_is_denied_and_nothing_is_written() {
         Turn::tool_call(
             "c1",
             "write_file",
-            &json!({"file_path": target.display().to_string(), "content": "x"}).to_string(),
+            json!({"file_path": target.display().to_string(), "content": "x"}).to_string(),
         ),
         Turn::tool_call(
             "c2",
             "read_file",
-            &json!({"file_path": "../../../../etc/passwd"}).to_string(),
+            json!({"file_path": "../../../../etc/passwd"}).to_string(),
         ),
         Turn::text("ok"),
     ]);
@@ -276,7 +276,7 @@ fn truncated_tool_arguments_are_not_run_and_the_conversation_continues() {
         Turn::tool_call(
             "c2",
             "write_file",
-            &json!({"file_path": "a.txt", "content": "x"}).to_string(),
+            json!({"file_path": "a.txt", "content": "x"}).to_string(),
         ),
         Turn::text("written"),
     ]);

@@ -121,15 +121,15 @@ impl Config {
 
     /// Checks values that the types alone do not.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if let Some(model) = &self.default_model {
-            if !model.contains('/') || model.starts_with('/') || model.ends_with('/') {
-                return Err(ConfigError::Value {
-                    field: "default_model".into(),
-                    message: format!(
-                        "'{model}' is not of the form provider/model (e.g. openai/gpt-4.1)"
-                    ),
-                });
-            }
+        if let Some(model) = &self.default_model
+            && (!model.contains('/') || model.starts_with('/') || model.ends_with('/'))
+        {
+            return Err(ConfigError::Value {
+                field: "default_model".into(),
+                message: format!(
+                    "'{model}' is not of the form provider/model (e.g. openai/gpt-4.1)"
+                ),
+            });
         }
         if self.max_steps == 0 || self.max_steps > 1000 {
             return Err(ConfigError::Value {
@@ -143,13 +143,13 @@ impl Config {
             ("gemini", &self.providers.gemini),
             ("ollama", &self.providers.ollama),
         ] {
-            if let Some(url) = &p.base_url {
-                if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    return Err(ConfigError::Value {
-                        field: format!("providers.{name}.base_url"),
-                        message: format!("'{url}' is not an http(s) URL"),
-                    });
-                }
+            if let Some(url) = &p.base_url
+                && !(url.starts_with("http://") || url.starts_with("https://"))
+            {
+                return Err(ConfigError::Value {
+                    field: format!("providers.{name}.base_url"),
+                    message: format!("'{url}' is not an http(s) URL"),
+                });
             }
         }
         Ok(())
@@ -164,6 +164,7 @@ mod toml_like {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -186,6 +186,7 @@ impl AgentEvent {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::permission::{Behavior, DecisionSource, Risk};

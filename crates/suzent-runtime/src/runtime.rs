@@ -472,10 +472,10 @@ impl Runtime {
 
     /// Stops the chat's running turn (the model stream and any running tool).
     pub fn cancel(&self, chat_id: &str) {
-        if let Some(session) = self.existing_session(chat_id) {
-            if let Ok(token) = session.cancel.lock() {
-                token.cancel();
-            }
+        if let Some(session) = self.existing_session(chat_id)
+            && let Ok(token) = session.cancel.lock()
+        {
+            token.cancel();
         }
     }
 
@@ -537,16 +537,13 @@ impl Runtime {
             if record.approval.chat_id != chat_id || record.status != ApprovalStatus::Pending {
                 return Err(RuntimeError::StaleApproval(answer.request_id.clone()));
             }
-            if let Some(tc) = &answer.tool_call_id {
-                if tc != &record.approval.tool_call_id {
-                    return Err(RuntimeError::InvalidInput {
-                        field: "tool_call_id".into(),
-                        message: format!(
-                            "'{tc}' does not belong to approval '{}'",
-                            answer.request_id
-                        ),
-                    });
-                }
+            if let Some(tc) = &answer.tool_call_id
+                && tc != &record.approval.tool_call_id
+            {
+                return Err(RuntimeError::InvalidInput {
+                    field: "tool_call_id".into(),
+                    message: format!("'{tc}' does not belong to approval '{}'", answer.request_id),
+                });
             }
             let offered = &record.approval.decision.actions;
             let offered_ids = || {
@@ -882,37 +879,32 @@ impl Runtime {
             }
             let messages = store.messages(&chat.id).await.map_err(RuntimeError::from)?;
             // Settle the tool calls of the last assistant message first (also after a crash).
-            if let Some((calls, answered)) = unanswered_calls(&messages) {
-                if !calls.is_empty() {
-                    let mut waiting = Vec::new();
-                    for call in calls {
-                        if answered.contains(&call.id) {
-                            continue;
-                        }
-                        if let Some(p) = self
-                            .settle_call(chat, run_id, &call, &selected, &ctx, options)
-                            .await?
-                        {
-                            waiting.push(p);
-                        }
+            if let Some((calls, answered)) = unanswered_calls(&messages)
+                && !calls.is_empty()
+            {
+                let mut waiting = Vec::new();
+                for call in calls {
+                    if answered.contains(&call.id) {
+                        continue;
                     }
-                    if !waiting.is_empty() {
-                        let pending = store
-                            .pending_approvals(Some(&chat.id))
-                            .await
-                            .map_err(RuntimeError::from)?;
-                        return Ok(self.summary(run_id, RunOutcome::Suspended, pending, last_text));
+                    if let Some(p) = self
+                        .settle_call(chat, run_id, &call, &selected, &ctx, options)
+                        .await?
+                    {
+                        waiting.push(p);
                     }
-                    if cancel.is_cancelled() {
-                        return Ok(self.summary(
-                            run_id,
-                            RunOutcome::Cancelled,
-                            Vec::new(),
-                            last_text,
-                        ));
-                    }
-                    continue;
                 }
+                if !waiting.is_empty() {
+                    let pending = store
+                        .pending_approvals(Some(&chat.id))
+                        .await
+                        .map_err(RuntimeError::from)?;
+                    return Ok(self.summary(run_id, RunOutcome::Suspended, pending, last_text));
+                }
+                if cancel.is_cancelled() {
+                    return Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), last_text));
+                }
+                continue;
             }
             match messages.last().map(|m| &m.message) {
                 Some(ChatMessage::Assistant { text, .. }) => {

@@ -25,7 +25,7 @@ fn make_tree(root: &Path) {
         for f in 0..FILES_PER_DIR {
             let ext = if f % 4 == 0 { "md" } else { "rs" };
             // One file in 50 holds the needle, so matches stay below the tool's output cap.
-            let needle = if (d * FILES_PER_DIR + f) % 50 == 0 {
+            let needle = if (d * FILES_PER_DIR + f).is_multiple_of(50) {
                 "// NEEDLE_marker here\n"
             } else {
                 ""
