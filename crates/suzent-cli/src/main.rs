@@ -14,6 +14,11 @@ use suzent_core::{
     AgentEvent, ApprovalResponse, Behavior, PermissionMode, RuleDestination, RuleDraft,
     RuleMatcher, RunOutcome,
 };
+mod background_cmd;
+mod content_cmd;
+mod mcp;
+mod permissions_cmd;
+
 use suzent_runtime::{
     CreateChat, OnAsk, PendingApproval, RunOptions, RunSummary, Runtime, RuntimeError,
     RuntimeOptions,
@@ -49,6 +54,10 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Group by seed 003 category (core, sandbox, search, utility, agent_builder), MCP
+        /// tools included.
+        #[arg(long)]
+        categories: bool,
     },
     /// Manages permission rules.
     #[command(subcommand)]
@@ -65,12 +74,33 @@ enum Command {
     /// Stores or removes a provider API key in the OS keychain (the key is read from stdin).
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Manages MCP servers (`mcp.json`): list, add, rm, test, import, enable, disable, trust.
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
+    /// Runs the runtime until stopped: delivers inbox messages (wake-ups, agent messages,
+    /// sub-agent reports) and keeps background commands running.
+    Serve(background_cmd::ServeArgs),
+    /// Queues or lists durable inbox messages.
+    #[command(subcommand)]
+    Inbox(background_cmd::InboxCommand),
     /// Checks configuration, keys, database and providers.
     Doctor {
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
+    /// Lists, enables and disables skills.
+    #[command(subcommand)]
+    Skills(content_cmd::SkillsCommand),
+    /// Searches and edits long-term memory; downloads the local embedding model.
+    #[command(subcommand)]
+    Memory(content_cmd::MemoryCommand),
+    /// Checks the permission audit log.
+    #[command(subcommand)]
+    Audit(permissions_cmd::AuditCommand),
+    /// The permission decision simulator.
+    #[command(subcommand)]
+    Permissions(permissions_cmd::PermissionsCommand),
 }
 
 #[derive(Args)]
@@ -279,10 +309,16 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
     match command {
         Command::Chat(args) => chat(args).await,
         Command::Run(args) => run(args).await,
+        Command::Serve(args) => background_cmd::serve(args).await,
+        Command::Inbox(cmd) => background_cmd::inbox(cmd).await,
         Command::Resume(args) | Command::Approvals(ApprovalsCommand::Resolve(args)) => {
             resume(args).await
         }
-        Command::Tools { json } => {
+        Command::Tools {
+            json,
+            categories: true,
+        } => mcp::tools_by_category(open_runtime().await?, json),
+        Command::Tools { json, .. } => {
             let rt = open_runtime().await?;
             let catalog = rt.catalog();
             if json {
@@ -312,6 +348,8 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Rules(cmd) => rules(cmd).await,
+        Command::Audit(cmd) => permissions_cmd::audit(cmd),
+        Command::Permissions(cmd) => permissions_cmd::permissions(cmd).await,
         Command::Approvals(ApprovalsCommand::List { chat, json }) => {
             let rt = open_runtime().await?;
             let pending = rt.pending_approvals(chat.as_deref()).await?;
@@ -362,6 +400,9 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Mcp(cmd) => mcp::run(cmd, open_runtime().await?).await,
+        Command::Skills(cmd) => content_cmd::skills(cmd, open_runtime().await?).await,
+        Command::Memory(cmd) => content_cmd::memory(cmd, open_runtime().await?).await,
         Command::Doctor { json } => {
             let rt = open_runtime().await?;
             let report = rt.doctor().await;
@@ -484,6 +525,9 @@ fn print_event(ev: &AgentEvent, json: bool) {
         }
         AgentEvent::RunError { message, .. } => {
             eprintln!("\nerror: {message}");
+        }
+        AgentEvent::ToolActivated { tool_name, .. } => {
+            let _ = writeln!(out, "  activated {tool_name} (from the next step)");
         }
         _ => {}
     }

@@ -4,7 +4,7 @@ use crate::permission::PermissionMode;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// The default tool selection: the spine's file and shell tools.
+/// The default tool selection: the file and shell tools, planning, memory and skills.
 pub const DEFAULT_TOOLS: &[&str] = &[
     "ReadFileTool",
     "WriteFileTool",
@@ -12,6 +12,12 @@ pub const DEFAULT_TOOLS: &[&str] = &[
     "GlobTool",
     "GrepTool",
     "ShellTool",
+    // Always-on internals (seed 000: not deferrable) and planning.
+    "PlanningTool",
+    "MemorySearchTool",
+    "MemoryBlockUpdateTool",
+    "MemoryArchiveTool",
+    "SkillTool",
 ];
 
 /// Why a configuration could not be loaded.
@@ -37,6 +43,7 @@ pub enum ConfigError {
 
 /// Settings of one model provider. Keys never live here: they come from the environment or the
 /// OS keychain.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
@@ -46,6 +53,7 @@ pub struct ProviderConfig {
 }
 
 /// Settings of the model providers.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProvidersConfig {
@@ -64,6 +72,7 @@ pub struct ProvidersConfig {
 }
 
 /// The user configuration. Unknown fields are an error, so a typo is never silently ignored.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
@@ -85,6 +94,24 @@ pub struct Config {
     /// Maximum model steps in one run before it stops (default 50).
     #[serde(default = "default_max_steps")]
     pub max_steps: u32,
+    /// Run shell commands in a sandbox (bubblewrap on Linux): the workspace, `/persistence` and
+    /// `/shared` writable, the rest read-only, no network unless `sandbox_network`. Refused with an
+    /// error where no sandbox is available. A chat may override it.
+    #[serde(default)]
+    pub sandbox: bool,
+    /// Let sandboxed commands use the network (default false).
+    #[serde(default)]
+    pub sandbox_network: bool,
+    /// Model of sub-agents, `provider/model` (default: the delegating chat's model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent_model: Option<String>,
+    /// Reviewer model of `auto` mode, `provider/model` (default: the chat's own model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer_model: Option<String>,
+    /// Seconds the `auto` mode reviewer may take before its answer counts as an error
+    /// (default 30, 1..=600).
+    #[serde(default = "default_reviewer_timeout_secs")]
+    pub reviewer_timeout_secs: u64,
 }
 
 fn default_tools() -> Vec<String> {
@@ -93,6 +120,10 @@ fn default_tools() -> Vec<String> {
 
 fn default_max_steps() -> u32 {
     50
+}
+
+fn default_reviewer_timeout_secs() -> u64 {
+    30
 }
 
 impl Default for Config {
@@ -104,6 +135,11 @@ impl Default for Config {
             workspace: None,
             providers: ProvidersConfig::default(),
             max_steps: default_max_steps(),
+            sandbox: false,
+            sandbox_network: false,
+            subagent_model: None,
+            reviewer_model: None,
+            reviewer_timeout_secs: default_reviewer_timeout_secs(),
         }
     }
 }
@@ -129,6 +165,30 @@ impl Config {
                 message: format!(
                     "'{model}' is not of the form provider/model (e.g. openai/gpt-4.1)"
                 ),
+            });
+        }
+        if let Some(model) = &self.reviewer_model
+            && (!model.contains('/') || model.starts_with('/') || model.ends_with('/'))
+        {
+            return Err(ConfigError::Value {
+                field: "reviewer_model".into(),
+                message: format!(
+                    "'{model}' is not of the form provider/model (e.g. openai/gpt-4.1-mini)"
+                ),
+            });
+        }
+        if self.reviewer_timeout_secs == 0 || self.reviewer_timeout_secs > 600 {
+            return Err(ConfigError::Value {
+                field: "reviewer_timeout_secs".into(),
+                message: format!("{} is outside 1..=600", self.reviewer_timeout_secs),
+            });
+        }
+        if let Some(model) = &self.subagent_model
+            && (!model.contains('/') || model.starts_with('/') || model.ends_with('/'))
+        {
+            return Err(ConfigError::Value {
+                field: "subagent_model".into(),
+                message: format!("'{model}' is not of the form provider/model"),
             });
         }
         if self.max_steps == 0 || self.max_steps > 1000 {

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// How a run ended.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunOutcome {
@@ -21,6 +22,7 @@ pub enum RunOutcome {
 
 /// An event of the runtime. Serialized as `{"name": "<snake_case>", "value": {...camelCase}}`
 /// (seed 000 "Streaming Contract").
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "name", content = "value", rename_all = "snake_case")]
 pub enum AgentEvent {
@@ -151,6 +153,38 @@ pub enum AgentEvent {
         /// A readable message.
         message: String,
     },
+    /// A deferred tool was activated in a chat (by `tool_search`); it is in the request from
+    /// the next model step on, for the rest of the session. Stored before it is sent.
+    #[serde(rename_all = "camelCase")]
+    ToolActivated {
+        /// Chat id.
+        chat_id: String,
+        /// Runtime name of the tool (`glob_search`, `mcp__fs__read_text_file`).
+        tool_name: String,
+        /// Legacy class name (equal to the runtime name for MCP tools).
+        class_name: String,
+        /// Display name.
+        display_name: String,
+        /// Capability id (`filesystem`, `mcp:fs`).
+        capability: String,
+    },
+    /// A background command or sub-agent started, changed or ended (the sidebar's live data).
+    #[serde(rename_all = "camelCase")]
+    BackgroundTaskUpdate {
+        /// The owning chat.
+        chat_id: String,
+        /// The task's current state.
+        task: crate::background::BackgroundTask,
+    },
+    /// A chat's plan was created, advanced or replaced by `planning_update` (the sidebar's plan
+    /// view). Stored before it is sent.
+    #[serde(rename_all = "camelCase")]
+    PlanUpdated {
+        /// Chat id.
+        chat_id: String,
+        /// The whole plan as it now stands.
+        plan: crate::plan::Plan,
+    },
 }
 
 impl AgentEvent {
@@ -166,6 +200,9 @@ impl AgentEvent {
             AgentEvent::ToolPermissionResolution { .. } => "tool_permission_resolution",
             AgentEvent::RunFinished { .. } => "run_finished",
             AgentEvent::RunError { .. } => "run_error",
+            AgentEvent::ToolActivated { .. } => "tool_activated",
+            AgentEvent::BackgroundTaskUpdate { .. } => "background_task_update",
+            AgentEvent::PlanUpdated { .. } => "plan_updated",
         }
     }
 
@@ -180,7 +217,10 @@ impl AgentEvent {
             | AgentEvent::ToolApprovalRequest { chat_id, .. }
             | AgentEvent::ToolPermissionResolution { chat_id, .. }
             | AgentEvent::RunFinished { chat_id, .. }
-            | AgentEvent::RunError { chat_id, .. } => chat_id,
+            | AgentEvent::RunError { chat_id, .. }
+            | AgentEvent::ToolActivated { chat_id, .. }
+            | AgentEvent::BackgroundTaskUpdate { chat_id, .. }
+            | AgentEvent::PlanUpdated { chat_id, .. } => chat_id,
         }
     }
 }

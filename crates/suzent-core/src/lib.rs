@@ -5,13 +5,17 @@
 //! `{"name": "tool_permission_decision", "value": {...}}` with camelCase fields.
 #![deny(missing_docs)]
 
+mod background;
 mod config;
 mod event;
 mod message;
 mod permission;
+mod plan;
 
+pub use background::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
 pub use config::{Config, ConfigError, DEFAULT_TOOLS, ProviderConfig, ProvidersConfig};
 pub use event::{AgentEvent, RunOutcome};
+pub use plan::{PhaseDraft, PhaseStatus, Plan, PlanError, PlanPhase};
 pub use message::{ChatMessage, ToolCall, parse_tool_arguments};
 pub use permission::{
     ApprovalAction, ApprovalActionId, ApprovalResponse, Behavior, DecisionSource,

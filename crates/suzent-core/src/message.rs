@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 /// A tool call as the model made it. `arguments` keeps the raw JSON text the model streamed, so a
 /// malformed call is stored faithfully; [`parse_tool_arguments`] parses it strictly.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
@@ -51,6 +52,7 @@ pub fn parse_tool_arguments(raw: &str) -> Result<Value, String> {
 }
 
 /// One message of a chat transcript.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum ChatMessage {

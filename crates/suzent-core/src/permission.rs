@@ -10,6 +10,7 @@ use std::str::FromStr;
 
 /// What the engine says about a tool call. Ordered: `Allow < Ask < Deny`, so the result of many
 /// rules is their maximum ("deny beats ask beats allow").
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
@@ -55,6 +56,7 @@ impl FromStr for Behavior {
 }
 
 /// A chat's permission mode.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PermissionMode {
@@ -99,6 +101,7 @@ impl FromStr for PermissionMode {
 }
 
 /// How risky an action is, as shown to the user.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
@@ -113,6 +116,7 @@ pub enum Risk {
 }
 
 /// Which part of the engine produced a decision.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionSource {
@@ -135,6 +139,7 @@ pub enum DecisionSource {
 }
 
 /// One decision of the permission engine for one tool call.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionDecision {
@@ -190,6 +195,7 @@ impl PermissionDecision {
 }
 
 /// The id of an approval action (seed 000: `allow_once`, `allow_session`, `allow_global`, `reject`).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalActionId {
@@ -238,6 +244,7 @@ impl fmt::Display for ApprovalActionId {
 }
 
 /// One button of an approval prompt, as declared by the backend.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalAction {
@@ -256,6 +263,7 @@ pub struct ApprovalAction {
 }
 
 /// A user's answer to one pending approval (seed 000 `resume_approvals` item).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ApprovalResponse {
     /// The approval id from `tool_approval_request`.
@@ -271,6 +279,7 @@ pub struct ApprovalResponse {
 }
 
 /// Where a rule lives.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RuleDestination {
@@ -304,6 +313,7 @@ impl FromStr for RuleDestination {
 }
 
 /// What a rule matches within its tool.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RuleMatcher {
@@ -327,6 +337,7 @@ pub enum RuleMatcher {
 }
 
 /// A rule before it is stored: what an approval action would add.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleDraft {
@@ -344,6 +355,7 @@ pub struct RuleDraft {
 }
 
 /// A stored permission rule (seed 000: `{id, tool, behavior, matcher, destination, createdAt, description}`).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Rule {

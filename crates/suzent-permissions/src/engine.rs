@@ -5,8 +5,9 @@
 //! ask rules, compound or unparsed commands (ask unless `full_access`), allow rules that cover
 //! the whole request, then the mode's defaults.
 
+use crate::explain::specificity;
 use crate::paths::{PathError, PathPolicy, home_dir};
-use crate::rules::{Prepared, command_path, covers_request, matches_any};
+use crate::rules::{Prepared, command_path, covers_request, matches_any, write_targets};
 use crate::shell::{CommandSegment, ShellAnalysis};
 use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
@@ -110,6 +111,11 @@ pub mod reason_codes {
     pub const TOOL_REQUIRES_APPROVAL: &str = "tool_requires_approval";
     /// The tool does not ask for approval by default.
     pub const TOOL_DEFAULT_ALLOW: &str = "tool_default_allow";
+    /// An option that makes a program run other code (`git -c`, `--config-env`, `--exec-path`,
+    /// pagers, external diff tools, `--upload-pack`, `rebase --exec`).
+    pub const CODE_EXECUTION_OPTION: &str = "code_execution_option";
+    /// A variable that changes what runs (`LD_PRELOAD`, `NODE_OPTIONS`, `PYTHONPATH`, `GIT_*`).
+    pub const RISKY_ENVIRONMENT: &str = "risky_environment";
 }
 use reason_codes as rc;
 
@@ -192,9 +198,7 @@ fn decide(
             prepared
                 .analysis
                 .iter()
-                .flat_map(|a| a.segments.iter())
-                .flat_map(|s| s.redirects.iter())
-                .map(|t| command_path(t, cwd))
+                .flat_map(|a| write_targets(a, cwd))
                 .collect(),
             true,
         ),
@@ -243,7 +247,12 @@ fn decide(
     }
 
     // 2. Deny rules, then dangerous commands.
-    if let Some(rule) = matched.iter().find(|r| r.behavior == Behavior::Deny) {
+    // Within one behavior, the most specific matcher is the one the reason cites.
+    if let Some(rule) = matched
+        .iter()
+        .filter(|r| r.behavior == Behavior::Deny)
+        .max_by_key(|r| specificity(r))
+    {
         let reason = format!("A deny rule forbids this call: {}.", rule_summary(rule));
         return (
             decision(
@@ -299,7 +308,11 @@ fn decide(
     }
 
     // 4. Ask rules.
-    if let Some(rule) = matched.iter().find(|r| r.behavior == Behavior::Ask) {
+    if let Some(rule) = matched
+        .iter()
+        .filter(|r| r.behavior == Behavior::Ask)
+        .max_by_key(|r| specificity(r))
+    {
         let reason = format!("An ask rule requires approval: {}.", rule_summary(rule));
         return (
             decision(
@@ -343,6 +356,46 @@ fn decide(
                 ),
                 false,
             );
+        }
+    }
+
+    // 5b. Options and variables that change what a command runs are never covered by allow
+    // rules or known-safe names.
+    if ctx.mode != PermissionMode::FullAccess
+        && let Some(analysis) = &prepared.analysis
+    {
+        for segment in &analysis.segments {
+            if let Some(why) = hidden_code_option(segment) {
+                let reason = format!(
+                    "`{}` uses {why}, which can run arbitrary programs, so it needs approval.",
+                    segment.words.join(" ")
+                );
+                return (
+                    decision(
+                        Behavior::Ask,
+                        DecisionSource::ShellPolicy,
+                        rc::CODE_EXECUTION_OPTION,
+                        reason,
+                        Risk::High,
+                    ),
+                    false,
+                );
+            }
+            if let Some(var) = risky_assignment(segment) {
+                let reason = format!(
+                    "Setting {var} changes what the command runs, so it needs approval (rules never cover it)."
+                );
+                return (
+                    decision(
+                        Behavior::Ask,
+                        DecisionSource::ShellPolicy,
+                        rc::RISKY_ENVIRONMENT,
+                        reason,
+                        Risk::High,
+                    ),
+                    false,
+                );
+            }
         }
     }
 
@@ -544,13 +597,187 @@ fn is_high_risk(segment: &CommandSegment) -> bool {
 
 /// A write into `.git` internals of the workspace (any `.git` directory inside it).
 fn is_protected(resolved: &Path, policy: &PathPolicy) -> bool {
-    resolved.strip_prefix(policy.workspace()).is_ok_and(|rel| {
-        rel.components()
-            .any(|c| c == Component::Normal(".git".as_ref()))
-    })
+    // `.GIT` is `.git` on a case-insensitive volume: compare without case everywhere.
+    crate::paths::contains(policy.workspace(), resolved, policy.case_insensitive())
+        && resolved.components().skip(policy.workspace().components().count()).any(|c| {
+            matches!(c, Component::Normal(n) if n.to_string_lossy().eq_ignore_ascii_case(".git"))
+        })
 }
 
 // ---------- shell policy ----------
+
+/// Variables (exact names) that change which code a program loads or runs.
+const RISKY_VARIABLES: &[&str] = &[
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONUSERBASE",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "BASH_ENV",
+    "ENV",
+    "PATH",
+    "IFS",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "CLASSPATH",
+    "MAVEN_OPTS",
+    "GRADLE_OPTS",
+    "GCONV_PATH",
+    "RUSTC_WRAPPER",
+    "RUSTC",
+    "RUSTFLAGS",
+    "RUSTDOCFLAGS",
+    "CC",
+    "CXX",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "PAGER",
+    "MANPAGER",
+    "EDITOR",
+    "VISUAL",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "BROWSER",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "ZDOTDIR",
+    "TMPDIR",
+];
+
+/// Variable name prefixes that change what runs (`GIT_SSH_COMMAND`, `DYLD_INSERT_LIBRARIES`,
+/// `npm_config_script_shell`, `CARGO_TARGET_*_RUNNER`).
+const RISKY_VARIABLE_PREFIXES: &[&str] = &[
+    "GIT_",
+    "DYLD_",
+    "LD_",
+    "NPM_CONFIG_",
+    "npm_config_",
+    "YARN_",
+    "CARGO_",
+    "PIP_",
+    "NODE_",
+];
+
+/// Names under a risky prefix that only change output or build caching.
+const PREFIXED_BUT_HARMLESS: &[&str] = &[
+    "NODE_ENV",
+    "NODE_NO_WARNINGS",
+    "CARGO_TERM_COLOR",
+    "CARGO_TERM_VERBOSE",
+    "CARGO_TERM_PROGRESS_WHEN",
+    "CARGO_INCREMENTAL",
+    "GIT_PAGER_IN_USE",
+];
+
+/// The first assignment of a segment (leading `VAR=value`, `env VAR=value`, or an argument of
+/// `export`/`declare`) that sets a variable which changes what runs.
+pub(crate) fn risky_assignment(segment: &CommandSegment) -> Option<String> {
+    // `export A=1` is analysed as a declaration whose keyword may or may not be a word.
+    let declared = match segment.words.first().map(String::as_str) {
+        Some("export" | "declare" | "typeset" | "readonly" | "local") => &segment.words[1..],
+        Some(first)
+            if first.split_once('=').is_some_and(|(n, _)| {
+                !n.is_empty()
+                    && n.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '+')
+            }) =>
+        {
+            &segment.words[..]
+        }
+        _ => &[][..],
+    };
+    segment
+        .assignments
+        .iter()
+        .chain(declared.iter())
+        .filter_map(|a| a.split_once('=').map(|(n, _)| n))
+        .find(|name| {
+            let name = name.trim_end_matches('+');
+            RISKY_VARIABLES.contains(&name)
+                || (RISKY_VARIABLE_PREFIXES.iter().any(|p| name.starts_with(p))
+                    && !PREFIXED_BUT_HARMLESS.contains(&name))
+        })
+        .map(str::to_string)
+}
+
+/// Why a segment's options make its program run other code, if they do.
+pub(crate) fn hidden_code_option(segment: &CommandSegment) -> Option<&'static str> {
+    let words = &segment.words;
+    let prog = words.first().map(|w| w.rsplit('/').next().unwrap_or(w))?;
+    if prog != "git" {
+        return None;
+    }
+    let args = &words[1..];
+    // Global options before the subcommand.
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let w = w.as_str();
+        if !w.starts_with('-') {
+            break;
+        }
+        if w == "-c" || (w.starts_with("-c") && w.len() > 2) {
+            return Some("`git -c` (configuration such as core.pager, core.sshCommand, aliases)");
+        }
+        if w.starts_with("--config-env") {
+            return Some("`git --config-env`");
+        }
+        if w.starts_with("--exec-path") {
+            return Some("`git --exec-path`");
+        }
+        if w == "-p" || w == "--paginate" {
+            return Some("a pager (`git -p`)");
+        }
+        // Options with a separate value.
+        if matches!(
+            w,
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix"
+        ) {
+            i += 1;
+        }
+        i += 1;
+    }
+    let sub = args.get(i).map(String::as_str).unwrap_or("");
+    if matches!(
+        sub,
+        "config" | "alias" | "filter-branch" | "difftool" | "mergetool" | "submodule"
+    ) {
+        return Some("a git subcommand that configures or runs external programs");
+    }
+    for w in &args[i..] {
+        let w = w.as_str();
+        if w == "--ext-diff"
+            || w.starts_with("--upload-pack")
+            || w.starts_with("--receive-pack")
+            || w.starts_with("--exec")
+            || w == "-x" && sub == "rebase"
+            || w.starts_with("--open-files-in-pager")
+            || (w.starts_with("-O") && sub == "grep")
+            || w.starts_with("--textconv")
+            || w.starts_with("--extcmd")
+            || w.starts_with("--tool")
+            || (w == "-u" && matches!(sub, "clone" | "fetch" | "ls-remote" | "pull"))
+        {
+            return Some("an option that runs an external program");
+        }
+        if w.starts_with("--output") {
+            return Some("`--output` (writes a file the path policy cannot see)");
+        }
+    }
+    None
+}
 
 /// Environment variables that do not change what a read-only command does.
 const HARMLESS_ASSIGNMENTS: &[&str] = &[
@@ -734,6 +961,29 @@ fn dangerous(segment: &CommandSegment, cwd: &Path, policy: &PathPolicy) -> Optio
         || (prog == "init" && args.iter().any(|a| a == "0" || a == "6"))
     {
         return Some("shutting down or rebooting the machine".to_string());
+    }
+    if prog == "find" && args.iter().any(|a| a == "-delete") {
+        for start in args
+            .iter()
+            .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
+        {
+            if deletes_protected_tree(start, cwd, policy) {
+                return Some(format!("deleting everything under '{start}'"));
+            }
+        }
+    }
+    if matches!(prog, "chmod" | "chown" | "chgrp")
+        && args.iter().any(|a| {
+            a == "-R"
+                || a == "--recursive"
+                || (a.starts_with('-') && !a.starts_with("--") && a.contains('R'))
+        })
+    {
+        for target in args.iter().filter(|a| !a.starts_with('-')).skip(1) {
+            if deletes_protected_tree(target, cwd, policy) {
+                return Some(format!("recursive ownership or mode change of '{target}'"));
+            }
+        }
     }
     if prog == "rm" {
         let mut recursive = false;

@@ -6,16 +6,22 @@
 //! allow rules, then the mode's defaults. Deny beats ask beats allow.
 #![deny(missing_docs)]
 
+pub mod audit;
 mod engine;
+mod explain;
 mod paths;
+pub mod paths_windows;
 mod redact;
 mod rules;
+mod rules_file;
 mod shell;
 
 pub use engine::{
     Evaluation, PermissionContext, PermissionEngine, PermissionRequest, ToolAccess, reason_codes,
 };
-pub use paths::{PathError, PathPolicy};
+pub use explain::{Explanation, MatchedRule, SegmentView, specificity};
+pub use paths::{PathError, PathPolicy, contains as path_contains};
 pub use redact::{is_sensitive_key, redact_text, redact_value};
 pub use rules::{prefix_matches, rule_matches, validate_rule};
+pub use rules_file::{RuleFile, RuleFileProblem, parse_rules_file};
 pub use shell::{CommandSegment, ShellAnalysis, analyze_command};

@@ -38,6 +38,9 @@ pub enum PathError {
 pub struct PathPolicy {
     workspace: PathBuf,
     roots: Vec<PathBuf>,
+    /// The workspace's volume ignores case (macOS and Windows defaults): containment is then
+    /// compared case-folded.
+    case_insensitive: bool,
 }
 
 impl PathPolicy {
@@ -56,7 +59,17 @@ impl PathPolicy {
                 roots.push(resolved);
             }
         }
-        Ok(PathPolicy { workspace, roots })
+        let case_insensitive = probe_case_insensitive(&workspace);
+        Ok(PathPolicy {
+            workspace,
+            roots,
+            case_insensitive,
+        })
+    }
+
+    /// Whether containment is compared case-folded (the workspace's volume ignores case).
+    pub fn case_insensitive(&self) -> bool {
+        self.case_insensitive
     }
 
     /// The canonical workspace root.
@@ -79,7 +92,27 @@ impl PathPolicy {
     /// Resolves `path` and requires it to be inside some root.
     pub fn check(&self, path: &Path) -> Result<PathBuf, PathError> {
         let resolved = self.resolve(path)?;
-        if self.roots.iter().any(|root| resolved.starts_with(root)) {
+        #[cfg(windows)]
+        {
+            let roots: Vec<crate::paths_windows::WinPath> = self
+                .roots
+                .iter()
+                .map(|r| crate::paths_windows::parse_windows_path(&r.to_string_lossy()))
+                .collect();
+            if let Err(message) =
+                crate::paths_windows::check_windows_path(&roots, &resolved.to_string_lossy())
+            {
+                return Err(PathError::OutsideRoots {
+                    requested: format!("{} ({message})", path.display()),
+                    resolved,
+                });
+            }
+        }
+        if self
+            .roots
+            .iter()
+            .any(|root| contains(root, &resolved, self.case_insensitive))
+        {
             Ok(resolved)
         } else {
             Err(PathError::OutsideRoots {
@@ -91,8 +124,56 @@ impl PathPolicy {
 
     /// Whether an already-resolved path is the workspace or inside it.
     pub fn is_inside_workspace(&self, resolved: &Path) -> bool {
-        resolved.starts_with(&self.workspace)
+        contains(&self.workspace, resolved, self.case_insensitive)
     }
+}
+
+/// Component-wise containment, optionally case-folded.
+pub fn contains(root: &Path, path: &Path, case_insensitive: bool) -> bool {
+    if !case_insensitive {
+        return path.starts_with(root);
+    }
+    let fold = |c: Component<'_>| c.as_os_str().to_string_lossy().to_lowercase();
+    let mut p = path.components();
+    root.components()
+        .all(|r| p.next().is_some_and(|c| fold(c) == fold(r)))
+}
+
+/// Whether the volume holding `dir` (an existing, canonical directory) ignores case: the same
+/// directory is found under its name with the case of its letters swapped.
+fn probe_case_insensitive(dir: &Path) -> bool {
+    let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return false;
+    };
+    let swapped: String = name
+        .chars()
+        .map(|c| {
+            if c.is_lowercase() {
+                c.to_uppercase().next().unwrap_or(c)
+            } else {
+                c.to_lowercase().next().unwrap_or(c)
+            }
+        })
+        .collect();
+    if swapped == name {
+        return false;
+    }
+    let twin = dir.with_file_name(swapped);
+    match (std::fs::metadata(dir), std::fs::metadata(&twin)) {
+        (Ok(a), Ok(b)) => same_file(&a, &b),
+        _ => false,
+    }
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.is_dir() && b.is_dir() && a.modified().ok() == b.modified().ok()
 }
 
 /// The home directory from `$HOME` (`%USERPROFILE%` on Windows).

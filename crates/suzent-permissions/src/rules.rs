@@ -35,11 +35,9 @@ impl Prepared {
             },
             ToolAccess::Command { command, cwd } => {
                 let analysis = analyze_command(command);
-                let redirects = analysis
-                    .segments
+                let redirects = write_targets(&analysis, cwd)
                     .iter()
-                    .flat_map(|s| s.redirects.iter())
-                    .filter_map(|t| policy.resolve(&command_path(t, cwd)).ok())
+                    .filter_map(|p| policy.resolve(p).ok())
                     .collect();
                 Prepared {
                     analysis: Some(analysis),
@@ -54,6 +52,43 @@ impl Prepared {
             },
         }
     }
+}
+
+/// Every path the script's write targets (redirects, `tee` files) may refer to. A relative
+/// target is taken against `cwd` and against every directory a `cd`/`pushd` in the script may
+/// have moved to (cumulatively, in script order): the analyser does not track which commands a
+/// `cd` precedes in every nesting, so all candidates are checked (fail closed).
+pub(crate) fn write_targets(analysis: &ShellAnalysis, cwd: &Path) -> Vec<PathBuf> {
+    let mut bases = vec![cwd.to_path_buf()];
+    let mut current = cwd.to_path_buf();
+    for segment in &analysis.segments {
+        if let Some(target) = crate::shell::cd_target(&segment.words) {
+            current = command_path(&target, &current);
+            if !bases.contains(&current) {
+                bases.push(current.clone());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for target in analysis.segments.iter().flat_map(|s| s.redirects.iter()) {
+        let first = command_path(target, cwd);
+        let relative = !PathBuf::from(target).is_absolute() && first.starts_with(cwd);
+        if relative
+            && !target.starts_with('~')
+            && !target.starts_with("$HOME")
+            && !target.starts_with("${HOME}")
+        {
+            for base in &bases {
+                let p = command_path(target, base);
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        } else if !out.contains(&first) {
+            out.push(first);
+        }
+    }
+    out
 }
 
 /// A path as a command sees it: `~`/`$HOME` expanded, relative to `cwd`.
@@ -192,7 +227,7 @@ pub(crate) fn covers_request(
             let Some(analysis) = &prepared.analysis else {
                 return false;
             };
-            let redirect_count: usize = analysis.segments.iter().map(|s| s.redirects.len()).sum();
+            let redirect_count = write_targets(analysis, &cwd_of(request)).len();
             !analysis.segments.is_empty()
                 && analysis.segments.iter().all(|s| {
                     rules.iter().any(|r| match &r.matcher {
@@ -204,6 +239,13 @@ pub(crate) fn covers_request(
                 && prepared.redirects.iter().all(path_covered)
         }
         ToolAccess::Other => false,
+    }
+}
+
+fn cwd_of(request: &PermissionRequest) -> PathBuf {
+    match &request.access {
+        ToolAccess::Command { cwd, .. } => cwd.clone(),
+        _ => PathBuf::new(),
     }
 }
 

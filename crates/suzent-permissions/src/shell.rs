@@ -490,6 +490,22 @@ fn is_home_prefixed_only(target: &str) -> bool {
     }
 }
 
+/// The directory argument of `cd`/`pushd` words (`~` when there is none), options skipped.
+pub(crate) fn cd_target(words: &[String]) -> Option<String> {
+    let prog = words.first().map(|w| program_name(w))?;
+    if !matches!(prog, "cd" | "pushd") {
+        return None;
+    }
+    let mut rest = words[1..]
+        .iter()
+        .skip_while(|w| matches!(w.as_str(), "-P" | "-L" | "-e" | "-@"));
+    match rest.next() {
+        Some(w) if w == "--" => Some(rest.next().cloned().unwrap_or_else(|| "~".to_string())),
+        Some(w) => Some(w.clone()),
+        None => Some("~".to_string()),
+    }
+}
+
 /// The program name of a word, for wrapper detection: `/usr/bin/env` is `env`.
 fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
@@ -588,6 +604,31 @@ fn emit(
         prog.as_str(),
         "sh" | "bash" | "zsh" | "dash" | "ksh" | "fish" | "ash" | "mksh"
     );
+    // `tee FILE...` writes its file arguments: they are write targets like redirects.
+    if prog == "tee" {
+        let mut options_done = false;
+        for w in words.iter().skip(1) {
+            if !options_done && w == "--" {
+                options_done = true;
+            } else if !options_done && w.starts_with('-') && w.len() > 1 {
+                continue;
+            } else if !is_harmless_device(w) {
+                if (w.contains('$') || w.contains('`')) && !is_home_prefixed_only(w) {
+                    out.understood = false;
+                }
+                redirects.push(w.clone());
+            }
+        }
+    }
+    // `cd`/`pushd` change where later relative redirect targets land (see `cd_targets`); a
+    // target that cannot be known (`cd -`, an expansion) makes the script not understood.
+    if matches!(prog.as_str(), "cd" | "pushd")
+        && let Some(target) = cd_target(&words)
+        && (target == "-"
+            || ((target.contains('$') || target.contains('`')) && !is_home_prefixed_only(&target)))
+    {
+        out.understood = false;
+    }
     out.segments.push(CommandSegment {
         words: words.clone(),
         assignments,
@@ -856,6 +897,20 @@ mod tests {
         let a = analyze_command("FOO=1 BAR='a b' make test");
         assert_eq!(a.segments[0].words, w(&["make", "test"]));
         assert_eq!(a.segments[0].assignments, w(&["FOO=1", "BAR='a b'"]));
+    }
+
+    #[test]
+    fn a_read_write_redirect_is_a_write_or_not_understood() {
+        let a = analyze_command("cat <> /etc/hosts");
+        assert!(
+            !a.understood || a.segments[0].redirects == vec!["/etc/hosts".to_string()],
+            "{a:?}"
+        );
+        let a = analyze_command("cat 1<> /etc/hosts");
+        assert!(
+            !a.understood || a.segments[0].redirects == vec!["/etc/hosts".to_string()],
+            "{a:?}"
+        );
     }
 
     #[test]

@@ -51,4 +51,7 @@ pub enum RuntimeError {
         /// What failed.
         message: String,
     },
+    /// An MCP server operation failed (configuration, connection, call).
+    #[error(transparent)]
+    Mcp(#[from] suzent_mcp::McpError),
 }

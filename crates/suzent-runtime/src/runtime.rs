@@ -1,5 +1,15 @@
 //! The runtime: chats, the agent loop, approvals.
 
+mod agents;
+mod background;
+mod content;
+mod inbox;
+mod permissions_api;
+mod review_hook;
+
+pub use permissions_api::{PermissionState, RULES_FILE};
+pub use content::{DEFAULT_MODEL_SOURCE, EMBEDDING_MODEL_ENV, MAX_BLOCK_CHARS, SKILL_DIRS_ENV};
+
 use crate::audit::AuditLog;
 use crate::error::RuntimeError;
 use crate::paths::Paths;
@@ -134,7 +144,8 @@ struct Session {
 
 struct Inner {
     paths: Paths,
-    config: Config,
+    /// Replaced as a whole by `save_settings`; runs take a snapshot when they start.
+    config: std::sync::RwLock<Config>,
     store: Store,
     registry: ToolRegistry,
     engine: PermissionEngine,
@@ -142,6 +153,12 @@ struct Inner {
     events: broadcast::Sender<AgentEvent>,
     audit: AuditLog,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// Built-in and MCP tools, deferred-tool activations (see `toolset.rs`).
+    toolset: Arc<crate::toolset::Toolset>,
+    /// Background commands, sub-agents, the inbox dispatcher (see `runtime/background.rs`).
+    bg: background::BackgroundState,
+    /// Plans, memory and skills (see `runtime/content.rs`).
+    content: content::ContentState,
 }
 
 /// The agent runtime. Cheap to clone; all clones share state.
@@ -192,10 +209,28 @@ impl Runtime {
         let store = Store::open(&options.paths.database()).await?;
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         let audit = AuditLog::start(options.paths.audit_log());
-        Ok(Runtime {
+        permissions_api::report_rule_file(&options.paths.config_dir);
+        if config.sandbox {
+            suzent_tools::sandbox_available().map_err(|e| RuntimeError::InvalidInput {
+                field: "sandbox".into(),
+                message: e.to_string(),
+            })?;
+        }
+        let bg = background::BackgroundState::new(&options.paths.data_dir)?;
+        let mcp = crate::mcp::open_registry(
+            options.paths.config_file().with_file_name("mcp.json"),
+            Arc::clone(&options.keys),
+            store.clone(),
+        )?;
+        mcp.load_cache().await?;
+        let toolset =
+            crate::toolset::Toolset::new(registry, mcp, store.clone(), events.clone());
+        let registry = toolset.registry.clone();
+        let content_state = content::ContentState::new(&options.paths, store.clone());
+        let runtime = Runtime {
             inner: Arc::new(Inner {
                 paths: options.paths,
-                config,
+                config: std::sync::RwLock::new(config),
                 store,
                 registry,
                 engine: PermissionEngine::new(),
@@ -203,13 +238,39 @@ impl Runtime {
                 events,
                 audit,
                 sessions: Mutex::new(HashMap::new()),
+                toolset,
+                bg,
+                content: content_state,
             }),
-        })
+        };
+        runtime.init_background();
+        Ok(runtime)
     }
 
-    /// The configuration in use.
-    pub fn config(&self) -> &Config {
-        &self.inner.config
+    /// Built-in and MCP tools with the chats' activations.
+    pub(crate) fn toolset(&self) -> &Arc<crate::toolset::Toolset> {
+        &self.inner.toolset
+    }
+
+    /// A snapshot of the configuration in use (runs started later see saved changes).
+    pub fn config(&self) -> Config {
+        match self.inner.config.read() {
+            Ok(c) => c.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Replaces the configuration in memory (after `save_settings` wrote it).
+    pub(crate) fn replace_config(&self, config: Config) {
+        match self.inner.config.write() {
+            Ok(mut c) => *c = config,
+            Err(poisoned) => *poisoned.into_inner() = config,
+        }
+    }
+
+    /// Where API keys come from.
+    pub(crate) fn key_source(&self) -> &dyn KeySource {
+        self.inner.keys.as_ref()
     }
 
     /// The directories in use.
@@ -224,19 +285,16 @@ impl Runtime {
 
     /// Checks that `model` (or the configured default) names a provider whose key is available.
     pub fn check_model(&self, model: Option<&str>) -> Result<(), RuntimeError> {
+        let config = self.config();
         let model = model
-            .or(self.inner.config.default_model.as_deref())
+            .or(config.default_model.as_deref())
             .ok_or_else(|| RuntimeError::InvalidInput {
                 field: "model".into(),
                 message:
                     "no model set: pass --model provider/model or set default_model in config.toml"
                         .into(),
             })?;
-        build_provider(
-            model,
-            &self.inner.config.providers,
-            self.inner.keys.as_ref(),
-        )?;
+        build_provider(model, &config.providers, self.inner.keys.as_ref())?;
         Ok(())
     }
 
@@ -255,7 +313,7 @@ impl Runtime {
 
     /// Creates a chat. The workspace must be an existing directory.
     pub async fn create_chat(&self, args: CreateChat) -> Result<ChatRecord, RuntimeError> {
-        let cfg = &self.inner.config;
+        let cfg = &self.config();
         let workspace = match args.workspace.or_else(|| cfg.workspace.clone()) {
             Some(w) => w,
             None => std::env::current_dir().map_err(|e| RuntimeError::Io {
@@ -398,7 +456,9 @@ impl Runtime {
 
     /// Global rules plus the chat's session rules (every rule when `chat_id` is None).
     pub async fn list_rules(&self, chat_id: Option<&str>) -> Result<Vec<Rule>, RuntimeError> {
-        Ok(self.inner.store.list_rules(chat_id).await?)
+        let mut rules = self.inner.store.list_rules(chat_id).await?;
+        rules.extend(self.rule_file().rules); // hand-written global rules (`rules.toml`)
+        Ok(rules)
     }
 
     /// Adds a rule. Session rules need a chat.
@@ -411,7 +471,10 @@ impl Runtime {
             field: "rule".into(),
             message,
         })?;
-        if draft.tool != "*" && self.inner.registry.get(&draft.tool).is_none() {
+        if draft.tool != "*"
+            && self.inner.toolset.get(&draft.tool).is_none()
+            && !draft.tool.starts_with(suzent_mcp::PREFIX)
+        {
             return Err(RuntimeError::InvalidInput {
                 field: "rule.tool".into(),
                 message: format!("unknown tool '{}'", draft.tool),
@@ -428,7 +491,7 @@ impl Runtime {
             }
             RuleDestination::Global => None,
         };
-        let tool = match self.inner.registry.get(&draft.tool) {
+        let tool = match self.inner.toolset.get(&draft.tool) {
             Some(t) => t.spec().runtime_name.to_string(),
             None => draft.tool.clone(),
         };
@@ -600,7 +663,7 @@ impl Runtime {
                 let rule = self.add_rule(draft, Some(chat_id)).await?;
                 added = Some(rule);
             }
-            self.inner.audit.append(json!({
+            self.inner.audit.append_value(json!({
                 "timestamp": Utc::now().to_rfc3339(),
                 "kind": "resolution",
                 "chatId": chat_id,
@@ -610,7 +673,7 @@ impl Runtime {
                 "userAction": action_id.as_str(),
                 "feedback": feedback.map(redact_text),
                 "ruleId": added.as_ref().map(|r| r.id.clone()),
-            }));
+            })).await;
             self.emit(AgentEvent::ToolPermissionResolution {
                 chat_id: chat_id.to_string(),
                 approval_id: record.approval.id.clone(),
@@ -650,13 +713,14 @@ impl Runtime {
                 Err(e) => e.to_string(),
             },
         });
-        match &self.inner.config.default_model {
+        let config = self.config();
+        match &config.default_model {
             None => checks.push(DoctorCheck {
                 name: "model".into(),
                 ok: false,
                 detail: "no default_model in config.toml (e.g. default_model = \"openai/gpt-4.1\"); pass --model".into(),
             }),
-            Some(model) => match build_provider(model, &self.inner.config.providers, self.inner.keys.as_ref()) {
+            Some(model) => match build_provider(model, &config.providers, self.inner.keys.as_ref()) {
                 Ok((_provider, _)) => {
                     checks.push(DoctorCheck { name: "model".into(), ok: true, detail: format!("{model}: key present") });
                 }
@@ -675,7 +739,7 @@ impl Runtime {
                 },
             });
         }
-        if let Some(model) = &self.inner.config.default_model {
+        if let Some(model) = &config.default_model {
             checks.push(self.reachability(model).await);
         }
         DoctorReport { checks }
@@ -683,7 +747,7 @@ impl Runtime {
 
     async fn reachability(&self, model: &str) -> DoctorCheck {
         let url = match parse_model(model) {
-            Ok((kind, _)) => crate::provider::resolve::base_url(kind, &self.inner.config.providers),
+            Ok((kind, _)) => crate::provider::resolve::base_url(kind, &self.config().providers),
             Err(e) => {
                 return DoctorCheck {
                     name: "reachable".into(),
@@ -777,6 +841,13 @@ impl Runtime {
             paths: Arc::new(policy),
             reads: session.reads.clone(),
             cancel,
+            // Filled in by `equip_context`.
+            commands: None,
+            agents: None,
+            sandbox: None,
+            plans: None,
+            memory: None,
+            skills: None,
         })
     }
 
@@ -784,7 +855,7 @@ impl Runtime {
         let selection = chat
             .tools
             .clone()
-            .unwrap_or_else(|| self.inner.config.tools.clone());
+            .unwrap_or_else(|| self.config().tools);
         self.inner
             .registry
             .expand_selection(&selection)
@@ -856,6 +927,8 @@ impl Runtime {
             outcome: summary.outcome,
             pending_approvals: summary.pending.iter().map(|p| p.id.clone()).collect(),
         });
+        // The agent is idle again: the inbox dispatcher may deliver what waited for it.
+        self.inner.bg.inbox_wake.notify_one();
         Ok(summary)
     }
 
@@ -868,8 +941,12 @@ impl Runtime {
         cancel: &CancellationToken,
     ) -> Result<RunSummary, LoopError> {
         let store = &self.inner.store;
+        let config = self.config();
         let ctx = self.tool_context(chat, session, cancel.clone())?;
+        let mut ctx = self.equip_context(chat, ctx).await?;
+        self.equip_content(&mut ctx).await?; // plans, memory, skills (runtime/content.rs)
         let selected = self.selected_tools(chat);
+        self.inner.toolset.set_selection(&chat.id, &selected);
         let mut provider: Option<(Box<dyn ModelProvider>, String)> = None;
         let mut last_text = String::new();
         let mut steps = 0u32;
@@ -878,6 +955,13 @@ impl Runtime {
                 return Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), last_text));
             }
             let messages = store.messages(&chat.id).await.map_err(RuntimeError::from)?;
+            // This step's tools: the selection, tool_search and the tools activated so far.
+            let loaded = self
+                .inner
+                .toolset
+                .loaded(&chat.id, &selected)
+                .await
+                .map_err(RuntimeError::from)?;
             // Settle the tool calls of the last assistant message first (also after a crash).
             if let Some((calls, answered)) = unanswered_calls(&messages)
                 && !calls.is_empty()
@@ -888,7 +972,7 @@ impl Runtime {
                         continue;
                     }
                     if let Some(p) = self
-                        .settle_call(chat, run_id, &call, &selected, &ctx, options)
+                        .settle_call(chat, run_id, &call, &loaded, &ctx, options)
                         .await?
                     {
                         waiting.push(p);
@@ -920,7 +1004,11 @@ impl Runtime {
                 }
                 _ => {}
             }
-            if steps >= self.inner.config.max_steps {
+            // Inbox messages for this agent join the running turn before the next model step.
+            if self.deliver_in_place(&chat.id, run_id).await? {
+                continue;
+            }
+            if steps >= config.max_steps {
                 let note = format!("Stopped after {steps} model steps (max_steps in config.toml).");
                 store
                     .append_message(
@@ -943,7 +1031,7 @@ impl Runtime {
                 })?;
                 provider = Some(build_provider(
                     &model,
-                    &self.inner.config.providers,
+                    &config.providers,
                     self.inner.keys.as_ref(),
                 )?);
             }
@@ -952,9 +1040,9 @@ impl Runtime {
             };
             let request = ModelRequest {
                 model: model_id.clone(),
-                system: system_prompt(chat, &ctx),
+                system: self.full_system_prompt(chat, &ctx).await?,
                 messages: messages.into_iter().map(|m| m.message).collect(),
-                tools: self.tool_definitions(&selected),
+                tools: self.tool_definitions(&loaded),
             };
             let chat_id = chat.id.clone();
             let run = run_id.to_string();
@@ -1010,7 +1098,7 @@ impl Runtime {
     fn tool_definitions(&self, selected: &[String]) -> Vec<ToolDefinition> {
         selected
             .iter()
-            .filter_map(|name| self.inner.registry.get(name))
+            .filter_map(|name| self.inner.toolset.get(name))
             .map(|tool| {
                 let spec = tool.spec();
                 ToolDefinition {
@@ -1071,7 +1159,13 @@ impl Runtime {
                 return Ok(None);
             }
         };
-        let Some(tool) = self.inner.registry.get(&call.name) else {
+        let mut found = self.inner.toolset.get(&call.name);
+        if found.is_none() && call.name.starts_with(suzent_mcp::PREFIX) {
+            // An MCP tool of a server not listed yet.
+            self.inner.toolset.ensure_discovered().await;
+            found = self.inner.toolset.get(&call.name);
+        }
+        let Some(tool) = found else {
             let known = selected.join(", ");
             self.finish(
                 chat,
@@ -1087,11 +1181,20 @@ impl Runtime {
             return Ok(None);
         };
         if !selected.iter().any(|s| s == tool.spec().runtime_name) {
-            let msg = format!(
-                "tool '{}' is not enabled in this chat. Enabled tools: {}",
-                call.name,
-                selected.join(", ")
-            );
+            // Deferred tools are not loaded until tool_search activates them (mcp case 3).
+            let msg = if tool.spec().deferrable {
+                format!(
+                    "tool '{}' is not loaded in this chat: it is a deferred tool and did not run. Activate it first with tool_search(query=\"{}\"); it is callable from the next step.",
+                    call.name,
+                    tool.spec().runtime_name
+                )
+            } else {
+                format!(
+                    "tool '{}' is not enabled in this chat. Enabled tools: {}",
+                    call.name,
+                    selected.join(", ")
+                )
+            };
             self.finish(chat, run_id, call, Err(msg), 0).await?;
             return Ok(None);
         }
@@ -1103,12 +1206,13 @@ impl Runtime {
                 return Ok(None);
             }
         };
-        let rules = store.list_rules(Some(&chat.id)).await?;
+        let mut rules = store.list_rules(Some(&chat.id)).await?;
+        rules.extend(self.rule_file().rules);
         let request = PermissionRequest {
             tool_name: tool.spec().runtime_name.to_string(),
             args: args.clone(),
+            requires_approval: tool.needs_approval(&args, ctx),
             access,
-            requires_approval: tool.spec().requires_approval,
         };
         let pctx = PermissionContext {
             mode: chat.mode,
@@ -1118,6 +1222,9 @@ impl Runtime {
         };
         let evaluation = self.inner.engine.evaluate(&request, &pctx);
         let mut decision = evaluation.decision;
+        if crate::reviewer::should_review(chat.mode, &decision) {
+            decision = self.review_call(chat, &request, &decision, options).await;
+        }
         if decision.behavior == Behavior::Ask && options.on_ask == OnAsk::Deny {
             let mut headless = PermissionDecision::new(
                 Behavior::Deny,
@@ -1132,7 +1239,8 @@ impl Runtime {
             headless.matched_rules = decision.matched_rules.clone();
             decision = headless;
         }
-        self.audit_decision(chat, run_id, call, &args, &decision, &evaluation.matched);
+        self.audit_decision(chat, run_id, call, &args, &decision, &evaluation.matched)
+            .await;
         self.emit(AgentEvent::ToolPermissionDecision {
             chat_id: chat.id.clone(),
             tool_call_id: call.id.clone(),
@@ -1200,7 +1308,7 @@ impl Runtime {
             );
             return self.finish(chat, run_id, call, Err(text), 0).await;
         }
-        let Some(tool) = self.inner.registry.get(&call.name) else {
+        let Some(tool) = self.inner.toolset.get(&call.name) else {
             return self
                 .finish(
                     chat,
@@ -1263,7 +1371,7 @@ impl Runtime {
         Ok(())
     }
 
-    fn audit_decision(
+    async fn audit_decision(
         &self,
         chat: &ChatRecord,
         run_id: &str,
@@ -1272,7 +1380,7 @@ impl Runtime {
         decision: &PermissionDecision,
         matched: &[Rule],
     ) {
-        self.inner.audit.append(json!({
+        self.inner.audit.append_value(json!({
             "timestamp": Utc::now().to_rfc3339(),
             "kind": "evaluation",
             "chatId": chat.id,
@@ -1287,7 +1395,10 @@ impl Runtime {
             "reasonCode": decision.reason_code,
             "risk": decision.risk,
             "matchedRules": matched.iter().map(|r| json!({"id": r.id, "tool": r.tool, "behavior": r.behavior, "destination": r.destination})).collect::<Vec<_>>(),
-        }));
+            "confidence": decision.confidence,
+            "riskCategories": decision.risk_categories,
+            "reviewerModel": decision.reviewer_model,
+        })).await;
     }
 }
 

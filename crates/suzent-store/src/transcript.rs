@@ -207,7 +207,7 @@ impl Store {
 
 /// Appends a message inside an open write transaction: bumps the chat's `updated_at` (which also
 /// checks that it exists), then inserts with the next `seq`.
-async fn insert_message(
+pub(crate) async fn insert_message(
     conn: &mut SqliteConnection,
     chat_id: &str,
     run_id: Option<&str>,

@@ -23,6 +23,7 @@ pub struct NewChat {
 }
 
 /// A stored chat.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatRecord {
@@ -59,6 +60,7 @@ pub struct ChatPatch {
 }
 
 /// One transcript message as stored.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredMessage {
@@ -93,6 +95,7 @@ impl ToolStepStatus {
 }
 
 /// A tool call waiting for the user's answer.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingApproval {
@@ -115,6 +118,7 @@ pub struct PendingApproval {
 }
 
 /// Whether an approval is still waiting.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalStatus {
@@ -135,6 +139,7 @@ impl ApprovalStatus {
 }
 
 /// An approval with its answer, if any.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRecord {

@@ -10,7 +10,10 @@
 //! let names = registry
 //!     .expand_selection(&["ReadFileTool".into(), "ShellTool".into()])
 //!     .unwrap();
-//! assert_eq!(names, ["read_file", "run_command"]);
+//! assert_eq!(
+//!     names,
+//!     ["read_file", "run_command", "start_command", "check_command", "stop_command"]
+//! );
 //! // The schemas sent to the model.
 //! let schemas = registry.openai_schemas(&names);
 //! assert_eq!(schemas[0]["function"]["name"], "read_file");
@@ -19,21 +22,52 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod agents;
 pub mod builtin;
+mod commands;
+pub mod convert;
+pub mod hosts;
+mod metadata;
 mod paths;
 mod registry;
+mod sandbox;
+mod search;
+pub mod skills;
 mod tool;
 mod typed;
+pub mod web;
 
+pub use agents::{AgentHost, AgentProfile, AgentSummary, SpawnRequest};
+pub use builtin::background::{
+    CheckCommandArgs, CheckCommandTool, StartCommandArgs, StartCommandTool, StopCommandArgs,
+    StopCommandTool,
+};
 pub use builtin::edit_file::{EditFileArgs, EditFileTool};
 pub use builtin::glob_search::{GlobArgs, GlobTool};
 pub use builtin::grep_search::{GrepArgs, GrepTool};
+pub use builtin::memory_tools::{MemoryArchiveTool, MemoryBlockUpdateTool, MemorySearchTool};
+pub use builtin::planning::{PlanAction, PlanningArgs, PlanningTool};
 pub use builtin::read_file::{ReadFileArgs, ReadFileTool};
+pub use builtin::web_search::{SearchEndpoints, SearchResult, WebSearchArgs, WebSearchTool};
+pub use builtin::webpage_fetch::{WebpageFetchArgs, WebpageFetchTool};
+pub use builtin::skill_execute::{SkillExecuteArgs, SkillExecuteTool};
+pub use commands::{
+    BackgroundCommands, CommandFinished, CommandLimits, CommandObserver, CommandSnapshot,
+    OutputPage, REPORT_TAIL_CHARS,
+};
+pub use hosts::{BlockOperation, MemoryHit, MemoryHost, MemorySearchResult, PlanHost};
+pub use sandbox::{Sandbox, SandboxUnavailable, sandbox_available};
+pub use skills::{Skill, SkillProblem, SkillSet, SkillSource};
 pub use builtin::run_command::{NONINTERACTIVE_ENV, RunCommandArgs, RunCommandTool};
 pub use builtin::write_file::{WriteFileArgs, WriteFileTool};
+pub use builtin::tool_search::{ToolCatalogView, ToolSearchArgs, ToolSearchHost, ToolSearchTool};
+pub use search::{SearchEntry, SearchHit, ToolIndex, tokenize};
+pub use metadata::{
+    RegisterError, RegistryExt, ToolCategory, ToolMetadata, ToolSummary, metadata_of,
+};
 pub use paths::{check_path, display_path, to_host_path};
 pub use registry::{
-    CAPABILITIES, Capability, CapabilityInfo, CatalogTool, DuplicateTool, LEGACY_GROUPS,
+    CAPABILITIES, Capability, CapabilityInfo, CatalogTool, DuplicateTool, EQUIPS, LEGACY_GROUPS,
     ToolRegistry, UnknownTool, default_registry,
 };
 pub use tool::{ReadStamp, ReadTracker, Tool, ToolContext, ToolError, ToolSpec};

@@ -61,6 +61,13 @@ pub const LEGACY_GROUPS: &[(&str, &str)] = &[
     ("ProcessTool", "shell"),
 ];
 
+/// Tools that selecting another tool also equips (seed 000: "Selecting AgentTool automatically
+/// equips these lifecycle operations as its management dependencies").
+pub const EQUIPS: &[(&str, &[&str])] = &[(
+    "spawn_agent",
+    &["agent_list", "agent_read", "agent_send", "agent_stop"],
+)];
+
 /// A second tool with an already registered runtime or class name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("a tool named '{0}' is already registered")]
@@ -74,6 +81,7 @@ pub struct DuplicateTool(pub String);
 pub struct UnknownTool(pub String);
 
 /// One capability of the catalog (DESIGN.md "Capability catalog").
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Capability {
@@ -88,6 +96,7 @@ pub struct Capability {
 }
 
 /// One tool of the catalog.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CatalogTool {
@@ -163,6 +172,14 @@ impl ToolRegistry {
         for name in selection {
             if let Some(tool) = self.get(name) {
                 push(tool.spec().runtime_name);
+                for (_, deps) in EQUIPS
+                    .iter()
+                    .filter(|(t, _)| *t == tool.spec().runtime_name)
+                {
+                    for dep in deps.iter().filter(|d| self.get(d).is_some()) {
+                        push(dep);
+                    }
+                }
             } else if let Some((_, capability)) = LEGACY_GROUPS.iter().find(|(g, _)| g == name) {
                 for tool in self
                     .tools
@@ -255,6 +272,21 @@ pub fn default_registry() -> ToolRegistry {
         Arc::new(crate::builtin::glob_search::GlobTool::new()),
         Arc::new(crate::builtin::grep_search::GrepTool::new()),
         Arc::new(crate::builtin::run_command::RunCommandTool::new()),
+        Arc::new(crate::builtin::background::StartCommandTool::new()),
+        Arc::new(crate::builtin::background::CheckCommandTool::new()),
+        Arc::new(crate::builtin::background::StopCommandTool::new()),
+        Arc::new(crate::agents::SpawnAgentTool::new()),
+        Arc::new(crate::agents::AgentListTool::new()),
+        Arc::new(crate::agents::AgentReadTool::new()),
+        Arc::new(crate::agents::AgentSendTool::new()),
+        Arc::new(crate::agents::AgentStopTool::new()),
+        Arc::new(crate::builtin::web_search::WebSearchTool::new()),
+        Arc::new(crate::builtin::webpage_fetch::WebpageFetchTool::new()),
+        Arc::new(crate::builtin::planning::PlanningTool::new()),
+        Arc::new(crate::builtin::memory_tools::MemorySearchTool::new()),
+        Arc::new(crate::builtin::memory_tools::MemoryBlockUpdateTool::new()),
+        Arc::new(crate::builtin::memory_tools::MemoryArchiveTool::new()),
+        Arc::new(crate::builtin::skill_execute::SkillExecuteTool::new()),
     ];
     let mut registry = ToolRegistry::new();
     for tool in tools {

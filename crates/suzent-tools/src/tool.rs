@@ -126,6 +126,20 @@ pub struct ToolContext {
     pub reads: ReadTracker,
     /// Cancelled when the user stops the turn.
     pub cancel: CancellationToken,
+    /// The runtime's background command table (`start_command` & co.); `None` where commands
+    /// cannot outlive the call.
+    pub commands: Option<crate::commands::BackgroundCommands>,
+    /// The runtime's agent services (lifecycle tools, sub-agents); `None` for sub-agents' and
+    /// other contexts that may not use them.
+    pub agents: Option<Arc<dyn crate::agents::AgentHost>>,
+    /// Run shell commands in this sandbox; `None` runs them on the host.
+    pub sandbox: Option<crate::sandbox::Sandbox>,
+    /// Where `planning_update` keeps the chat's plan; `None`: planning is unavailable.
+    pub plans: Option<Arc<dyn crate::hosts::PlanHost>>,
+    /// Long-term memory (`memory_search`, `memory_block_update`); `None`: unavailable.
+    pub memory: Option<Arc<dyn crate::hosts::MemoryHost>>,
+    /// The skills the user enabled (`skill_execute`); `None`: no skills.
+    pub skills: Option<Arc<crate::skills::SkillSet>>,
 }
 
 impl ToolContext {
@@ -147,6 +161,12 @@ impl ToolContext {
             paths,
             reads: ReadTracker::default(),
             cancel: CancellationToken::new(),
+            commands: None,
+            agents: None,
+            sandbox: None,
+            plans: None,
+            memory: None,
+            skills: None,
         }
     }
 }
@@ -161,6 +181,14 @@ pub trait Tool: Send + Sync + 'static {
     /// (`/workspace`, `/shared`, `/persistence`) and relative paths are mapped to absolute paths
     /// here. Errors are invalid arguments.
     fn access(&self, args: &Value, ctx: &ToolContext) -> Result<ToolAccess, ToolError>;
+
+    /// Whether this call asks before running when nothing else decides (the engine's
+    /// `requires_approval` for [`ToolAccess::Other`]). Default: the spec's flag; a tool whose
+    /// risk depends on its arguments overrides it (`webpage_fetch` of a private address).
+    fn needs_approval(&self, args: &Value, ctx: &ToolContext) -> bool {
+        let _ = (args, ctx);
+        self.spec().requires_approval
+    }
 
     /// Runs the call. The output is text for the model.
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError>;

@@ -90,6 +90,13 @@ pub trait TypedTool: Send + Sync + 'static {
     /// What a call with these arguments touches (see [`Tool::access`]).
     fn access(&self, args: &Self::Args, ctx: &ToolContext) -> Result<ToolAccess, ToolError>;
 
+    /// Whether this call asks before running when nothing else decides (see
+    /// [`Tool::needs_approval`]). Default: the spec's `requires_approval`.
+    fn needs_approval(&self, args: &Self::Args, ctx: &ToolContext) -> bool {
+        let _ = (args, ctx);
+        TypedTool::spec(self).requires_approval
+    }
+
     /// Runs the call (see [`Tool::call`]).
     async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError>;
 }
@@ -103,6 +110,13 @@ impl<T: TypedTool> Tool for T {
     fn access(&self, args: &Value, ctx: &ToolContext) -> Result<ToolAccess, ToolError> {
         let parsed: T::Args = parse_args(args)?;
         TypedTool::access(self, &parsed, ctx)
+    }
+
+    fn needs_approval(&self, args: &Value, ctx: &ToolContext) -> bool {
+        match parse_args::<T::Args>(args) {
+            Ok(parsed) => TypedTool::needs_approval(self, &parsed, ctx),
+            Err(_) => TypedTool::spec(self).requires_approval,
+        }
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {

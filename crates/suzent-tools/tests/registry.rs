@@ -82,7 +82,22 @@ fn tools_are_found_by_runtime_name_and_by_class_name() {
             "edit_file",
             "glob_search",
             "grep_search",
-            "run_command"
+            "run_command",
+            "start_command",
+            "check_command",
+            "stop_command",
+            "spawn_agent",
+            "agent_list",
+            "agent_read",
+            "agent_send",
+            "agent_stop",
+            "web_search",
+            "webpage_fetch",
+            "planning_update",
+            "memory_search",
+            "memory_block_update",
+            "memory_archive",
+            "skill_execute"
         ]
     );
 }
@@ -104,7 +119,7 @@ fn legacy_shell_names_expand_to_every_shell_tool_and_others_map_to_runtime_names
     for legacy in ["ShellTool", "BashTool", "ProcessTool"] {
         assert_eq!(
             registry.expand_selection(&names(&[legacy])).unwrap(),
-            ["run_command"]
+            ["run_command", "start_command", "check_command", "stop_command"]
         );
     }
     assert_eq!(
@@ -118,13 +133,40 @@ fn legacy_shell_names_expand_to_every_shell_tool_and_others_map_to_runtime_names
                 "BashTool"
             ]))
             .unwrap(),
-        ["grep_search", "read_file", "run_command"]
+        [
+            "grep_search",
+            "read_file",
+            "run_command",
+            "start_command",
+            "check_command",
+            "stop_command"
+        ]
     );
     let err = registry
-        .expand_selection(&names(&["ReadFileTool", "WebSearchTool"]))
+        .expand_selection(&names(&["ReadFileTool", "SocialMessageTool"]))
         .unwrap_err();
-    assert_eq!(err, UnknownTool("WebSearchTool".into()));
-    assert!(err.to_string().contains("'WebSearchTool'"));
+    assert_eq!(err, UnknownTool("SocialMessageTool".into()));
+    assert!(err.to_string().contains("'SocialMessageTool'"));
+}
+
+#[test]
+fn selecting_agent_tool_equips_the_lifecycle_tools() {
+    let registry = default_registry();
+    assert_eq!(
+        registry.expand_selection(&names(&["AgentTool"])).unwrap(),
+        [
+            "spawn_agent",
+            "agent_list",
+            "agent_read",
+            "agent_send",
+            "agent_stop"
+        ]
+    );
+    // Each lifecycle tool stays selectable alone.
+    assert_eq!(
+        registry.expand_selection(&names(&["agent_read"])).unwrap(),
+        ["agent_read"]
+    );
 }
 
 #[test]
@@ -187,7 +229,65 @@ fn the_catalog_has_the_configview_shape() {
             "description": "Run shell commands in the workspace.",
             "tools": [
                 {"id": "RunCommandTool", "name": "Run command", "description": d("run_command"),
-                 "runtimeName": "run_command", "requiresApproval": true}
+                 "runtimeName": "run_command", "requiresApproval": true},
+                {"id": "StartCommandTool", "name": "Start background command",
+                 "description": d("start_command"), "runtimeName": "start_command",
+                 "requiresApproval": true},
+                {"id": "CheckCommandTool", "name": "Check background command",
+                 "description": d("check_command"), "runtimeName": "check_command",
+                 "requiresApproval": false},
+                {"id": "StopCommandTool", "name": "Stop background command",
+                 "description": d("stop_command"), "runtimeName": "stop_command",
+                 "requiresApproval": false}
+            ]
+        },
+        {
+            "id": "web",
+            "label": "Web & Search",
+            "description": "Search the web and fetch pages.",
+            "tools": [
+                {"id": "WebSearchTool", "name": "Web search", "description": d("web_search"),
+                 "runtimeName": "web_search", "requiresApproval": false},
+                {"id": "WebpageFetchTool", "name": "Fetch web page",
+                 "description": d("webpage_fetch"), "runtimeName": "webpage_fetch",
+                 "requiresApproval": false}
+            ]
+        },
+        {
+            "id": "memory",
+            "label": "Planning & Memory",
+            "description": "Plan multi-step work and keep long-term memory.",
+            "tools": [
+                {"id": "PlanningTool", "name": "Update plan", "description": d("planning_update"),
+                 "runtimeName": "planning_update", "requiresApproval": false},
+                {"id": "MemorySearchTool", "name": "Search memory",
+                 "description": d("memory_search"), "runtimeName": "memory_search",
+                 "requiresApproval": false},
+                {"id": "MemoryBlockUpdateTool", "name": "Update core memory",
+                 "description": d("memory_block_update"), "runtimeName": "memory_block_update",
+                 "requiresApproval": false},
+                {"id": "MemoryArchiveTool", "name": "Archive memory",
+                 "description": d("memory_archive"), "runtimeName": "memory_archive",
+                 "requiresApproval": false}
+            ]
+        },
+        {
+            "id": "agents",
+            "label": "Agent & Meta",
+            "description": "Start and talk to sub-agents; discover more tools.",
+            "tools": [
+                {"id": "AgentTool", "name": "Delegate to sub-agent", "description": d("spawn_agent"),
+                 "runtimeName": "spawn_agent", "requiresApproval": false},
+                {"id": "AgentListTool", "name": "List agents", "description": d("agent_list"),
+                 "runtimeName": "agent_list", "requiresApproval": false},
+                {"id": "AgentReadTool", "name": "Read agent", "description": d("agent_read"),
+                 "runtimeName": "agent_read", "requiresApproval": false},
+                {"id": "AgentSendTool", "name": "Message agent", "description": d("agent_send"),
+                 "runtimeName": "agent_send", "requiresApproval": false},
+                {"id": "AgentStopTool", "name": "Stop agent", "description": d("agent_stop"),
+                 "runtimeName": "agent_stop", "requiresApproval": false},
+                {"id": "SkillTool", "name": "Use skill", "description": d("skill_execute"),
+                 "runtimeName": "skill_execute", "requiresApproval": false}
             ]
         }
     ]);

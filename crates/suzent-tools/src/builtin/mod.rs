@@ -1,11 +1,18 @@
 //! The built-in tools, one file each. Adding a tool: a file here plus one line in
 //! [`crate::default_registry`].
 
+pub mod background;
 pub mod edit_file;
 pub mod glob_search;
 pub mod grep_search;
+pub mod memory_tools;
+pub mod planning;
 pub mod read_file;
 pub mod run_command;
+pub mod skill_execute;
+pub mod tool_search;
+pub mod web_search;
+pub mod webpage_fetch;
 pub mod write_file;
 
 use crate::tool::{ReadStamp, ToolContext, ToolError};

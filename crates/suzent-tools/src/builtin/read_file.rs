@@ -47,9 +47,11 @@ impl ReadFileTool {
                 "ReadFileTool",
                 "filesystem",
                 "Read file",
-                "Read a text file. Returns a header `[lines A-B of N] path` and the lines numbered \
-                 like `cat -n`. Use offset and limit to page through long files. Binary files \
-                 and files over 10 MiB are refused.",
+                "Read a file. Returns a header `[lines A-B of N] path` and the lines numbered \
+                 like `cat -n`. Use offset and limit to page through long files. Documents \
+                 (.pdf, .docx, .xlsx, .pptx) are converted to Markdown and images (.png, .jpg) \
+                 read with OCR; offset and limit apply to the converted text. Other binary \
+                 files and text files over 10 MiB are refused.",
             ),
         }
     }
@@ -84,7 +86,12 @@ impl TypedTool for ReadFileTool {
         let (text, stamp) = {
             let path = path.clone();
             let shown = shown.clone();
-            blocking(move || read_text_file(&path, &shown)).await?
+            // Documents and images are converted to text first (see `crate::convert`).
+            blocking(move || match crate::convert::DocKind::of(&path) {
+                Some(kind) => crate::convert::read_document(&path, kind, &shown),
+                None => read_text_file(&path, &shown),
+            })
+            .await?
         };
         record_stamp(ctx, path, stamp);
         Ok(render(&text, args.offset, args.limit, &shown))

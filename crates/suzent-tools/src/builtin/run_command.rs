@@ -135,6 +135,9 @@ impl TypedTool for RunCommandTool {
 
     async fn call(&self, args: RunCommandArgs, ctx: &ToolContext) -> Result<String, ToolError> {
         let timeout = args.validate()?;
+        if let Some(sandbox) = &ctx.sandbox {
+            sandbox.check_available()?;
+        }
         let run = run_script(&args.content, ctx, timeout).await?;
         let text = run.render();
         match run.end {
@@ -268,11 +271,26 @@ fn spawn_failed(e: &std::io::Error) -> ToolError {
     ToolError::Failed(format!("cannot start the shell: {e}"))
 }
 
-fn build_command(script: &str, ctx: &ToolContext, out: Stdio, err: Stdio) -> CommandWrap {
+/// The shell command for `script` in the chat's workspace (inside its sandbox, if any), in its
+/// own session, stdin empty, prompts disabled. Shared with background commands.
+pub(crate) fn build_command(
+    script: &str,
+    ctx: &ToolContext,
+    out: Stdio,
+    err: Stdio,
+) -> CommandWrap {
     #[cfg(unix)]
-    let mut command = CommandWrap::with_new("bash", |c| {
-        c.arg("-c").arg(script);
-    });
+    let mut command = match &ctx.sandbox {
+        Some(sandbox) => {
+            let (program, args) = sandbox.command_line(script);
+            CommandWrap::with_new(program, |c| {
+                c.args(args);
+            })
+        }
+        None => CommandWrap::with_new("bash", |c| {
+            c.arg("-c").arg(script);
+        }),
+    };
     #[cfg(windows)]
     let mut command = CommandWrap::with_new("powershell.exe", |c| {
         c.args(["-NoProfile", "-NonInteractive", "-Command"])
@@ -386,7 +404,7 @@ async fn run_script(script: &str, ctx: &ToolContext, timeout: Duration) -> Resul
 }
 
 /// Asks the whole tree to stop (SIGTERM to the process group; on Windows the job is ended).
-fn terminate(child: &mut dyn ChildWrapper) {
+pub(crate) fn terminate(child: &mut dyn ChildWrapper) {
     #[cfg(unix)]
     {
         let _ = child.signal(libc::SIGTERM);

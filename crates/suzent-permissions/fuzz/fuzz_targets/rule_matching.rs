@@ -1,0 +1,103 @@
+//! Rule matching and evaluation never panic: the input is split into a rule pattern, a glob and
+//! a command, evaluated against a real temporary workspace.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use suzent_core::{Behavior, PermissionMode, Rule, RuleDestination, RuleMatcher};
+use suzent_permissions::{
+    PathPolicy, PermissionContext, PermissionEngine, PermissionRequest, ToolAccess, prefix_matches,
+};
+
+struct Ws {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    policy: PathPolicy,
+}
+
+fn ws() -> &'static Ws {
+    static WS: OnceLock<Ws> = OnceLock::new();
+    WS.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let ws = std::fs::canonicalize(dir.path()).unwrap_or_else(|e| panic!("canonicalize: {e}"));
+        let policy = PathPolicy::new(&ws, &[]).unwrap_or_else(|e| panic!("policy: {e}"));
+        Ws {
+            _dir: dir,
+            ws,
+            policy,
+        }
+    })
+}
+
+fn rule(id: &str, behavior: Behavior, matcher: RuleMatcher) -> Rule {
+    Rule {
+        id: id.into(),
+        tool: "run_command".into(),
+        behavior,
+        matcher,
+        destination: RuleDestination::Global,
+        chat_id: None,
+        created_at: chrono::Utc::now(),
+        description: None,
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut parts = text.splitn(3, '\u{1}');
+    let pattern: Vec<String> = parts
+        .next()
+        .unwrap_or("")
+        .split(' ')
+        .map(str::to_string)
+        .collect();
+    let glob = parts.next().unwrap_or("").to_string();
+    let command = parts.next().unwrap_or("").to_string();
+    let words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+    let _ = prefix_matches(&pattern, &words);
+    let w = ws();
+    let rules = vec![
+        rule("deny", Behavior::Deny, RuleMatcher::Path { glob }),
+        rule(
+            "ask",
+            Behavior::Ask,
+            RuleMatcher::Prefix {
+                words: pattern.clone(),
+            },
+        ),
+        rule(
+            "allow",
+            Behavior::Allow,
+            RuleMatcher::Prefix { words: pattern },
+        ),
+    ];
+    let request = PermissionRequest {
+        tool_name: "run_command".into(),
+        args: serde_json::json!({ "content": command }),
+        access: ToolAccess::Command {
+            command: command.clone(),
+            cwd: w.ws.clone(),
+        },
+        requires_approval: true,
+    };
+    for mode in [
+        PermissionMode::Default,
+        PermissionMode::Auto,
+        PermissionMode::FullAccess,
+    ] {
+        let ctx = PermissionContext {
+            mode,
+            paths: &w.policy,
+            rules: &rules,
+            chat_id: "fuzz",
+        };
+        let eval = PermissionEngine::new().evaluate(&request, &ctx);
+        // A deny rule that matched always wins.
+        if eval.matched.iter().any(|r| r.behavior == Behavior::Deny) {
+            assert_eq!(eval.decision.behavior, Behavior::Deny);
+        }
+    }
+});

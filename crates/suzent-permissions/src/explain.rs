@@ -1,0 +1,216 @@
+//! The decision simulator: the engine's decision for a call together with every rule that
+//! matched (and why), and the shell segments the analyser found. Nothing runs, nothing is stored.
+
+use crate::engine::{
+    Evaluation, PermissionContext, PermissionEngine, PermissionRequest, ToolAccess,
+};
+use crate::rules::{Prepared, applies, compile_glob, prefix_matches};
+use serde::Serialize;
+use suzent_core::{
+    ApprovalAction, Behavior, DecisionSource, PermissionMode, Risk, Rule, RuleMatcher,
+};
+
+/// One rule that matched the call.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MatchedRule {
+    /// The rule.
+    pub rule: Rule,
+    /// Why it matched, in words (`prefix 'git *' matches segment 1: git status`).
+    pub why: String,
+    /// True for the rule the decision cites: of the rules with the deciding behavior, the most
+    /// specific (exact input, then path glob, then command prefix, then all; longer before
+    /// shorter).
+    pub decisive: bool,
+}
+
+/// One simple command the shell analyser found.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentView {
+    /// The words that run, wrappers and assignments removed.
+    pub words: Vec<String>,
+    /// The words including stripped wrappers.
+    pub full_words: Vec<String>,
+    /// Leading `VAR=value` assignments.
+    pub assignments: Vec<String>,
+    /// Write-redirect targets.
+    pub redirects: Vec<String>,
+    /// Wrapper programs this command was found inside, outermost first.
+    pub wrappers: Vec<String>,
+    /// True for the inner command of `xargs`, `find -exec` or `sh -c`.
+    pub nested: bool,
+}
+
+/// The simulator's answer.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Explanation {
+    /// The tool.
+    pub tool: String,
+    /// The mode the call was evaluated in.
+    pub mode: PermissionMode,
+    /// Allow, ask or deny.
+    pub behavior: Behavior,
+    /// The stable reason code.
+    pub reason_code: String,
+    /// The sentence shown to the user.
+    pub reason: String,
+    /// How risky the call is.
+    pub risk: Risk,
+    /// What decided.
+    pub source: DecisionSource,
+    /// Every rule that matched, whatever its behavior.
+    pub matched_rules: Vec<MatchedRule>,
+    /// The commands of a shell call (empty for other tools).
+    pub segments: Vec<SegmentView>,
+    /// For shell calls: whether the analyser understood the whole script.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub understood: Option<bool>,
+    /// For shell calls: whether the script runs more than one command.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compound: Option<bool>,
+    /// The actions an approval prompt would offer.
+    pub actions: Vec<ApprovalAction>,
+    /// True when `auto` mode would send this call to the reviewer model instead of asking.
+    pub reviewer_would_decide: bool,
+}
+
+/// Orders matchers by specificity: exact input > path glob > command prefix > all; within a
+/// kind, longer (more literal characters or words) is more specific.
+pub fn specificity(rule: &Rule) -> (u8, usize) {
+    match &rule.matcher {
+        RuleMatcher::Exact { input } => (3, input.to_string().len()),
+        RuleMatcher::Path { glob } => (2, glob.chars().filter(|c| !matches!(c, '*' | '?')).count()),
+        RuleMatcher::Prefix { words } => (1, words.iter().filter(|w| w.as_str() != "*").count()),
+        RuleMatcher::All => (0, usize::from(rule.tool != "*")),
+    }
+}
+
+/// Why `rule` matches the prepared request, or None when it does not.
+pub(crate) fn why_matches(
+    rule: &Rule,
+    request: &PermissionRequest,
+    ctx: &PermissionContext<'_>,
+    prepared: &Prepared,
+) -> Option<String> {
+    if !applies(rule, request, ctx) {
+        return None;
+    }
+    let scope = match rule.destination {
+        suzent_core::RuleDestination::Global => "global",
+        suzent_core::RuleDestination::Session => "session",
+    };
+    let what = match &rule.matcher {
+        RuleMatcher::All => Some(if rule.tool == "*" {
+            "matches every call of every tool".to_string()
+        } else {
+            format!("matches every {} call", rule.tool)
+        }),
+        RuleMatcher::Exact { input } => {
+            (*input == request.args).then(|| "the arguments equal its exact input".to_string())
+        }
+        RuleMatcher::Prefix { words } => prepared.analysis.as_ref().and_then(|a| {
+            a.segments.iter().enumerate().find_map(|(i, s)| {
+                let hit = if prefix_matches(words, &s.words) {
+                    Some(&s.words)
+                } else if prefix_matches(words, &s.full_words) {
+                    Some(&s.full_words)
+                } else {
+                    None
+                };
+                hit.map(|w| {
+                    format!(
+                        "prefix '{}' matches segment {}: {}",
+                        words.join(" "),
+                        i + 1,
+                        w.join(" ")
+                    )
+                })
+            })
+        }),
+        RuleMatcher::Path { glob } => compile_glob(glob).ok().and_then(|m| {
+            prepared
+                .paths
+                .iter()
+                .map(|p| (p, "path"))
+                .chain(prepared.redirects.iter().map(|p| (p, "redirect target")))
+                .find(|(p, _)| m.is_match(p))
+                .map(|(p, kind)| format!("glob '{glob}' matches {kind} {}", p.display()))
+        }),
+    }?;
+    Some(format!("{} {scope} rule: {what}", rule.behavior))
+}
+
+impl PermissionEngine {
+    /// Evaluates a call and explains the decision: every matching rule with why, the decisive
+    /// one, and the parsed shell segments. Pure: nothing runs and nothing is stored.
+    pub fn explain(&self, request: &PermissionRequest, ctx: &PermissionContext<'_>) -> Explanation {
+        let Evaluation { decision, matched } = self.evaluate(request, ctx);
+        let prepared = Prepared::new(request, ctx.paths);
+        let decisive_id = if decision.source == DecisionSource::Rule {
+            matched
+                .iter()
+                .filter(|r| r.behavior == decision.behavior)
+                .max_by_key(|r| specificity(r))
+                .map(|r| r.id.clone())
+        } else {
+            None
+        };
+        let matched_rules = matched
+            .into_iter()
+            .map(|rule| {
+                let why = why_matches(&rule, request, ctx, &prepared)
+                    .unwrap_or_else(|| format!("{} rule", rule.behavior));
+                let decisive = decisive_id.as_deref() == Some(rule.id.as_str());
+                MatchedRule {
+                    rule,
+                    why,
+                    decisive,
+                }
+            })
+            .collect();
+        let (segments, understood, compound) = match (&request.access, &prepared.analysis) {
+            (ToolAccess::Command { .. }, Some(a)) => (
+                a.segments
+                    .iter()
+                    .map(|s| SegmentView {
+                        words: s.words.clone(),
+                        full_words: s.full_words.clone(),
+                        assignments: s.assignments.clone(),
+                        redirects: s.redirects.clone(),
+                        wrappers: s.wrappers.clone(),
+                        nested: s.nested,
+                    })
+                    .collect(),
+                Some(a.understood),
+                Some(a.compound),
+            ),
+            _ => (Vec::new(), None, None),
+        };
+        let reviewer_would_decide = ctx.mode == PermissionMode::Auto
+            && decision.behavior == Behavior::Ask
+            && !matches!(
+                decision.source,
+                DecisionSource::PathPolicy | DecisionSource::Rule
+            );
+        Explanation {
+            tool: request.tool_name.clone(),
+            mode: ctx.mode,
+            behavior: decision.behavior,
+            reason_code: decision.reason_code,
+            reason: decision.reason,
+            risk: decision.risk,
+            source: decision.source,
+            matched_rules,
+            segments,
+            understood,
+            compound,
+            actions: decision.actions,
+            reviewer_would_decide,
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! MCP servers as toolsets: their tools as [`Tool`]s (always deferred; every call goes through
+//! the permission engine as `ToolAccess::Other`), the SQLite schema cache, and the runtime's
+//! MCP API (what ConfigView's MCP panel and `suzent mcp` use).
+
+use crate::error::RuntimeError;
+use crate::runtime::Runtime;
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use suzent_mcp::{
+    CachedSchemas, McpError, McpRegistry, McpServerConfig, McpServerInfo, McpToolInfo, RemoteTool,
+    SchemaCache, qualify_all,
+};
+use suzent_permissions::ToolAccess;
+use suzent_store::{McpSchemaRow, Store};
+use suzent_tools::{Tool, ToolContext, ToolError, ToolSpec};
+
+/// Capability id of a server's tools (`mcp:fs`).
+pub(crate) fn mcp_capability(server: &str) -> String {
+    format!("mcp:{server}")
+}
+
+/// `ToolSpec` holds `&'static str`s (built-in tools are static). MCP names and descriptions are
+/// interned: each distinct string is leaked once per process, so memory grows only with the
+/// number of distinct tools ever seen, not with calls or refreshes.
+fn intern(s: &str) -> &'static str {
+    static TABLE: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut table = TABLE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(found) = table.get(s) {
+        return found;
+    }
+    let leaked: &'static str = Box::leak(s.to_string().into_boxed_str());
+    table.insert(leaked);
+    leaked
+}
+
+/// One tool of an MCP server.
+pub(crate) struct McpTool {
+    spec: ToolSpec,
+    server: String,
+    tool: String,
+    mcp: McpRegistry,
+}
+
+impl McpTool {
+    pub(crate) fn new(info: &McpToolInfo, mcp: McpRegistry) -> McpTool {
+        let name = intern(&info.qualified_name);
+        let description = if info.description.trim().is_empty() {
+            format!(
+                "Tool '{}' of MCP server '{}'.",
+                info.tool_name, info.toolkit_slug
+            )
+        } else {
+            info.description.clone()
+        };
+        McpTool {
+            spec: ToolSpec {
+                runtime_name: name,
+                class_name: name,
+                capability: intern(&mcp_capability(&info.toolkit_slug)),
+                display_name: intern(info.title.as_deref().unwrap_or(&info.tool_name)),
+                description: intern(&description),
+                requires_approval: info.requires_approval,
+                deferrable: true,
+                parameters: info.schema.clone(),
+            },
+            server: info.toolkit_slug.clone(),
+            tool: info.tool_name.clone(),
+            mcp,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn access(&self, args: &Value, _ctx: &ToolContext) -> Result<ToolAccess, ToolError> {
+        if !(args.is_object() || args.is_null()) {
+            return Err(ToolError::InvalidArguments(
+                "the arguments must be a JSON object".into(),
+            ));
+        }
+        Ok(ToolAccess::Other)
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let call = self.mcp.call(&self.server, &self.tool, args);
+        let out = tokio::select! {
+            r = call => r,
+            _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+        };
+        match out {
+            Ok(o) if o.is_error => Err(ToolError::Failed(o.text)),
+            Ok(o) => Ok(o.text),
+            Err(e) => Err(ToolError::Failed(e.to_string())),
+        }
+    }
+}
+
+/// The MCP schema cache in the SQLite store.
+pub(crate) struct StoreSchemaCache(pub(crate) Store);
+
+#[async_trait]
+impl SchemaCache for StoreSchemaCache {
+    async fn load(&self, server: &str) -> Result<Option<CachedSchemas>, McpError> {
+        let Some(row) = self
+            .0
+            .mcp_schemas(server)
+            .await
+            .map_err(|e| McpError::Cache(e.to_string()))?
+        else {
+            return Ok(None);
+        };
+        let tools: Vec<RemoteTool> = match serde_json::from_value(row.tools) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!(server, "ignoring an unreadable MCP schema cache entry: {e}");
+                return Ok(None);
+            }
+        };
+        Ok(Some(CachedSchemas {
+            fingerprint: row.fingerprint,
+            fetched_at: row.fetched_at,
+            tools,
+        }))
+    }
+
+    async fn store(&self, server: &str, entry: &CachedSchemas) -> Result<(), McpError> {
+        let row = McpSchemaRow {
+            fingerprint: entry.fingerprint.clone(),
+            tools: serde_json::to_value(&entry.tools)
+                .map_err(|e| McpError::Cache(e.to_string()))?,
+            fetched_at: entry.fetched_at,
+        };
+        self.0
+            .put_mcp_schemas(server, &row)
+            .await
+            .map_err(|e| McpError::Cache(e.to_string()))
+    }
+
+    async fn invalidate(&self, server: Option<&str>) -> Result<(), McpError> {
+        self.0
+            .invalidate_mcp_schemas(server)
+            .await
+            .map_err(|e| McpError::Cache(e.to_string()))
+    }
+}
+
+/// The result of [`Runtime::test_mcp_server`].
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpTestResult {
+    /// The server.
+    pub server: String,
+    /// Its tools, as listed on a fresh connection.
+    pub tools: Vec<McpTestTool>,
+}
+
+/// One tool listed by [`Runtime::test_mcp_server`].
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpTestTool {
+    /// The server's name for it.
+    pub name: String,
+    /// The name the model would see (qualified by this server alone; another server's tools
+    /// can add a hash suffix on collision).
+    pub qualified_name: String,
+    /// Description.
+    pub description: String,
+    /// `readOnlyHint`.
+    pub read_only_hint: Option<bool>,
+}
+
+/// The result of [`Runtime::import_mcp_servers`].
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpImport {
+    /// Servers added.
+    pub added: Vec<String>,
+    /// Servers skipped because the name already existed.
+    pub skipped: Vec<String>,
+}
+
+impl Runtime {
+    fn mcp(&self) -> &McpRegistry {
+        &self.toolset().mcp
+    }
+
+    /// The configured MCP servers with their state and tools (ConfigView's MCP panel).
+    pub fn mcp_servers(&self) -> Vec<McpServerInfo> {
+        self.mcp().servers()
+    }
+
+    /// Adds an MCP server to `mcp.json`. Its tools are listed when first needed.
+    pub fn add_mcp_server(
+        &self,
+        name: &str,
+        config: McpServerConfig,
+    ) -> Result<McpServerInfo, RuntimeError> {
+        self.mcp().add_server(name, config)?;
+        self.mcp_server(name)
+    }
+
+    fn mcp_server(&self, name: &str) -> Result<McpServerInfo, RuntimeError> {
+        self.mcp_servers()
+            .into_iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| McpError::UnknownServer(name.to_string()).into())
+    }
+
+    /// Removes an MCP server (its connection is closed and its cached schemas dropped).
+    pub async fn remove_mcp_server(&self, name: &str) -> Result<(), RuntimeError> {
+        Ok(self.mcp().remove_server(name).await?)
+    }
+
+    /// Enables or disables an MCP server.
+    pub fn set_mcp_server_enabled(
+        &self,
+        name: &str,
+        enabled: bool,
+    ) -> Result<McpServerInfo, RuntimeError> {
+        self.mcp().set_enabled(name, enabled)?;
+        self.mcp_server(name)
+    }
+
+    /// Marks an MCP server trusted (its `readOnlyHint` tools run without asking in `default`
+    /// mode) or not.
+    pub fn set_mcp_server_trusted(
+        &self,
+        name: &str,
+        trusted: bool,
+    ) -> Result<McpServerInfo, RuntimeError> {
+        self.mcp().set_trusted(name, trusted)?;
+        self.mcp_server(name)
+    }
+
+    /// Connects to a server on a fresh connection and lists its tools (`suzent mcp test`).
+    pub async fn test_mcp_server(&self, name: &str) -> Result<McpTestResult, RuntimeError> {
+        let tools = self.mcp().test_server(name).await?;
+        let pairs: Vec<(&str, &str)> = tools.iter().map(|t| (name, t.name.as_str())).collect();
+        let names = qualify_all(&pairs);
+        Ok(McpTestResult {
+            server: name.to_string(),
+            tools: tools
+                .iter()
+                .zip(names)
+                .map(|(t, qualified_name)| McpTestTool {
+                    name: t.name.clone(),
+                    qualified_name,
+                    description: t.description.clone(),
+                    read_only_hint: t.read_only_hint,
+                })
+                .collect(),
+        })
+    }
+
+    /// Imports the servers of a Claude Desktop configuration file.
+    pub fn import_mcp_servers(&self, path: &Path) -> Result<McpImport, RuntimeError> {
+        let (added, skipped) = self.mcp().import_claude_desktop(path)?;
+        Ok(McpImport { added, skipped })
+    }
+
+    /// MCP discovery (seed 003): known MCP tools matching `filter`; with `load_schemas`,
+    /// servers without fresh schemas are connected and listed first.
+    pub async fn mcp_tools(&self, filter: Option<&str>, load_schemas: bool) -> Vec<McpToolInfo> {
+        self.mcp().discover(filter, load_schemas).await
+    }
+
+    /// Lists every enabled server without fresh schemas and caches them (seed 003
+    /// `prewarm_schemas`). Returns the number of MCP tools known afterwards.
+    pub async fn prewarm_mcp_schemas(&self) -> usize {
+        self.mcp().prewarm().await
+    }
+
+    /// Drops the cached MCP schemas of one server, or of all (seed 003 `invalidate_mcp_cache`).
+    pub async fn invalidate_mcp_cache(&self, server: Option<&str>) -> Result<(), RuntimeError> {
+        Ok(self.mcp().invalidate(server).await?)
+    }
+
+    /// The tools activated in a chat with `tool_search`, in activation order.
+    pub async fn activated_tools(&self, chat_id: &str) -> Result<Vec<String>, RuntimeError> {
+        Ok(self.toolset().store_activated(chat_id).await?)
+    }
+
+    /// Limits which tools `tool_search` may activate in a chat (for sub-agents): `Some(names)`
+    /// allows only these (runtime or class names; an empty list allows none), `None` lifts the
+    /// limit. Held in memory for the life of the runtime.
+    pub fn limit_activation(&self, chat_id: &str, allowed: Option<Vec<String>>) {
+        self.toolset().set_activation_limit(chat_id, allowed);
+    }
+}
+
+/// The MCP registry of a runtime: `mcp.json` in the config directory, keychain lookups for
+/// `${keychain:ENTRY}` references, the SQLite schema cache.
+pub(crate) fn open_registry(
+    config_path: std::path::PathBuf,
+    keys: Arc<dyn crate::provider::resolve::KeySource>,
+    store: Store,
+) -> Result<McpRegistry, McpError> {
+    let mut options = suzent_mcp::McpOptions::new(config_path);
+    options.secrets = Arc::new(move |entry: &str| keys.api_key(entry));
+    options.cache = Some(Arc::new(StoreSchemaCache(store)));
+    McpRegistry::open(options)
+}

@@ -1,0 +1,576 @@
+//! The runtime side of the content tools: plans (`planning_update`), long-term memory (core
+//! blocks in the system prompt, hybrid archival search) and skills.
+
+use super::Runtime;
+use crate::error::RuntimeError;
+use async_trait::async_trait;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use suzent_core::{AgentEvent, Plan};
+use suzent_memory::{Embedder, MemoryError, VectorIndex, fuse};
+use suzent_store::{ChatRecord, MEMORY_BLOCKS, NewArchival, Store};
+use suzent_tools::{
+    BlockOperation, MemoryHit, MemoryHost, MemorySearchResult, PlanHost, Skill, SkillSet,
+    SkillSource, ToolContext,
+};
+use tokio::sync::broadcast;
+
+/// Longest content of one core memory block, in characters.
+pub const MAX_BLOCK_CHARS: usize = 2000;
+/// Environment variable naming the embedding model folder (all-MiniLM-L6-v2 files).
+pub const EMBEDDING_MODEL_ENV: &str = "SUZENT_EMBEDDING_MODEL";
+/// Environment variable listing external skill folders (separated like `PATH`).
+pub const SKILL_DIRS_ENV: &str = "SUZENT_SKILL_DIRS";
+/// Where [`Runtime::download_embedding_model`] fetches the model files by default.
+pub const DEFAULT_MODEL_SOURCE: &str =
+    "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2/resolve/main";
+/// Largest model file downloaded.
+const MAX_MODEL_FILE_BYTES: u64 = 512 * 1024 * 1024;
+/// Setting holding the names of disabled skills (a JSON array).
+const DISABLED_SKILLS_KEY: &str = "skills.disabled";
+/// Lowest cosine similarity a vector hit needs to count.
+const MIN_SIMILARITY: f32 = 0.3;
+/// Candidates each search contributes before fusion.
+const CANDIDATES: usize = 50;
+
+/// Skills shipped in the binary, written to the built-in folder when the runtime opens.
+const BUILTIN_SKILLS: &[(&str, &str)] = &[(
+    "skill-authoring",
+    include_str!("../../skills/skill-authoring/SKILL.md"),
+)];
+
+/// Shared state of the content services.
+#[derive(Debug)]
+pub(crate) struct ContentState {
+    memory: Arc<MemoryService>,
+    builtin_skills: PathBuf,
+    user_skills: PathBuf,
+}
+
+impl ContentState {
+    pub(crate) fn new(paths: &crate::paths::Paths, store: Store) -> ContentState {
+        let model_dir = std::env::var_os(EMBEDDING_MODEL_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| paths.data_dir.join("models").join("all-MiniLM-L6-v2"));
+        let builtin_skills = paths.data_dir.join("builtin-skills");
+        for (name, text) in BUILTIN_SKILLS {
+            let dir = builtin_skills.join(name);
+            let file = dir.join("SKILL.md");
+            if std::fs::read_to_string(&file).ok().as_deref() != Some(*text)
+                && let Err(e) =
+                    std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&file, text))
+            {
+                tracing::warn!("cannot write built-in skill {}: {e}", file.display());
+            }
+        }
+        ContentState {
+            memory: Arc::new(MemoryService {
+                store,
+                model_dir,
+                embedder: Mutex::new(None),
+                indexes: tokio::sync::Mutex::new(HashMap::new()),
+            }),
+            builtin_skills,
+            user_skills: paths.config_dir.join("skills"),
+        }
+    }
+}
+
+/// Stores plans and announces them.
+#[derive(Debug)]
+struct Plans {
+    store: Store,
+    events: broadcast::Sender<AgentEvent>,
+}
+
+#[async_trait]
+impl PlanHost for Plans {
+    async fn load_plan(&self, chat_id: &str) -> Result<Option<Plan>, String> {
+        self.store
+            .get_plan(chat_id)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn save_plan(&self, chat_id: &str, plan: &Plan) -> Result<(), String> {
+        self.store
+            .save_plan(chat_id, plan)
+            .await
+            .map_err(|e| e.to_string())?;
+        let _ = self.events.send(AgentEvent::PlanUpdated {
+            chat_id: chat_id.to_string(),
+            plan: plan.clone(),
+        });
+        Ok(())
+    }
+}
+
+/// The embedder, loaded at first use: `Ok` or why there is none.
+type EmbedderSlot = Option<Result<Arc<dyn Embedder>, String>>;
+
+/// Core blocks and the hybrid archive search.
+#[derive(Debug)]
+pub(crate) struct MemoryService {
+    store: Store,
+    model_dir: PathBuf,
+    embedder: Mutex<EmbedderSlot>,
+    /// Per user: the vector index, loaded from the store once and then incrementally.
+    indexes: tokio::sync::Mutex<HashMap<String, VectorIndex>>,
+}
+
+impl MemoryService {
+    /// The embedder, or why there is none (said plainly to the model).
+    async fn embedder(&self) -> Result<Arc<dyn Embedder>, String> {
+        if let Some(slot) = self
+            .embedder
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        {
+            return slot;
+        }
+        let dir = self.model_dir.clone();
+        let loaded = tokio::task::spawn_blocking(move || load_embedder(&dir))
+            .await
+            .map_err(|e| format!("the embedding model task failed: {e}"))
+            .and_then(|r| r);
+        if let Err(e) = &loaded {
+            tracing::info!("memory search uses full-text only: {e}");
+        }
+        *self.embedder.lock().unwrap_or_else(PoisonError::into_inner) = Some(loaded.clone());
+        loaded
+    }
+
+    async fn embed(&self, embedder: Arc<dyn Embedder>, text: &str) -> Result<Vec<f32>, String> {
+        let text = text.to_string();
+        tokio::task::spawn_blocking(move || embedder.embed(&[&text]))
+            .await
+            .map_err(|e| format!("the embedding task failed: {e}"))?
+            .map_err(|e| e.to_string())?
+            .pop()
+            .ok_or_else(|| "the embedder returned no vector".to_string())
+    }
+
+    /// Stores entries (embedding them when a model is available); returns their ids.
+    pub(crate) async fn archive_many(
+        &self,
+        user_id: &str,
+        chat_id: Option<&str>,
+        source: &str,
+        texts: &[String],
+    ) -> Result<Vec<i64>, String> {
+        let vectors = match self.embedder().await {
+            Ok(embedder) => {
+                let texts = texts.to_vec();
+                let vectors = tokio::task::spawn_blocking(move || {
+                    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                    embedder.embed(&refs)
+                })
+                .await
+                .map_err(|e| format!("the embedding task failed: {e}"))?
+                .map_err(|e: MemoryError| e.to_string())?;
+                vectors.into_iter().map(Some).collect()
+            }
+            Err(_) => vec![None; texts.len()],
+        };
+        let entries: Vec<NewArchival> = texts
+            .iter()
+            .zip(vectors)
+            .map(|(t, embedding)| NewArchival {
+                user_id: user_id.to_string(),
+                chat_id: chat_id.map(str::to_string),
+                source: source.to_string(),
+                content: t.clone(),
+                embedding,
+            })
+            .collect();
+        self.store
+            .add_archival(&entries)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Brings the user's vector index up to date with the store and searches it.
+    async fn vector_search(
+        &self,
+        user_id: &str,
+        dims: usize,
+        query: &[f32],
+    ) -> Result<Vec<(i64, f32)>, String> {
+        let mut indexes = self.indexes.lock().await;
+        let index = indexes
+            .entry(user_id.to_string())
+            .or_insert_with(|| VectorIndex::new(dims));
+        let fresh = self
+            .store
+            .archival_embeddings(user_id, index.last_id())
+            .await
+            .map_err(|e| e.to_string())?;
+        for (id, v) in fresh {
+            // Rows from another model (other dimensions) are skipped, not fatal.
+            let _ = index.push(id, &v);
+        }
+        Ok(index.top_k(query, CANDIDATES, MIN_SIMILARITY))
+    }
+}
+
+fn load_embedder(dir: &std::path::Path) -> Result<Arc<dyn Embedder>, String> {
+    if !dir.is_dir() {
+        return Err(format!(
+            "no embedding model at {} (put the all-MiniLM-L6-v2 files model.safetensors, \
+             tokenizer.json and config.json there, or set {EMBEDDING_MODEL_ENV})",
+            dir.display()
+        ));
+    }
+    suzent_memory::MiniLmEmbedder::load(dir)
+        .map(|e| Arc::new(e) as Arc<dyn Embedder>)
+        .map_err(|e| e.to_string())
+}
+
+#[async_trait]
+impl MemoryHost for MemoryService {
+    async fn search(
+        &self,
+        user_id: &str,
+        query: &str,
+        limit: usize,
+    ) -> Result<MemorySearchResult, String> {
+        let text_hits = self
+            .store
+            .search_archival_text(user_id, query, CANDIDATES)
+            .await
+            .map_err(|e| e.to_string())?;
+        let text_ids: Vec<i64> = text_hits.iter().map(|h| h.id).collect();
+        let (vector_hits, text_only_reason) = match self.embedder().await {
+            Ok(embedder) => {
+                let q = self.embed(Arc::clone(&embedder), query).await?;
+                (
+                    self.vector_search(user_id, embedder.dims(), &q).await?,
+                    None,
+                )
+            }
+            Err(reason) => (Vec::new(), Some(reason)),
+        };
+        let fused = fuse(&text_ids, &vector_hits, limit);
+        let ids: Vec<i64> = fused.iter().map(|f| f.id).collect();
+        let entries = self
+            .store
+            .archival_entries(&ids)
+            .await
+            .map_err(|e| e.to_string())?;
+        let hits = fused
+            .into_iter()
+            .filter_map(|f| {
+                let e = entries.iter().find(|e| e.id == f.id)?;
+                Some(MemoryHit {
+                    id: f.id,
+                    content: e.content.clone(),
+                    created_at: e.created_at.to_rfc3339(),
+                    score: f.score,
+                    matched_by: f.matched_by,
+                })
+            })
+            .collect();
+        Ok(MemorySearchResult {
+            hits,
+            text_only_reason,
+        })
+    }
+
+    async fn update_block(
+        &self,
+        user_id: &str,
+        block: &str,
+        operation: BlockOperation,
+        content: &str,
+    ) -> Result<String, String> {
+        if !MEMORY_BLOCKS.contains(&block) {
+            return Err(format!(
+                "unknown block '{block}'; the blocks are {}",
+                MEMORY_BLOCKS.join(", ")
+            ));
+        }
+        let current = self
+            .store
+            .memory_blocks(user_id)
+            .await
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .find(|(b, _)| b == block)
+            .map(|(_, c)| c)
+            .unwrap_or_default();
+        let new = match operation {
+            BlockOperation::Replace => content.trim().to_string(),
+            BlockOperation::Append if current.is_empty() => content.trim().to_string(),
+            BlockOperation::Append => format!("{current}\n{}", content.trim()),
+            BlockOperation::Clear => String::new(),
+        };
+        let chars = new.chars().count();
+        if chars > MAX_BLOCK_CHARS {
+            return Err(format!(
+                "block '{block}' would hold {chars} characters; the limit is {MAX_BLOCK_CHARS}: \
+                 shorten it (replace it with a summary) or archive details with memory_archive"
+            ));
+        }
+        self.store
+            .set_memory_block(user_id, block, &new)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(new)
+    }
+
+    async fn archive(&self, user_id: &str, chat_id: &str, content: &str) -> Result<i64, String> {
+        let ids = self
+            .archive_many(user_id, Some(chat_id), "tool", &[content.to_string()])
+            .await?;
+        ids.first()
+            .copied()
+            .ok_or_else(|| "the entry was not stored".to_string())
+    }
+}
+
+impl MemoryService {
+    /// Downloads the model files into the model folder unless they are all there; returns the
+    /// folder and whether anything was downloaded. Files are written to a temporary folder,
+    /// checked by loading the model, then moved into place, so a failed download leaves nothing
+    /// half-written.
+    async fn download_model(&self, source: &str) -> Result<(PathBuf, bool), String> {
+        let dir = self.model_dir.clone();
+        if suzent_memory::MODEL_FILES.iter().all(|f| dir.join(f).is_file()) {
+            return Ok((dir, false));
+        }
+        let parent = dir
+            .parent()
+            .ok_or_else(|| format!("the model folder {} has no parent", dir.display()))?;
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        let staging = tempfile::tempdir_in(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        let client = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(20))
+            .build()
+            .map_err(|e| e.to_string())?;
+        for file in suzent_memory::MODEL_FILES {
+            let url = format!("{}/{file}", source.trim_end_matches('/'));
+            let mut response = client
+                .get(&url)
+                .send()
+                .await
+                .and_then(|r| r.error_for_status())
+                .map_err(|e| format!("downloading {url} failed: {e}"))?;
+            let mut bytes = Vec::new();
+            while let Some(chunk) = response
+                .chunk()
+                .await
+                .map_err(|e| format!("downloading {url} failed: {e}"))?
+            {
+                bytes.extend_from_slice(&chunk);
+                if bytes.len() as u64 > MAX_MODEL_FILE_BYTES {
+                    return Err(format!("{url} is larger than {MAX_MODEL_FILE_BYTES} bytes"));
+                }
+            }
+            std::fs::write(staging.path().join(file), &bytes)
+                .map_err(|e| format!("writing {file}: {e}"))?;
+        }
+        let check = staging.path().to_path_buf();
+        tokio::task::spawn_blocking(move || suzent_memory::MiniLmEmbedder::load(&check))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("the downloaded files are not a usable model: {e}"))?;
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let staged = staging.keep();
+        std::fs::rename(&staged, &dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        // The next search loads the new model.
+        *self.embedder.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        Ok((dir, true))
+    }
+}
+
+impl Runtime {
+    /// Downloads the local embedding model (all-MiniLM-L6-v2) once into the data folder (or the
+    /// folder named by `SUZENT_EMBEDDING_MODEL`) from `source` (default
+    /// [`DEFAULT_MODEL_SOURCE`]). Returns the folder and whether anything was downloaded; files
+    /// already in place are kept.
+    pub async fn download_embedding_model(
+        &self,
+        source: Option<&str>,
+    ) -> Result<(PathBuf, bool), RuntimeError> {
+        self.inner
+            .content
+            .memory
+            .download_model(source.unwrap_or(DEFAULT_MODEL_SOURCE))
+            .await
+            .map_err(|message| RuntimeError::InvalidInput {
+                field: "model".into(),
+                message,
+            })
+    }
+
+    /// Gives a tool context the plan store, memory and the enabled skills.
+    pub(crate) async fn equip_content(&self, ctx: &mut ToolContext) -> Result<(), RuntimeError> {
+        ctx.plans = Some(Arc::new(Plans {
+            store: self.inner.store.clone(),
+            events: self.inner.events.clone(),
+        }));
+        ctx.memory = Some(self.inner.content.memory.clone());
+        ctx.skills = Some(Arc::new(self.load_skills().await?));
+        Ok(())
+    }
+
+    /// The system prompt with the core memory blocks and the enabled skills.
+    pub(crate) async fn full_system_prompt(
+        &self,
+        chat: &ChatRecord,
+        ctx: &ToolContext,
+    ) -> Result<String, RuntimeError> {
+        let mut prompt = super::system_prompt(chat, ctx);
+        let blocks = self.inner.store.memory_blocks(&ctx.user_id).await?;
+        let blocks: Vec<_> = blocks.into_iter().filter(|(_, c)| !c.is_empty()).collect();
+        if !blocks.is_empty() {
+            prompt.push_str(
+                "\n\nCore memory (keep it current with memory_block_update; search older \
+                 memories with memory_search):",
+            );
+            for (block, content) in blocks {
+                prompt.push_str(&format!("\n<{block}>\n{content}\n</{block}>"));
+            }
+        }
+        if let Some(section) = ctx.skills.as_ref().and_then(|s| s.prompt_section()) {
+            prompt.push_str("\n\n");
+            prompt.push_str(&section);
+        }
+        Ok(prompt)
+    }
+
+    /// The skills folders: built-in, external (`SUZENT_SKILL_DIRS`), the user's.
+    fn skill_folders(&self) -> Vec<(SkillSource, PathBuf)> {
+        let mut folders = vec![(
+            SkillSource::BuiltIn,
+            self.inner.content.builtin_skills.clone(),
+        )];
+        if let Some(dirs) = std::env::var_os(SKILL_DIRS_ENV) {
+            folders.extend(std::env::split_paths(&dirs).map(|d| (SkillSource::External, d)));
+        }
+        folders.push((SkillSource::User, self.inner.content.user_skills.clone()));
+        folders
+    }
+
+    async fn disabled_skills(&self) -> Result<HashSet<String>, RuntimeError> {
+        let stored = self.inner.store.get_setting(DISABLED_SKILLS_KEY).await?;
+        Ok(stored
+            .and_then(|v| serde_json::from_value::<Vec<String>>(v).ok())
+            .unwrap_or_default()
+            .into_iter()
+            .collect())
+    }
+
+    async fn load_skills(&self) -> Result<SkillSet, RuntimeError> {
+        let folders = self.skill_folders();
+        let disabled = self.disabled_skills().await?;
+        let set = tokio::task::spawn_blocking(move || SkillSet::load(&folders, &disabled))
+            .await
+            .map_err(|e| RuntimeError::Io {
+                path: "skills".into(),
+                message: e.to_string(),
+            })?;
+        for p in &set.problems {
+            tracing::warn!("skill {} skipped: {}", p.path.display(), p.message);
+        }
+        Ok(set)
+    }
+
+    /// Every skill (enabled or not), by name; a user skill hides a built-in one of its name.
+    pub async fn skills(&self) -> Result<Vec<Skill>, RuntimeError> {
+        Ok(self.load_skills().await?.all().cloned().collect())
+    }
+
+    /// Enables or disables a skill by name.
+    pub async fn set_skill_enabled(&self, name: &str, enabled: bool) -> Result<(), RuntimeError> {
+        let set = self.load_skills().await?;
+        if set.get(name).is_none() {
+            return Err(RuntimeError::InvalidInput {
+                field: "skill".into(),
+                message: format!("no skill named '{name}'"),
+            });
+        }
+        let mut disabled = self.disabled_skills().await?;
+        if enabled {
+            disabled.remove(name);
+        } else {
+            disabled.insert(name.to_string());
+        }
+        let mut list: Vec<String> = disabled.into_iter().collect();
+        list.sort();
+        self.inner
+            .store
+            .set_setting(DISABLED_SKILLS_KEY, &serde_json::json!(list))
+            .await?;
+        Ok(())
+    }
+
+    /// The chat's plan, if it has one.
+    pub async fn plan(&self, chat_id: &str) -> Result<Option<Plan>, RuntimeError> {
+        self.chat(chat_id).await?;
+        Ok(self.inner.store.get_plan(chat_id).await?)
+    }
+
+    /// The local user's core memory blocks that have content, as `(block, content)`.
+    pub async fn memory_blocks(&self) -> Result<Vec<(String, String)>, RuntimeError> {
+        Ok(self.inner.store.memory_blocks(&super::whoami()).await?)
+    }
+
+    /// Sets a core memory block of the local user (the desktop app's editor).
+    pub async fn set_memory_block(
+        &self,
+        block: &str,
+        content: &str,
+    ) -> Result<String, RuntimeError> {
+        self.inner
+            .content
+            .memory
+            .update_block(&super::whoami(), block, BlockOperation::Replace, content)
+            .await
+            .map_err(|message| RuntimeError::InvalidInput {
+                field: "block".into(),
+                message,
+            })
+    }
+
+    /// Stores archival memories of the local user (imports, end-of-chat summaries); embeds them
+    /// when a model is available. Returns their ids.
+    pub async fn archive_memories(
+        &self,
+        chat_id: Option<&str>,
+        source: &str,
+        texts: &[String],
+    ) -> Result<Vec<i64>, RuntimeError> {
+        self.inner
+            .content
+            .memory
+            .archive_many(&super::whoami(), chat_id, source, texts)
+            .await
+            .map_err(|message| RuntimeError::InvalidInput {
+                field: "memory".into(),
+                message,
+            })
+    }
+
+    /// Hybrid search of the local user's archival memory (what `memory_search` does).
+    pub async fn search_memory(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Result<MemorySearchResult, RuntimeError> {
+        self.inner
+            .content
+            .memory
+            .search(&super::whoami(), query, limit)
+            .await
+            .map_err(|message| RuntimeError::InvalidInput {
+                field: "query".into(),
+                message,
+            })
+    }
+}

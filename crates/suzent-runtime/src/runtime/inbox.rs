@@ -1,0 +1,256 @@
+//! The inbox dispatcher: delivers durable inbox messages to agents. A message to an agent that is
+//! in a turn is delivered in place before its next model step; a message to an idle agent starts
+//! a background turn (auto mode, non-interactive: what would ask is refused).
+//!
+//! Crash safety: the message is written into the target transcript together with a delivery
+//! record before its turn runs, under a lease renewed while the turn runs. If the process dies,
+//! the lease expires, the next dispatcher claims the message again, finds the record, and only
+//! continues the interrupted turn (if it is unfinished) before acknowledging it.
+
+use super::{Runtime, Session, hold_point};
+use crate::error::RuntimeError;
+use crate::runtime::{OnAsk, RunOptions};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use suzent_core::{ChatMessage, PermissionMode, new_id};
+use suzent_store::{InboxMessage, NewInboxMessage, StoredMessage};
+
+/// The dispatcher's slow poll, for messages queued by other processes.
+const POLL: Duration = Duration::from_secs(2);
+/// Messages delivered at once (to different agents).
+const MAX_PARALLEL_DELIVERIES: usize = 8;
+
+/// How an inbox message reads in the target's transcript.
+pub(crate) fn transcript_text(message: &InboxMessage) -> String {
+    format!(
+        "[inbox message {} from {} ({})]\n{}",
+        message.id, message.sender, message.kind, message.text
+    )
+}
+
+impl Runtime {
+    /// Queues a message in the durable inbox and wakes the dispatcher. The same id with the same
+    /// content returns the existing message; with other content it is an error.
+    pub async fn enqueue_inbox(
+        &self,
+        message: NewInboxMessage,
+    ) -> Result<InboxMessage, RuntimeError> {
+        let stored = self.inner.store.enqueue_inbox(&message).await?;
+        self.inner.bg.inbox_wake.notify_one();
+        Ok(stored)
+    }
+
+    /// Inbox messages, of one chat or all, oldest first.
+    pub async fn inbox(&self, chat_id: Option<&str>) -> Result<Vec<InboxMessage>, RuntimeError> {
+        Ok(self.inner.store.list_inbox(chat_id).await?)
+    }
+
+    /// Starts the inbox dispatcher (once per runtime; later calls do nothing). It runs until
+    /// [`Runtime::shutdown`]. Needs a Tokio runtime.
+    pub fn start_dispatcher(&self) {
+        if self
+            .inner
+            .bg
+            .dispatcher_started
+            .swap(true, Ordering::SeqCst)
+        {
+            return;
+        }
+        let rt = self.clone();
+        tokio::spawn(async move { rt.dispatch_loop().await });
+    }
+
+    async fn dispatch_loop(self) {
+        let slots = Arc::new(tokio::sync::Semaphore::new(MAX_PARALLEL_DELIVERIES));
+        let shutdown = self.inner.bg.shutdown.clone();
+        loop {
+            if shutdown.is_cancelled() {
+                return;
+            }
+            let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
+                return;
+            };
+            let busy = self.busy_chats();
+            let claimed = self
+                .inner
+                .store
+                .claim_inbox(&self.inner.bg.owner, self.inner.bg.lease, None, &busy)
+                .await;
+            match claimed {
+                Ok(Some(message)) => {
+                    let rt = self.clone();
+                    tokio::spawn(async move {
+                        rt.deliver(message).await;
+                        drop(permit);
+                    });
+                    continue;
+                }
+                Ok(None) => drop(permit),
+                Err(e) => {
+                    drop(permit);
+                    tracing::warn!("inbox dispatcher: {e}");
+                }
+            }
+            let wait = match self.inner.store.next_inbox_wakeup().await {
+                Ok(Some(at)) => (at - chrono::Utc::now())
+                    .to_std()
+                    .unwrap_or(Duration::from_millis(10))
+                    .clamp(Duration::from_millis(10), POLL),
+                _ => POLL,
+            };
+            tokio::select! {
+                () = self.inner.bg.inbox_wake.notified() => {}
+                () = tokio::time::sleep(wait) => {}
+                () = shutdown.cancelled() => return,
+            }
+        }
+    }
+
+    /// Chats with a turn running in this process.
+    fn busy_chats(&self) -> Vec<String> {
+        let sessions: Vec<(String, Arc<Session>)> = match self.inner.sessions.lock() {
+            Ok(s) => s.iter().map(|(k, v)| (k.clone(), Arc::clone(v))).collect(),
+            Err(_) => return Vec::new(),
+        };
+        sessions
+            .into_iter()
+            .filter(|(_, s)| s.run_lock.try_lock().is_err())
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// Delivers one claimed message to an idle agent: records it, runs the turn, acknowledges.
+    async fn deliver(&self, message: InboxMessage) {
+        let owner = self.inner.bg.owner.clone();
+        let lease = self.inner.bg.lease;
+        let heartbeat = {
+            let store = self.inner.store.clone();
+            let id = message.id.clone();
+            let owner = owner.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(lease / 3).await;
+                    match store.renew_inbox_lease(&id, &owner, lease).await {
+                        Ok(true) => {}
+                        _ => return,
+                    }
+                }
+            })
+        };
+        let result = self.deliver_turn(&message).await;
+        heartbeat.abort();
+        let store = &self.inner.store;
+        let outcome = match result {
+            Ok(()) => store.complete_inbox(&message.id, &owner).await.map(|_| ()),
+            Err(e) => {
+                tracing::warn!(message = %message.id, "inbox delivery failed: {e}");
+                store
+                    .fail_inbox(&message.id, &owner, &e.to_string())
+                    .await
+                    .map(|_| ())
+            }
+        };
+        if let Err(e) = outcome {
+            tracing::warn!(message = %message.id, "inbox acknowledgement failed: {e}");
+        }
+        // The agent is idle again: queued messages for it may go now.
+        self.inner.bg.inbox_wake.notify_one();
+    }
+
+    async fn deliver_turn(&self, message: &InboxMessage) -> Result<(), RuntimeError> {
+        let chat = self.chat(&message.target).await?;
+        let session = self.session(&chat.id);
+        let _guard = session.run_lock.lock().await;
+        if !self.inner.store.pending_approvals(Some(&chat.id)).await?.is_empty() {
+            // A suspended turn waits for the user; the message waits (retried with backoff).
+            return Err(RuntimeError::InvalidInput {
+                field: "inbox target".into(),
+                message: format!("agent '{}' is waiting for the user's approval", chat.id),
+            });
+        }
+        let run_id = new_id();
+        let recorded = self
+            .inner
+            .store
+            .record_inbox_delivery(
+                &message.id,
+                &chat.id,
+                Some(&run_id),
+                &ChatMessage::User {
+                    text: transcript_text(message),
+                },
+            )
+            .await?;
+        hold_point("inbox_recorded").await;
+        let messages = self.inner.store.messages(&chat.id).await?;
+        if recorded.is_none() && !unfinished(&messages) {
+            // Delivered and answered before a crash: acknowledge only.
+            return Ok(());
+        }
+        // Headless: auto mode with the non-interactive profile.
+        let mut headless = chat.clone();
+        headless.mode = PermissionMode::Auto;
+        let summary = self
+            .run(&session, &headless, run_id, headless_options())
+            .await?;
+        if let Some(e) = summary.error {
+            return Err(RuntimeError::InvalidInput {
+                field: "inbox turn".into(),
+                message: e,
+            });
+        }
+        Ok(())
+    }
+
+    /// Delivers the chat's due inbox messages into its running turn (before the next model
+    /// step). Returns whether any was added.
+    pub(crate) async fn deliver_in_place(
+        &self,
+        chat_id: &str,
+        run_id: &str,
+    ) -> Result<bool, RuntimeError> {
+        let store = &self.inner.store;
+        let owner = &self.inner.bg.owner;
+        let mut added = false;
+        if !store.has_due_inbox(chat_id).await? {
+            return Ok(false);
+        }
+        while let Some(message) = store
+            .claim_inbox(owner, self.inner.bg.lease, Some(chat_id), &[])
+            .await?
+        {
+            let recorded = store
+                .record_inbox_delivery(
+                    &message.id,
+                    chat_id,
+                    Some(run_id),
+                    &ChatMessage::User {
+                        text: transcript_text(&message),
+                    },
+                )
+                .await?;
+            store.complete_inbox(&message.id, owner).await?;
+            added |= recorded.is_some();
+        }
+        Ok(added)
+    }
+}
+
+/// Run options of headless turns (inbox deliveries, sub-agents): calls that would ask are refused.
+#[allow(clippy::needless_update)] // other options may be added; they keep their defaults
+pub(crate) fn headless_options() -> RunOptions {
+    RunOptions {
+        on_ask: OnAsk::Deny,
+        ..RunOptions::default()
+    }
+}
+
+/// Whether a transcript ends mid-turn (the last message is not a final assistant answer).
+fn unfinished(messages: &[StoredMessage]) -> bool {
+    match messages.last().map(|m| &m.message) {
+        Some(ChatMessage::Assistant { tool_calls, .. }) => !tool_calls.is_empty(),
+        Some(_) => true,
+        None => false,
+    }
+}

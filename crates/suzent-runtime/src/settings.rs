@@ -1,0 +1,243 @@
+//! User settings as the desktop UI sees them: a view of `config.toml` plus which providers have
+//! an API key, and saving a patch of it back to `config.toml` atomically.
+//!
+//! A save validates the whole resulting configuration first; a bad value is an error naming the
+//! field and nothing is written. The file is replaced by renaming a complete temporary file beside
+//! it, so a crash never leaves a half-written `config.toml`. Runs that start after a save use the
+//! new values; a run already going keeps the snapshot it started with.
+
+use crate::error::RuntimeError;
+use crate::runtime::Runtime;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use suzent_core::{Config, PermissionMode, ProviderConfig, ProvidersConfig};
+
+/// The base URL settings of one provider.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderSettings {
+    /// Base URL overriding the provider's environment variable and public default.
+    #[serde(default)]
+    pub base_url: Option<String>,
+}
+
+/// The settings of every provider.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProvidersSettings {
+    /// OpenAI and OpenAI-compatible servers.
+    pub openai: ProviderSettings,
+    /// Anthropic.
+    pub anthropic: ProviderSettings,
+    /// Google Gemini.
+    pub gemini: ProviderSettings,
+    /// Ollama.
+    pub ollama: ProviderSettings,
+}
+
+/// Whether an API key is available (environment or OS keychain) for each provider that needs
+/// one. The key itself is never returned.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyStatus {
+    /// An OpenAI key is available.
+    pub openai: bool,
+    /// An Anthropic key is available.
+    pub anthropic: bool,
+    /// A Gemini key is available.
+    pub gemini: bool,
+}
+
+/// The user settings (`config.toml`) with the key status.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
+    /// Model of new chats, `provider/model`.
+    pub default_model: Option<String>,
+    /// Permission mode of new chats.
+    pub default_mode: PermissionMode,
+    /// The selected tools, as runtime names (`read_file`), in registry order.
+    pub tools: Vec<String>,
+    /// Workspace folder of new chats.
+    pub workspace: Option<String>,
+    /// Maximum model steps of one run.
+    pub max_steps: u32,
+    /// Provider base URLs.
+    pub providers: ProvidersSettings,
+    /// Which providers have a key.
+    pub keys: KeyStatus,
+    /// The file these settings are saved to.
+    pub config_file: String,
+}
+
+/// Changes to the settings; a missing field keeps its value.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SettingsPatch {
+    /// New default model (`provider/model`); an empty string clears it.
+    #[serde(default)]
+    pub default_model: Option<String>,
+    /// New default permission mode.
+    #[serde(default)]
+    pub default_mode: Option<PermissionMode>,
+    /// New tool selection: runtime names, class names or legacy groups.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// New workspace folder (must be an existing directory); an empty string clears it.
+    #[serde(default)]
+    pub workspace: Option<String>,
+    /// New maximum of model steps per run (1..=1000).
+    #[serde(default)]
+    pub max_steps: Option<u32>,
+    /// New provider settings, replacing all four; an empty base URL clears it.
+    #[serde(default)]
+    pub providers: Option<ProvidersSettings>,
+}
+
+impl Runtime {
+    /// The current settings and which providers have a key.
+    pub fn settings(&self) -> Settings {
+        let config = self.config();
+        let keys = self.key_source();
+        let tools = self
+            .registry()
+            .expand_selection(&config.tools)
+            .unwrap_or_else(|_| config.tools.clone());
+        let provider = |p: &ProviderConfig| ProviderSettings {
+            base_url: p.base_url.clone(),
+        };
+        Settings {
+            default_model: config.default_model.clone(),
+            default_mode: config.default_mode,
+            tools,
+            workspace: config.workspace.as_ref().map(|w| w.display().to_string()),
+            max_steps: config.max_steps,
+            providers: ProvidersSettings {
+                openai: provider(&config.providers.openai),
+                anthropic: provider(&config.providers.anthropic),
+                gemini: provider(&config.providers.gemini),
+                ollama: provider(&config.providers.ollama),
+            },
+            keys: KeyStatus {
+                openai: keys.api_key("openai").is_some(),
+                anthropic: keys.api_key("anthropic").is_some(),
+                gemini: keys.api_key("gemini").is_some(),
+            },
+            config_file: self.paths().config_file().display().to_string(),
+        }
+    }
+
+    /// Applies `patch` to the configuration, validates the result, writes `config.toml`
+    /// atomically and makes it the configuration of runs that start from now on.
+    ///
+    /// Errors: [`RuntimeError::InvalidInput`] or [`RuntimeError::Config`] naming the bad field
+    /// (nothing is written), [`RuntimeError::Io`] when the file cannot be written.
+    pub fn save_settings(&self, patch: SettingsPatch) -> Result<Settings, RuntimeError> {
+        let config = apply_patch(self.config(), patch)?;
+        config.validate()?;
+        self.registry()
+            .expand_selection(&config.tools)
+            .map_err(|e| RuntimeError::InvalidInput {
+                field: "tools".into(),
+                message: e.to_string(),
+            })?;
+        let text = toml::to_string_pretty(&config).map_err(|e| RuntimeError::InvalidInput {
+            field: "settings".into(),
+            message: format!("cannot be written as TOML: {e}"),
+        })?;
+        write_atomically(&self.paths().config_file(), &text)?;
+        self.replace_config(config);
+        Ok(self.settings())
+    }
+}
+
+fn apply_patch(mut config: Config, patch: SettingsPatch) -> Result<Config, RuntimeError> {
+    if let Some(model) = patch.default_model {
+        let model = model.trim();
+        config.default_model = if model.is_empty() {
+            None
+        } else {
+            crate::provider::resolve::parse_model(model).map_err(|e| {
+                RuntimeError::InvalidInput {
+                    field: "default_model".into(),
+                    message: e.to_string(),
+                }
+            })?;
+            Some(model.to_string())
+        };
+    }
+    if let Some(mode) = patch.default_mode {
+        config.default_mode = mode;
+    }
+    if let Some(tools) = patch.tools {
+        config.tools = tools;
+    }
+    if let Some(workspace) = patch.workspace {
+        let workspace = workspace.trim();
+        config.workspace = if workspace.is_empty() {
+            None
+        } else {
+            let path = PathBuf::from(workspace);
+            if !path.is_absolute() {
+                return Err(RuntimeError::InvalidInput {
+                    field: "workspace".into(),
+                    message: format!("'{workspace}' is not an absolute path"),
+                });
+            }
+            if !path.is_dir() {
+                return Err(RuntimeError::InvalidInput {
+                    field: "workspace".into(),
+                    message: format!("'{workspace}' is not an existing directory"),
+                });
+            }
+            Some(path)
+        };
+    }
+    if let Some(max_steps) = patch.max_steps {
+        config.max_steps = max_steps;
+    }
+    if let Some(p) = patch.providers {
+        let url = |s: ProviderSettings| ProviderConfig {
+            base_url: s
+                .base_url
+                .map(|u| u.trim().to_string())
+                .filter(|u| !u.is_empty()),
+        };
+        config.providers = ProvidersConfig {
+            openai: url(p.openai),
+            anthropic: url(p.anthropic),
+            gemini: url(p.gemini),
+            ollama: url(p.ollama),
+        };
+    }
+    Ok(config)
+}
+
+/// Writes `text` to a temporary file in `path`'s directory, flushes it to disk, then renames it
+/// over `path`.
+fn write_atomically(path: &Path, text: &str) -> Result<(), RuntimeError> {
+    let io = |e: std::io::Error| RuntimeError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let dir = path.parent().ok_or_else(|| RuntimeError::Io {
+        path: path.display().to_string(),
+        message: "has no parent directory".into(),
+    })?;
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".config.toml.")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(io)?;
+    tmp.write_all(text.as_bytes()).map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}

@@ -1,0 +1,75 @@
+//! Services the runtime lends to tools through [`crate::ToolContext`]: the plan store and
+//! long-term memory. The traits live here so that tools never depend on the store; the runtime
+//! implements them.
+
+use async_trait::async_trait;
+use serde::Serialize;
+use suzent_core::Plan;
+
+/// Keeps each chat's plan (`planning_update`). Implementations store the plan before they
+/// announce it (`plan_updated`).
+#[async_trait]
+pub trait PlanHost: Send + Sync + std::fmt::Debug + 'static {
+    /// The chat's plan, if it has one.
+    async fn load_plan(&self, chat_id: &str) -> Result<Option<Plan>, String>;
+    /// Stores the chat's plan and announces it.
+    async fn save_plan(&self, chat_id: &str, plan: &Plan) -> Result<(), String>;
+}
+
+/// How `memory_block_update` changes a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockOperation {
+    /// Replace the whole block with the content.
+    Replace,
+    /// Add the content as a new line at the end of the block.
+    Append,
+    /// Empty the block (content is ignored).
+    Clear,
+}
+
+/// One archival memory found by `memory_search`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryHit {
+    /// Entry id.
+    pub id: i64,
+    /// The remembered text.
+    pub content: String,
+    /// When it was stored (RFC 3339).
+    pub created_at: String,
+    /// Combined relevance (reciprocal-rank fusion of the text and vector rankings).
+    pub score: f64,
+    /// Which searches found it: `text`, `vector` or both.
+    pub matched_by: Vec<&'static str>,
+}
+
+/// The answer of a memory search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemorySearchResult {
+    /// The hits, best first.
+    pub hits: Vec<MemoryHit>,
+    /// `None` when vector search ran; otherwise why only full-text search was used.
+    pub text_only_reason: Option<String>,
+}
+
+/// Long-term memory: core blocks and the archive.
+#[async_trait]
+pub trait MemoryHost: Send + Sync + std::fmt::Debug + 'static {
+    /// Hybrid search of the user's archive.
+    async fn search(
+        &self,
+        user_id: &str,
+        query: &str,
+        limit: usize,
+    ) -> Result<MemorySearchResult, String>;
+    /// Changes a core block; returns its new content.
+    async fn update_block(
+        &self,
+        user_id: &str,
+        block: &str,
+        operation: BlockOperation,
+        content: &str,
+    ) -> Result<String, String>;
+    /// Stores an archival entry written in a chat; returns its id.
+    async fn archive(&self, user_id: &str, chat_id: &str, content: &str) -> Result<i64, String>;
+}

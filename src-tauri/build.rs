@@ -1,0 +1,57 @@
+//! Tauri's build step: the configuration lives at the repository root, and every app command
+//! gets generated `allow-<command>` permissions that `capabilities/` grants one by one.
+
+use std::path::Path;
+
+/// The app commands (must match `specta_builder` in src/lib.rs).
+const COMMANDS: &[&str] = &[
+    "list_chats",
+    "create_chat",
+    "rename_chat",
+    "delete_chat",
+    "get_messages",
+    "send_message",
+    "resume_approvals",
+    "pending_approvals",
+    "cancel_run",
+    "set_chat_mode",
+    "set_chat_tools",
+    "get_catalog",
+    "get_settings",
+    "save_settings",
+    "set_api_key",
+    "delete_api_key",
+    "list_rules",
+    "add_rule",
+    "delete_rule",
+    "read_audit_log",
+    "pick_workspace",
+    "background_tasks",
+    "stop_background_task",
+];
+
+fn main() {
+    // `generate_context!` needs the built UI. When it was not built yet (a plain `cargo build`
+    // or `cargo test` of the workspace), a page saying how to build it stands in, so headless
+    // work never depends on npm; `scripts/run` and `scripts/test` build the real UI first.
+    let dist = Path::new("../ui/dist");
+    if !dist.join("index.html").exists() {
+        let page = "<!doctype html><html><head><meta charset=\"utf-8\"><title>Suzent</title></head>\
+                    <body><h1>Suzent</h1><p>The UI is not built. Run <code>npm --prefix ui ci &amp;&amp; \
+                    npm --prefix ui run build</code>, then build the app again (or use \
+                    <code>./scripts/run</code>).</p></body></html>\n";
+        if let Err(e) = std::fs::create_dir_all(dist).and_then(|()| std::fs::write(dist.join("index.html"), page)) {
+            println!("cargo:warning=cannot create a placeholder ui/dist: {e}");
+        }
+    }
+    println!("cargo:rerun-if-changed=../ui/dist");
+    println!("cargo:rerun-if-changed=../tauri.conf.json");
+    println!("cargo:rerun-if-changed=capabilities");
+    let attributes = tauri_build::Attributes::new()
+        .config_path("../tauri.conf.json")
+        .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS));
+    if let Err(e) = tauri_build::try_build(attributes) {
+        println!("cargo:warning=tauri build step failed: {e:#}");
+        std::process::exit(1);
+    }
+}

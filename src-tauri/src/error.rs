@@ -1,0 +1,79 @@
+//! The one error type of every command: `{kind, message}`, serializable and exported to
+//! TypeScript, so the UI can branch on `kind` and show `message`.
+
+use serde::{Deserialize, Serialize};
+use suzent_runtime::RuntimeError;
+use suzent_runtime::provider::ProviderError;
+
+/// What went wrong, in a word the UI can branch on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum AppErrorKind {
+    /// The runtime could not start (bad `config.toml`, database unavailable); every command
+    /// returns this until the problem is fixed and the app restarted.
+    Startup,
+    /// `config.toml` or a settings value is invalid.
+    Config,
+    /// An argument is invalid; the message names it.
+    InvalidInput,
+    /// No chat, approval or rule with that id.
+    NotFound,
+    /// The approval was already answered.
+    StaleApproval,
+    /// The model provider could not be used (unknown model, missing key, keychain failure).
+    Provider,
+    /// The database failed.
+    Storage,
+    /// A file or directory could not be used.
+    Io,
+    /// The folder picker failed.
+    Dialog,
+    /// An MCP server could not be configured, reached or called.
+    Mcp,
+}
+
+/// An error returned by a command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type, thiserror::Error)]
+#[error("{message}")]
+pub struct AppError {
+    /// What kind of failure.
+    pub kind: AppErrorKind,
+    /// A readable sentence naming what was wrong.
+    pub message: String,
+}
+
+impl AppError {
+    /// An error of `kind` with `message`.
+    pub fn new(kind: AppErrorKind, message: impl Into<String>) -> AppError {
+        AppError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<RuntimeError> for AppError {
+    fn from(e: RuntimeError) -> AppError {
+        let kind = match &e {
+            RuntimeError::Config(_) => AppErrorKind::Config,
+            RuntimeError::Store(_) => AppErrorKind::Storage,
+            RuntimeError::ChatNotFound(_) | RuntimeError::UnknownApproval(_) => {
+                AppErrorKind::NotFound
+            }
+            RuntimeError::InvalidInput { .. } | RuntimeError::UnknownAction { .. } => {
+                AppErrorKind::InvalidInput
+            }
+            RuntimeError::StaleApproval(_) => AppErrorKind::StaleApproval,
+            RuntimeError::Provider(_) => AppErrorKind::Provider,
+            RuntimeError::Io { .. } => AppErrorKind::Io,
+            RuntimeError::Mcp(_) => AppErrorKind::Mcp,
+        };
+        AppError::new(kind, e.to_string())
+    }
+}
+
+impl From<ProviderError> for AppError {
+    fn from(e: ProviderError) -> AppError {
+        AppError::new(AppErrorKind::Provider, e.to_string())
+    }
+}

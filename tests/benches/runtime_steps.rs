@@ -1,0 +1,101 @@
+//! Runtime overhead per tool step: a 50-step scripted session (each step: one streamed model
+//! response with a `read_file` call, then the tool) against the local scripted server. The same
+//! 50 responses are then fetched with a bare HTTP client; overhead = median step wall time minus
+//! median bare request time (the server's share).
+//!
+//! Run: `cargo bench -p suzent-tests --bench runtime_steps`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use suzent_core::{AgentEvent, Config, PermissionMode};
+use suzent_runtime::provider::resolve::StaticKeys;
+use suzent_runtime::{CreateChat, Paths, RunOptions, Runtime, RuntimeOptions};
+use suzent_tests::{ScriptedServer, Turn};
+
+const STEPS: usize = 50;
+
+fn turns() -> Vec<Turn> {
+    let mut turns: Vec<Turn> = (0..STEPS)
+        .map(|i| {
+            Turn::tool_call(format!("call_{i}"), "read_file", json!({"file_path": format!("src/f{}.rs", i % 5)}).to_string())
+        })
+        .collect();
+    turns.push(Turn::text("done"));
+    turns
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        for i in 0..5 {
+            std::fs::write(ws.join(format!("src/f{i}.rs")), "fn main() {}\n".repeat(200)).unwrap();
+        }
+        let server = ScriptedServer::start(turns()).await;
+        let mut config = Config::default();
+        config.default_model = Some("openai/bench-model".into());
+        config.providers.openai.base_url = Some(server.openai_base());
+        config.max_steps = 100;
+        let runtime = Runtime::open(RuntimeOptions {
+            paths: Paths::under(&dir.path().join("home")),
+            keys: Arc::new(StaticKeys::new().with("openai", "sk-bench")),
+            config: Some(config),
+        })
+        .await
+        .unwrap();
+        let chat = runtime
+            .create_chat(CreateChat { workspace: Some(ws.clone()), mode: Some(PermissionMode::Auto), ..Default::default() })
+            .await
+            .unwrap();
+        let mut events = runtime.subscribe();
+        let collector = tokio::spawn(async move {
+            let mut stamps = Vec::new();
+            while let Ok(ev) = events.recv().await {
+                match ev {
+                    AgentEvent::ToolCallEnd { .. } => stamps.push(Instant::now()),
+                    AgentEvent::RunFinished { .. } => break,
+                    _ => {}
+                }
+            }
+            stamps
+        });
+        let start = Instant::now();
+        let summary = runtime.send_message(&chat.id, "read the files", RunOptions::default()).await.unwrap();
+        let total = start.elapsed();
+        let stamps = collector.await.unwrap();
+        assert_eq!(stamps.len(), STEPS, "{summary:?}");
+        let mut steps = Vec::new();
+        let mut prev = start;
+        for s in &stamps {
+            steps.push(*s - prev);
+            prev = *s;
+        }
+
+        // The server's share: the same responses fetched by a bare client.
+        let bare = ScriptedServer::start(turns()).await;
+        let client = reqwest::Client::new();
+        let body = json!({"model": "bench-model", "stream": true, "messages": [{"role": "user", "content": "x"}]});
+        let mut server_times = Vec::new();
+        for _ in 0..STEPS {
+            let t = Instant::now();
+            let resp = client.post(format!("{}/chat/completions", bare.openai_base())).json(&body).send().await.unwrap();
+            let _ = resp.bytes().await.unwrap();
+            server_times.push(t.elapsed());
+        }
+        let step = median(steps);
+        let server = median(server_times);
+        println!("{STEPS} tool steps in {:.1} ms total", total.as_secs_f64() * 1e3);
+        println!("median step wall time     {:>8.3} ms", step.as_secs_f64() * 1e3);
+        println!("median bare server time   {:>8.3} ms", server.as_secs_f64() * 1e3);
+        println!("runtime overhead per step {:>8.3} ms", step.saturating_sub(server).as_secs_f64() * 1e3);
+    });
+}

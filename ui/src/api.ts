@@ -1,0 +1,94 @@
+// Typed API over the generated bindings: every command's `Result` is unwrapped into its value or
+// an `ApiError` whose message a person can read.
+import { commands, events } from "./bindings";
+import type {
+  ApprovalResponse,
+  AuditFilter,
+  CreateChatArgs,
+  PermissionMode,
+  RuleDraft,
+  RuntimeEvent,
+  SettingsPatch,
+} from "./types";
+
+/** A failed backend command, with a readable message and the command it came from. */
+export class ApiError extends Error {
+  readonly command: string;
+  readonly kind: string | null;
+  constructor(command: string, message: string, kind: string | null) {
+    super(message);
+    this.name = "ApiError";
+    this.command = command;
+    this.kind = kind;
+  }
+}
+
+/** Turns whatever a command rejected with into a sentence. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === "string") return error || "unknown error";
+  if (error && typeof error === "object") {
+    const o = error as Record<string, unknown>;
+    if (typeof o.message === "string" && o.message) return o.message;
+    if (typeof o.error === "string" && o.error) return o.error;
+    try {
+      return JSON.stringify(error);
+    } catch {
+      return "unknown error";
+    }
+  }
+  return String(error ?? "unknown error");
+}
+
+type Res<T> = { status: "ok"; data: T } | { status: "error"; error: unknown };
+
+async function unwrap<T>(command: string, p: Promise<Res<T>>): Promise<T> {
+  let r: Res<T>;
+  try {
+    r = await p;
+  } catch (e) {
+    if (typeof window !== "undefined" && !("__TAURI_INTERNALS__" in window)) {
+      throw new ApiError(command, "the Suzent backend is not available (this page runs outside the app)", null);
+    }
+    throw new ApiError(command, errorMessage(e), null);
+  }
+  if (r.status === "ok") return r.data;
+  const kind =
+    r.error && typeof r.error === "object" && typeof (r.error as { kind?: unknown }).kind === "string"
+      ? ((r.error as { kind: string }).kind)
+      : null;
+  throw new ApiError(command, errorMessage(r.error), kind);
+}
+
+export const api = {
+  listChats: () => unwrap("list_chats", commands.listChats()),
+  createChat: (args: CreateChatArgs = {}) => unwrap("create_chat", commands.createChat(args)),
+  renameChat: (chatId: string, title: string) => unwrap("rename_chat", commands.renameChat(chatId, title)),
+  deleteChat: (chatId: string) => unwrap("delete_chat", commands.deleteChat(chatId)),
+  getMessages: (chatId: string) => unwrap("get_messages", commands.getMessages(chatId)),
+  sendMessage: (chatId: string, text: string) => unwrap("send_message", commands.sendMessage(chatId, text)),
+  resumeApprovals: (chatId: string, answers: ApprovalResponse[]) =>
+    unwrap("resume_approvals", commands.resumeApprovals(chatId, answers)),
+  pendingApprovals: (chatId: string | null) => unwrap("pending_approvals", commands.pendingApprovals(chatId)),
+  cancelRun: (chatId: string) => unwrap("cancel_run", commands.cancelRun(chatId)),
+  setChatMode: (chatId: string, mode: PermissionMode) => unwrap("set_chat_mode", commands.setChatMode(chatId, mode)),
+  setChatTools: (chatId: string, tools: string[] | null) =>
+    unwrap("set_chat_tools", commands.setChatTools(chatId, tools)),
+  getCatalog: () => unwrap("get_catalog", commands.getCatalog()),
+  getSettings: () => unwrap("get_settings", commands.getSettings()),
+  saveSettings: (patch: SettingsPatch) => unwrap("save_settings", commands.saveSettings(patch)),
+  setApiKey: (provider: string, key: string) => unwrap("set_api_key", commands.setApiKey(provider, key)),
+  deleteApiKey: (provider: string) => unwrap("delete_api_key", commands.deleteApiKey(provider)),
+  listRules: (chatId: string | null) => unwrap("list_rules", commands.listRules(chatId)),
+  addRule: (draft: RuleDraft, chatId: string | null) => unwrap("add_rule", commands.addRule(draft, chatId)),
+  deleteRule: (ruleId: string) => unwrap("delete_rule", commands.deleteRule(ruleId)),
+  readAuditLog: (filter: AuditFilter) => unwrap("read_audit_log", commands.readAuditLog(filter)),
+  pickWorkspace: () => unwrap("pick_workspace", commands.pickWorkspace()),
+  backgroundTasks: () => unwrap("background_tasks", commands.backgroundTasks()),
+  stopBackgroundTask: (taskId: string) => unwrap("stop_background_task", commands.stopBackgroundTask(taskId)),
+};
+
+/** Subscribes to the runtime's event stream; resolves to the unsubscribe function. */
+export function listenRuntimeEvents(cb: (event: RuntimeEvent) => void): Promise<() => void> {
+  return events.runtimeEvent.listen((e) => cb(e.payload));
+}

@@ -1,0 +1,157 @@
+import { useEffect, useId, useRef, useState } from "react";
+import { argsSummary, describeRule, prettyJson } from "../format";
+import { InlineCode } from "./InlineCode";
+import type { ApprovalAction, ApprovalResponse, PendingApproval } from "../types";
+
+export interface ApprovalDialogProps {
+  /** Pending approvals of one chat, oldest first. */
+  approvals: PendingApproval[];
+  /** Called once every approval of a run has an answer (the runtime resumes a run as a whole). */
+  onResolve: (answers: ApprovalResponse[]) => void | Promise<void>;
+}
+
+const RISK_LABEL = { low: "Low risk", medium: "Medium risk", high: "High risk" } as const;
+
+/** Asks the user about one tool call at a time, with the actions the backend offers, in order. */
+export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
+  const [answers, setAnswers] = useState<Record<string, ApprovalResponse>>({});
+  const [feedback, setFeedback] = useState("");
+  const [busy, setBusy] = useState(false);
+  const titleId = useId();
+  const feedbackId = useId();
+  const firstButton = useRef<HTMLButtonElement>(null);
+
+  const open = approvals.filter((a) => !answers[a.id]);
+  const current = open[0] ?? null;
+  const position = current ? approvals.indexOf(current) + 1 : 0;
+  const actions: ApprovalAction[] = current?.decision.actions ?? [];
+  const feedbackActions = actions.filter((a) => a.acceptsFeedback);
+
+  useEffect(() => {
+    firstButton.current?.focus();
+  }, [current?.id]);
+
+  const choose = async (action: ApprovalAction) => {
+    if (!current || busy) return;
+    const text = feedback.trim();
+    const answer: ApprovalResponse = {
+      request_id: current.id,
+      tool_call_id: current.toolCallId,
+      action_id: action.id,
+      feedback: action.acceptsFeedback && text ? text : null,
+    };
+    const next = { ...answers, [current.id]: answer };
+    setFeedback("");
+    const sameRun = approvals.filter((a) => a.runId === current.runId);
+    if (sameRun.every((a) => next[a.id])) {
+      setBusy(true);
+      try {
+        await onResolve(sameRun.map((a) => next[a.id]));
+      } finally {
+        setBusy(false);
+        setAnswers((prev) => {
+          const copy = { ...prev };
+          for (const a of sameRun) delete copy[a.id];
+          return copy;
+        });
+      }
+    } else {
+      setAnswers(next);
+    }
+  };
+
+  // Ctrl+Shift+A approves once, Ctrl+Shift+R rejects (when the backend offers them).
+  const chooseRef = useRef(choose);
+  chooseRef.current = choose;
+  useEffect(() => {
+    if (!current) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (!(e.ctrlKey || e.metaKey) || !e.shiftKey) return;
+      const k = e.key.toLowerCase();
+      const id = k === "a" ? "allow_once" : k === "r" ? "reject" : null;
+      const action = id && actions.find((a) => a.id === id);
+      if (action) {
+        e.preventDefault();
+        void chooseRef.current(action);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [current, actions]);
+
+  if (!current) return null;
+  const summary = argsSummary(current.args);
+  const d = current.decision;
+
+  return (
+    <div className="modal-backdrop">
+      <div className="modal approval" role="dialog" aria-labelledby={titleId} data-testid="approval-dialog">
+        <header className="approval-head">
+          <h2 id={titleId}>
+            Allow <code>{current.toolName}</code>?
+          </h2>
+          {approvals.length > 1 && (
+            <span className="muted">
+              {position} of {approvals.length}
+            </span>
+          )}
+        </header>
+        {summary && <pre className="approval-summary">{summary}</pre>}
+        <details className="approval-args">
+          <summary>All arguments</summary>
+          <pre>{prettyJson(current.args)}</pre>
+        </details>
+        <div className="approval-why">
+          <span className={`risk risk-${d.risk}`} data-testid="approval-risk" data-risk={d.risk}>
+            {RISK_LABEL[d.risk]}
+          </span>
+          <p data-testid="approval-reason">
+            <InlineCode text={d.reason} />
+          </p>
+          <code className="reason-code" title="Reason code">
+            {d.reasonCode}
+          </code>
+        </div>
+        {feedbackActions.length > 0 && (
+          <div className="field">
+            <label htmlFor={feedbackId}>Feedback for the agent (optional)</label>
+            <textarea
+              id={feedbackId}
+              data-testid="approval-feedback"
+              rows={2}
+              value={feedback}
+              placeholder="e.g. use a different file name"
+              onChange={(e) => setFeedback(e.target.value)}
+            />
+            <small className="muted">Sent with: {feedbackActions.map((a) => a.label).join(", ")}</small>
+          </div>
+        )}
+        <ul className="approval-actions">
+          {actions.map((a, i) => (
+            <li key={a.id}>
+              <button
+                ref={i === 0 ? firstButton : undefined}
+                type="button"
+                className={a.id === "reject" ? "btn danger" : i === 0 ? "btn primary" : "btn"}
+                data-testid={`approval-action-${a.id}`}
+                disabled={busy}
+                onClick={() => void choose(a)}
+              >
+                {a.label}
+                {a.id === "allow_once" && <kbd>Ctrl+Shift+A</kbd>}
+                {a.id === "reject" && <kbd>Ctrl+Shift+R</kbd>}
+              </button>
+              <span className="action-desc">
+                <InlineCode text={a.description} />
+                {a.rule && <span className="rule-explain">Adds the rule: {describeRule(a.rule)}.</span>}
+              </span>
+            </li>
+          ))}
+        </ul>
+        {actions.length === 0 && (
+          <p className="muted">The backend offered no actions for this request; it cannot be answered here.</p>
+        )}
+      </div>
+    </div>
+  );
+}

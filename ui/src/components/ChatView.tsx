@@ -1,0 +1,216 @@
+import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
+import { MODE_EXPLANATIONS, MODE_LABELS } from "../format";
+import { useActiveChat, useStore } from "../store";
+import type { PermissionMode } from "../types";
+import { ApprovalDialog } from "./ApprovalDialog";
+import { Markdown } from "./Markdown";
+import { ToolCard } from "./ToolCard";
+
+const MODES: PermissionMode[] = ["default", "auto", "full_access"];
+
+function ModeSwitch({ chatId, mode }: { chatId: string; mode: PermissionMode }) {
+  const { actions } = useStore();
+  const id = useId();
+  return (
+    <div className="mode-switch">
+      <label htmlFor={id}>Permissions</label>
+      <select
+        id={id}
+        data-testid="mode-switch"
+        value={mode}
+        aria-describedby="mode-explain"
+        onChange={(e) => void actions.setMode(chatId, e.target.value as PermissionMode)}
+      >
+        {MODES.map((m) => (
+          <option key={m} value={m}>
+            {MODE_LABELS[m]}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+function Composer({ chatId, running, blocked }: { chatId: string; running: boolean; blocked: boolean }) {
+  const { actions } = useStore();
+  const [text, setText] = useState("");
+  const ref = useRef<HTMLTextAreaElement>(null);
+  const canSend = !running && !blocked && text.trim().length > 0;
+
+  // Focus the composer on a chat switch and when an approval prompt goes away.
+  useEffect(() => {
+    if (!blocked) ref.current?.focus();
+  }, [chatId, blocked]);
+
+  const send = () => {
+    if (!canSend) return;
+    const t = text;
+    setText("");
+    void actions.send(chatId, t);
+  };
+
+  const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    // Enter or Ctrl/Cmd+Enter sends; Shift+Enter inserts a line break.
+    if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+      e.preventDefault();
+      send();
+    }
+  };
+
+  return (
+    <form
+      className="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        send();
+      }}
+    >
+      <label htmlFor="composer-input" className="sr-only">
+        Message
+      </label>
+      <textarea
+        id="composer-input"
+        ref={ref}
+        data-testid="composer-input"
+        rows={Math.min(8, Math.max(1, text.split("\n").length))}
+        placeholder={blocked ? "Answer the approval request first" : "Ask Suzent to do something…"}
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={onKey}
+      />
+      {running ? (
+        <button
+          type="button"
+          className="btn danger"
+          data-testid="composer-stop"
+          title="Stop (Esc)"
+          onClick={() => void actions.stop(chatId)}
+        >
+          Stop
+        </button>
+      ) : (
+        <button type="submit" className="btn primary" data-testid="composer-send" disabled={!canSend} title="Send (Enter)">
+          Send
+        </button>
+      )}
+    </form>
+  );
+}
+
+/** The active chat: transcript, composer, mode switch and approval prompts. */
+export function ChatView() {
+  const { state, actions } = useStore();
+  const chat = useActiveChat();
+  const view = chat ? state.views[chat.id] : undefined;
+  const pending = chat ? (state.pending[chat.id] ?? []) : [];
+  const running = !!view?.running;
+  const scroller = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+
+  // Follow the stream while the user is at the bottom.
+  useEffect(() => {
+    const el = scroller.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [view?.items]);
+
+  // Esc stops the running turn.
+  useEffect(() => {
+    if (!chat || !running) return;
+    const onKey = (e: globalThis.KeyboardEvent) => {
+      if (e.key === "Escape" && !e.defaultPrevented) {
+        e.preventDefault();
+        void actions.stop(chat.id);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [chat, running, actions]);
+
+  if (!chat) {
+    return (
+      <div className="empty-state">
+        <h2>No chat selected</h2>
+        <p className="muted">Start a chat and ask Suzent to read, search, edit or run things in your workspace.</p>
+        <button type="button" className="btn primary" onClick={() => void actions.createChat()}>
+          New chat
+        </button>
+      </div>
+    );
+  }
+
+  return (
+    <section className="chat" aria-label={`Chat: ${chat.title}`}>
+      <header className="chat-head">
+        <div className="chat-title">
+          <h1>{chat.title}</h1>
+          <span className="muted small" title={chat.workspace}>
+            {chat.workspace}
+            {chat.model ? ` · ${chat.model}` : state.settings?.defaultModel ? ` · ${state.settings.defaultModel}` : ""}
+          </span>
+        </div>
+        <ModeSwitch chatId={chat.id} mode={chat.mode} />
+      </header>
+      <p className="mode-explain" id="mode-explain">
+        <strong>{MODE_LABELS[chat.mode]}:</strong> {MODE_EXPLANATIONS[chat.mode]}
+      </p>
+      <div
+        className="transcript"
+        ref={scroller}
+        aria-live="polite"
+        aria-busy={running}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        }}
+      >
+        {!view?.loaded && <p className="muted center">Loading…</p>}
+        {view?.loaded && view.items.length === 0 && (
+          <div className="empty-state small">
+            <p className="muted">
+              Nothing here yet. Try “List the files in this folder” or “Write a README for this project”.
+            </p>
+          </div>
+        )}
+        {view?.items.map((it) => {
+          switch (it.kind) {
+            case "user":
+              return (
+                <div key={it.key} className="msg user" data-testid="message-user">
+                  <div className="bubble">{it.text}</div>
+                </div>
+              );
+            case "assistant":
+              return (
+                <div key={it.key} className="msg assistant" data-testid="message-assistant">
+                  <Markdown text={it.text} />
+                </div>
+              );
+            case "tool":
+              return <ToolCard key={it.key} item={it} />;
+            case "error":
+              return (
+                <div key={it.key} className="msg inline-error" role="alert" data-testid="error-banner" data-scope="turn">
+                  <strong>The turn failed.</strong> {it.message}
+                </div>
+              );
+          }
+        })}
+        {running && (
+          <div className="typing" aria-label="Working">
+            <span />
+            <span />
+            <span />
+          </div>
+        )}
+      </div>
+      <Composer chatId={chat.id} running={running} blocked={pending.length > 0} />
+      {pending.length > 0 && (
+        <ApprovalDialog
+          key={chat.id}
+          approvals={pending}
+          onResolve={(answers) => actions.answerApprovals(chat.id, answers)}
+        />
+      )}
+    </section>
+  );
+}

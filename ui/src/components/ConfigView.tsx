@@ -1,0 +1,261 @@
+import { useEffect, useMemo, useRef, useState } from "react";
+import { api } from "../api";
+import { useStore } from "../store";
+import { InlineCode } from "./InlineCode";
+import type { Capability, CatalogTool } from "../types";
+
+// Legacy selection names that stand for a whole capability (suzent-tools LEGACY_GROUPS): configs
+// written before the Shell capability was split still say `ShellTool`.
+const LEGACY_GROUPS: Record<string, string> = { ShellTool: "shell", BashTool: "shell", ProcessTool: "shell" };
+
+/** The catalog tools a stored selection names (class names, runtime names or legacy groups). */
+export function selectedIds(catalog: Capability[], selection: string[]): Set<string> {
+  const out = new Set<string>();
+  const names = new Set(selection);
+  for (const cap of catalog) {
+    const legacy = selection.some((s) => LEGACY_GROUPS[s] === cap.id);
+    for (const t of cap.tools) if (legacy || names.has(t.id) || names.has(t.runtimeName)) out.add(t.id);
+  }
+  return out;
+}
+
+/** The selection to save: class names in catalog order, plus names the catalog does not know. */
+export function selectionToSave(catalog: Capability[], previous: string[], selected: Set<string>): string[] {
+  const known = new Set<string>(Object.keys(LEGACY_GROUPS));
+  const out: string[] = [];
+  for (const cap of catalog)
+    for (const t of cap.tools) {
+      known.add(t.id);
+      known.add(t.runtimeName);
+      if (selected.has(t.id)) out.push(t.id);
+    }
+  for (const s of previous) if (!known.has(s) && !out.includes(s)) out.push(s);
+  return out;
+}
+
+function CapabilityHeader({
+  cap,
+  selected,
+  onToggle,
+}: {
+  cap: Capability;
+  selected: Set<string>;
+  onToggle: (on: boolean) => void;
+}) {
+  const ref = useRef<HTMLInputElement>(null);
+  const count = cap.tools.filter((t) => selected.has(t.id)).length;
+  const all = count === cap.tools.length && count > 0;
+  const partial = count > 0 && !all;
+  useEffect(() => {
+    if (ref.current) ref.current.indeterminate = partial;
+  }, [partial]);
+  return (
+    <label className="cap-header">
+      <input
+        ref={ref}
+        type="checkbox"
+        data-testid={`config-capability-${cap.id}`}
+        checked={all}
+        aria-checked={partial ? "mixed" : all}
+        onChange={() => onToggle(!all)}
+      />
+      <span className="cap-title">
+        <strong>{cap.label}</strong>
+        <span className="muted">
+          {count} of {cap.tools.length} selected
+        </span>
+      </span>
+      {cap.description && <span className="cap-desc">{cap.description}</span>}
+    </label>
+  );
+}
+
+function ToolRow({
+  tool,
+  checked,
+  activated,
+  onChange,
+}: {
+  tool: CatalogTool;
+  checked: boolean;
+  activated: boolean;
+  onChange: (on: boolean) => void;
+}) {
+  return (
+    <li>
+      <label className="tool-row">
+        <input
+          type="checkbox"
+          data-testid={`config-tool-${tool.runtimeName}`}
+          checked={checked}
+          onChange={(e) => onChange(e.target.checked)}
+        />
+        <span className="tool-text">
+          <span className="tool-title">
+            <strong>{tool.name}</strong> <code>{tool.runtimeName}</code>
+            {tool.requiresApproval && <span className="badge warn">needs approval</span>}
+            {activated && <span className="badge">activated by the agent</span>}
+          </span>
+          <span className="muted">
+            <InlineCode text={tool.description} />
+          </span>
+        </span>
+      </label>
+    </li>
+  );
+}
+
+interface SaveJob {
+  /** The chat to override, or null for the user's default selection. */
+  chatId: string | null;
+  tools: string[];
+}
+
+/**
+ * ConfigView: which tools the agent gets, by default or for one chat. Every change is saved at
+ * once (save_settings / set_chat_tools), one save at a time, always the newest selection.
+ */
+export function ConfigView() {
+  const { state, dispatch, actions } = useStore();
+  const { catalog, settings, chats } = state;
+  // "" = the user's default selection, which every chat without its own selection uses.
+  const [scope, setScope] = useState<string>("");
+  const chat = chats.find((c) => c.id === scope) ?? null;
+  const stored: string[] = useMemo(
+    () => (chat ? (chat.tools ?? settings?.tools ?? []) : (settings?.tools ?? [])),
+    [chat, settings],
+  );
+  const [selected, setSelected] = useState<Set<string> | null>(null);
+  const [status, setStatus] = useState<"idle" | "saving" | "saved" | "failed">("idle");
+  const queue = useRef<{ busy: boolean; next: SaveJob | null }>({ busy: false, next: null });
+
+  // Follow the stored selection (scope change, a save's answer) unless newer changes are queued.
+  useEffect(() => {
+    if (queue.current.busy || queue.current.next) return;
+    setSelected(catalog ? selectedIds(catalog, stored) : null);
+  }, [catalog, stored]);
+
+  useEffect(() => setStatus("idle"), [scope]);
+
+  if (!catalog || !settings || !selected) {
+    return (
+      <section className="page">
+        <h1>Tools</h1>
+        <p className="muted">Loading the tool catalog…</p>
+      </section>
+    );
+  }
+
+  const activated = new Set(chat ? (state.activated[chat.id] ?? []) : []);
+
+  const drain = async () => {
+    const q = queue.current;
+    if (q.busy) return;
+    q.busy = true;
+    setStatus("saving");
+    let failed = false;
+    while (q.next) {
+      const job = q.next;
+      q.next = null;
+      try {
+        if (job.chatId) dispatch({ type: "chats/upsert", chat: await api.setChatTools(job.chatId, job.tools) });
+        else dispatch({ type: "settings/set", settings: await api.saveSettings({ tools: job.tools }) });
+        failed = false;
+      } catch (e) {
+        failed = true;
+        actions.reportError(e, "Could not save the tool selection");
+      }
+    }
+    q.busy = false;
+    setStatus(failed ? "failed" : "saved");
+    // Show what is stored now (after a failure: the last selection that was saved).
+    if (failed) setSelected(selectedIds(catalog, stored));
+  };
+
+  const setMany = (ids: string[], on: boolean) => {
+    const next = new Set(selected);
+    for (const id of ids) if (on) next.add(id);
+    else next.delete(id);
+    setSelected(next);
+    queue.current.next = { chatId: chat?.id ?? null, tools: selectionToSave(catalog, stored, next) };
+    void drain();
+  };
+
+  const resetToDefaults = async () => {
+    if (!chat) return;
+    try {
+      dispatch({ type: "chats/upsert", chat: await api.setChatTools(chat.id, null) });
+      setStatus("saved");
+    } catch (e) {
+      actions.reportError(e, "Could not reset the chat's tools");
+    }
+  };
+
+  return (
+    <section className="page">
+      <header className="page-head">
+        <div>
+          <h1>Tools</h1>
+          <p className="muted">Choose the tools the agent can use. A capability's checkbox switches all of its tools.</p>
+        </div>
+        <div className="field inline">
+          <label htmlFor="config-scope">Applies to</label>
+          <select id="config-scope" data-testid="config-scope" value={scope} onChange={(e) => setScope(e.target.value)}>
+            <option value="">Default (chats without their own selection)</option>
+            {chats.map((c) => (
+              <option key={c.id} value={c.id}>
+                Chat: {c.title}
+              </option>
+            ))}
+          </select>
+        </div>
+      </header>
+      {chat && (
+        <p className="note">
+          {chat.tools === null
+            ? "This chat uses the default selection. Saving here gives it its own."
+            : "This chat has its own selection, overriding the default."}
+        </p>
+      )}
+      <div className="capabilities">
+        {catalog.map((cap) => (
+          <fieldset key={cap.id} className="card capability">
+            <legend className="sr-only">{cap.label}</legend>
+            <CapabilityHeader cap={cap} selected={selected} onToggle={(on) => setMany(cap.tools.map((t) => t.id), on)} />
+            <ul className="tool-list">
+              {cap.tools.map((t) => (
+                <ToolRow
+                  key={t.id}
+                  tool={t}
+                  checked={selected.has(t.id)}
+                  activated={activated.has(t.runtimeName) || activated.has(t.id)}
+                  onChange={(on) => setMany([t.id], on)}
+                />
+              ))}
+            </ul>
+          </fieldset>
+        ))}
+      </div>
+      <footer className="page-actions">
+        <span className={status === "failed" ? "field-error" : "muted"} role="status" data-testid="config-status">
+          {status === "saving"
+            ? "Saving…"
+            : status === "saved"
+              ? chat
+                ? chat.tools === null
+                  ? "This chat uses the default selection."
+                  : "Saved for this chat."
+                : "Saved. Chats without their own selection use it from their next message."
+              : status === "failed"
+                ? "Not saved."
+                : "Changes are saved as you make them."}
+        </span>
+        {chat && chat.tools !== null && (
+          <button type="button" className="btn" onClick={() => void resetToDefaults()} disabled={status === "saving"}>
+            Use the defaults
+          </button>
+        )}
+      </footer>
+    </section>
+  );
+}

@@ -1,0 +1,57 @@
+import { Component, type ErrorInfo, type ReactNode } from "react";
+import { useStore } from "../store";
+
+/** Failed backend commands, readable, each dismissable. */
+export function ErrorBanner() {
+  const { state, dispatch } = useStore();
+  if (state.errors.length === 0) return null;
+  return (
+    <div className="error-banner" role="alert" data-testid="error-banner">
+      {state.errors.map((e) => (
+        <div key={e.id} className="error-line">
+          <span className="error-icon" aria-hidden="true">
+            !
+          </span>
+          <span className="error-text">{e.message}</span>
+          <button
+            type="button"
+            className="icon-btn"
+            aria-label="Dismiss error"
+            onClick={() => dispatch({ type: "error/dismiss", id: e.id })}
+          >
+            ×
+          </button>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/** Catches rendering errors so the window shows what broke instead of going blank. */
+export class ErrorBoundary extends Component<{ children: ReactNode }, { error: Error | null }> {
+  state = { error: null as Error | null };
+  static getDerivedStateFromError(error: Error) {
+    return { error };
+  }
+  componentDidCatch(error: Error, info: ErrorInfo) {
+    console.error("render error", error, info.componentStack);
+  }
+  render() {
+    if (this.state.error) {
+      return (
+        <div className="error-banner fatal" role="alert" data-testid="error-banner">
+          <div className="error-line">
+            <span className="error-icon" aria-hidden="true">
+              !
+            </span>
+            <span className="error-text">Something went wrong while showing this page: {this.state.error.message}</span>
+            <button type="button" className="btn small" onClick={() => this.setState({ error: null })}>
+              Try again
+            </button>
+          </div>
+        </div>
+      );
+    }
+    return this.props.children;
+  }
+}

@@ -1,0 +1,297 @@
+// A scripted stand-in for the Rust backend, for looking at the UI in a plain browser
+// (`npm run build:mock`, then serve dist-mock/). Only `vite build --mode mock` includes it, and
+// main.tsx installs it only when no Tauri backend is present. Query `?scenario=` picks a state:
+// approval (a pending write_file), firstrun (nothing configured), error (commands fail).
+import { emit } from "@tauri-apps/api/event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import type {
+  AgentEvent,
+  AuditEntry,
+  ApprovalResponse,
+  BackgroundTask,
+  Capability,
+  ChatRecord,
+  PendingApproval,
+  PermissionDecision,
+  Rule,
+  RuleDraft,
+  Settings,
+  SettingsPatch,
+  StoredMessage,
+} from "../types";
+
+const now = () => new Date().toISOString();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let seq = 100;
+const id = (p: string) => `${p}-${seq++}`;
+
+const catalog: Capability[] = [
+  {
+    id: "filesystem",
+    label: "Filesystem",
+    description: "Read, write, edit and search files in the workspace and the agent's storage.",
+    tools: [
+      { id: "ReadFileTool", name: "Read file", description: "Reads a text file, optionally a range of lines.", runtimeName: "read_file", requiresApproval: false },
+      { id: "WriteFileTool", name: "Write file", description: "Creates or overwrites a file.", runtimeName: "write_file", requiresApproval: true },
+      { id: "EditFileTool", name: "Edit file", description: "Replaces text in a file.", runtimeName: "edit_file", requiresApproval: true },
+      { id: "GlobTool", name: "Find files", description: "Finds files matching a glob pattern.", runtimeName: "glob_search", requiresApproval: false },
+      { id: "GrepTool", name: "Search text", description: "Searches file contents with a regular expression.", runtimeName: "grep_search", requiresApproval: false },
+    ],
+  },
+  {
+    id: "shell",
+    label: "Shell",
+    description: "Run shell commands in the workspace.",
+    tools: [
+      { id: "RunCommandTool", name: "Run command", description: "Runs a shell command and returns its output.", runtimeName: "run_command", requiresApproval: true },
+    ],
+  },
+];
+
+const scenario = new URLSearchParams(window.location.search).get("scenario") ?? "";
+
+const settings: Settings = {
+  defaultModel: scenario === "firstrun" ? null : "openai/gpt-4.1",
+  defaultMode: "default",
+  tools: ["ReadFileTool", "WriteFileTool", "EditFileTool", "GlobTool", "ShellTool"],
+  workspace: "/home/me/projects/suzent-demo",
+  maxSteps: 50,
+  configFile: "/home/me/.config/suzent/config.toml",
+  providers: { openai: { baseUrl: null }, anthropic: { baseUrl: null }, gemini: { baseUrl: null }, ollama: { baseUrl: "http://127.0.0.1:11434" } },
+  keys: { openai: true, anthropic: false, gemini: false },
+};
+
+const chats: ChatRecord[] = [
+  { id: "c1", title: "Tidy up the README", workspace: settings.workspace ?? "", model: null, mode: "default", tools: null, createdAt: now(), updatedAt: now() },
+  { id: "c2", title: "Why do the tests fail?", workspace: settings.workspace ?? "", model: null, mode: "auto", tools: null, createdAt: now(), updatedAt: now() },
+];
+
+const msg = (runId: string, message: StoredMessage["message"]): StoredMessage => ({ seq: seq++, runId, message, createdAt: now() });
+const transcripts: Record<string, StoredMessage[]> = {
+  c1: [
+    msg("r1", { role: "user", text: "Make the README's install section shorter and fix the typo in the title." }),
+    msg("r1", {
+      role: "assistant",
+      text: "Let me look at the README first.",
+      toolCalls: [{ id: "t1", name: "read_file", arguments: JSON.stringify({ file_path: "README.md" }) }],
+    }),
+    msg("r1", { role: "tool", toolCallId: "t1", toolName: "read_file", content: "1\t# Suzent Deom\n2\t\n3\tInstall it with:\n4\t...", isError: false }),
+    msg("r1", {
+      role: "assistant",
+      text: "",
+      toolCalls: [
+        {
+          id: "t2",
+          name: "edit_file",
+          arguments: JSON.stringify({ file_path: "README.md", old_string: "# Suzent Deom\n\nInstall it with:", new_string: "# Suzent Demo\n\nInstall:" }),
+        },
+      ],
+    }),
+    msg("r1", { role: "tool", toolCallId: "t2", toolName: "edit_file", content: "Replaced 1 occurrence in README.md", isError: false }),
+    msg("r1", {
+      role: "assistant",
+      text: "",
+      toolCalls: [{ id: "t3", name: "run_command", arguments: JSON.stringify({ content: "git push origin main" }) }],
+    }),
+    msg("r1", { role: "tool", toolCallId: "t3", toolName: "run_command", content: "Permission denied (rule_deny): A rule denies git push.", isError: true }),
+    msg("r1", {
+      role: "assistant",
+      text:
+        "Done. The title now reads **Suzent Demo** and the install section is one line:\n\n```sh\ncargo install --path crates/suzent-cli\n```\n\n| File | Change |\n| --- | --- |\n| `README.md` | title typo, shorter install |\n\nI did not push: a rule denies `git push`.",
+      toolCalls: [],
+    }),
+  ],
+  c2: [],
+};
+
+const writeDecision: PermissionDecision = {
+  behavior: "ask",
+  source: "tool_default",
+  reason: "Writing files needs your approval in the default mode.",
+  reasonCode: "tool_requires_approval",
+  risk: "medium",
+  actions: [
+    { id: "allow_once", label: "Allow once", description: "Run this call only.", acceptsFeedback: false },
+    {
+      id: "allow_session",
+      label: "Allow for this chat",
+      description: "Run it, and allow writes under the workspace for the rest of this chat.",
+      rule: { tool: "write_file", behavior: "allow", matcher: { kind: "path", glob: "/home/me/projects/suzent-demo/**" }, destination: "session", description: null },
+      acceptsFeedback: false,
+    },
+    {
+      id: "allow_global",
+      label: "Always allow",
+      description: "Run it, and always allow writes under the workspace.",
+      rule: { tool: "write_file", behavior: "allow", matcher: { kind: "path", glob: "/home/me/projects/suzent-demo/**" }, destination: "global", description: null },
+      acceptsFeedback: false,
+    },
+    { id: "reject", label: "Reject", description: "Do not run it; your feedback goes to the agent.", acceptsFeedback: true },
+  ],
+};
+
+const pending: PendingApproval[] =
+  scenario === "approval"
+    ? [
+        {
+          id: "t9",
+          chatId: "c1",
+          runId: "r2",
+          toolCallId: "t9",
+          toolName: "write_file",
+          args: { file_path: "CHANGELOG.md", content: "# Changelog\n\n- Shorter install section\n" },
+          decision: writeDecision,
+          createdAt: now(),
+        },
+      ]
+    : [];
+if (scenario === "approval") {
+  transcripts.c1.push(
+    msg("r2", { role: "user", text: "Add a changelog entry." }),
+    msg("r2", { role: "assistant", text: "", toolCalls: [{ id: "t9", name: "write_file", arguments: JSON.stringify(pending[0].args) }] }),
+  );
+}
+
+const rules: Rule[] = [
+  { id: "r-1", tool: "run_command", behavior: "deny", matcher: { kind: "prefix", words: ["git", "push"] }, destination: "global", createdAt: now(), description: "Never push from the agent" },
+  { id: "r-2", tool: "read_file", behavior: "allow", matcher: { kind: "path", glob: "~/notes/**" }, destination: "global", createdAt: now(), description: null },
+];
+
+const tasks: BackgroundTask[] = [
+  { id: "b1", kind: "command", title: "npm run dev", status: "running", chatId: "c1", recentOutput: "VITE v8.3.8 ready in 312 ms\n➜ Local: http://127.0.0.1:5173/", outputBytes: 64, startedAt: now() },
+  { id: "b2", kind: "command", title: "cargo test -p suzent-store", status: "finished", chatId: "c2", recentOutput: "test result: ok. 42 passed; 0 failed", outputBytes: 40, exitCode: 0, startedAt: now(), finishedAt: now() },
+];
+
+const entry = (e: Partial<AuditEntry>): AuditEntry => ({
+  timestamp: now(), kind: "evaluation", chatId: null, runId: null, toolCallId: null, tool: null, decision: null, userAction: null,
+  mode: null, source: null, reason: null, reasonCode: null, risk: null, args: null, feedback: null, ruleId: null, ...e,
+});
+
+const audit: AuditEntry[] = [
+  entry({ timestamp: new Date(Date.now() - 60_000).toISOString(), chatId: "c1", tool: "run_command", decision: "deny", reason: "A rule denies git push.", reasonCode: "rule_deny", mode: "default" }),
+  entry({ timestamp: new Date(Date.now() - 120_000).toISOString(), kind: "resolution", chatId: "c1", tool: "edit_file", userAction: "allow_once" }),
+  entry({ timestamp: new Date(Date.now() - 180_000).toISOString(), chatId: "c1", tool: "read_file", decision: "allow", reason: "Reading inside the workspace.", reasonCode: "read_only", mode: "default" }),
+];
+
+async function send(event: AgentEvent) {
+  await emit("runtime-event", event);
+}
+
+async function scriptedTurn(chatId: string, text: string) {
+  const runId = id("run");
+  transcripts[chatId]?.push(msg(runId, { role: "user", text }));
+  await send({ name: "run_started", value: { chatId, runId, model: settings.defaultModel ?? "" } });
+  const reply = `Here is what I found about “${text}”:\n\n1. The workspace has a \`README.md\`.\n2. Tests live in \`tests/\`.\n\n\`\`\`rust\nfn main() {\n    println!("hello");\n}\n\`\`\``;
+  for (const piece of reply.match(/.{1,12}/gs) ?? []) {
+    await sleep(25);
+    await send({ name: "text_delta", value: { chatId, runId, delta: piece } });
+  }
+  await send({ name: "tool_call_start", value: { chatId, runId, toolCallId: id("tc"), toolName: "glob_search", args: { pattern: "**/*.md" } } });
+  await send({ name: "run_finished", value: { chatId, runId, outcome: "completed" } });
+  transcripts[chatId]?.push(msg(runId, { role: "assistant", text: reply, toolCalls: [] }));
+  return { runId, outcome: "completed" as const, pending: [], text: reply, error: null };
+}
+
+function fail(message: string): never {
+  throw { kind: "invalid_input", message };
+}
+
+export function installMockBackend() {
+  mockIPC(
+    async (cmd, raw) => {
+      const args = (raw ?? {}) as Record<string, unknown>;
+      if (scenario === "error" && cmd === "list_chats") fail("the database at ~/.local/share/suzent/suzent.db is locked by another process");
+      switch (cmd) {
+        case "list_chats":
+          return chats;
+        case "create_chat": {
+          const c: ChatRecord = { id: id("c"), title: "New chat", workspace: settings.workspace ?? "", model: null, mode: settings.defaultMode, tools: null, createdAt: now(), updatedAt: now() };
+          chats.unshift(c);
+          transcripts[c.id] = [];
+          return c;
+        }
+        case "rename_chat": {
+          const c = chats.find((x) => x.id === args.chatId) ?? fail(`unknown chat '${String(args.chatId)}'`);
+          c.title = String(args.title);
+          return { ...c };
+        }
+        case "delete_chat": {
+          const i = chats.findIndex((x) => x.id === args.chatId);
+          if (i >= 0) chats.splice(i, 1);
+          return null;
+        }
+        case "get_messages":
+          return transcripts[String(args.chatId)] ?? [];
+        case "send_message":
+          return scriptedTurn(String(args.chatId), String(args.text));
+        case "resume_approvals": {
+          const answers = args.answers as ApprovalResponse[];
+          for (const a of answers) {
+            const i = pending.findIndex((p) => p.id === a.request_id);
+            if (i >= 0) pending.splice(i, 1);
+          }
+          return { runId: id("run"), outcome: "completed", pending: [], text: "", error: null };
+        }
+        case "pending_approvals":
+          return pending.filter((p) => args.chatId == null || p.chatId === args.chatId);
+        case "cancel_run":
+          return null;
+        case "set_chat_mode":
+        case "set_chat_tools": {
+          const c = chats.find((x) => x.id === args.chatId) ?? fail(`unknown chat '${String(args.chatId)}'`);
+          if (cmd === "set_chat_mode") c.mode = args.mode as ChatRecord["mode"];
+          else c.tools = (args.tools as string[] | null) ?? null;
+          return { ...c };
+        }
+        case "get_catalog":
+          return catalog;
+        case "get_settings":
+          return settings;
+        case "save_settings": {
+          const p = args.patch as SettingsPatch;
+          if (p.defaultModel !== undefined) settings.defaultModel = p.defaultModel ?? null;
+          if (p.defaultMode) settings.defaultMode = p.defaultMode;
+          if (p.tools) settings.tools = p.tools;
+          if (p.workspace !== undefined) settings.workspace = p.workspace ?? null;
+          if (p.providers) {
+            const url = (x: { baseUrl?: string | null }) => ({ baseUrl: x.baseUrl ?? null });
+            const q = p.providers;
+            settings.providers = { openai: url(q.openai), anthropic: url(q.anthropic), gemini: url(q.gemini), ollama: url(q.ollama) };
+          }
+          return { ...settings };
+        }
+        case "set_api_key":
+        case "delete_api_key":
+          settings.keys = { ...settings.keys, [String(args.provider)]: cmd === "set_api_key" };
+          return null;
+        case "list_rules":
+          return rules.filter((r) => r.destination === "global" || r.chatId === args.chatId);
+        case "add_rule": {
+          const d = args.draft as RuleDraft;
+          const r: Rule = { ...d, id: id("rule"), chatId: d.destination === "session" ? (args.chatId as string) : undefined, createdAt: now(), description: d.description ?? null };
+          rules.push(r);
+          return r;
+        }
+        case "delete_rule": {
+          const i = rules.findIndex((r) => r.id === args.ruleId);
+          if (i >= 0) rules.splice(i, 1);
+          return null;
+        }
+        case "read_audit_log":
+          return audit;
+        case "pick_workspace":
+          return "/home/me/projects/other";
+        case "background_tasks":
+          return tasks;
+        case "stop_background_task": {
+          const t = tasks.find((x) => x.id === args.taskId) ?? fail(`unknown task '${String(args.taskId)}'`);
+          Object.assign(t, { status: "stopped", exitCode: 143, finishedAt: now() });
+          return { ...t };
+        }
+        default:
+          fail(`the mock backend has no command '${cmd}'`);
+      }
+    },
+    { shouldMockEvents: true },
+  );
+}

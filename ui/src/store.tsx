@@ -1,0 +1,564 @@
+// App state: one reducer fed by command results and the runtime event stream.
+import { createContext, useContext, useEffect, useMemo, useReducer, useRef, type ReactNode } from "react";
+import { api, ApiError, errorMessage, listenRuntimeEvents } from "./api";
+import { itemsFromMessages, mergeReloaded, userCount, type Item, type ToolItem, type TurnError } from "./model";
+import type {
+  ApprovalResponse,
+  BackgroundTask,
+  Capability,
+  ChatRecord,
+  PendingApproval,
+  PermissionDecision,
+  PermissionMode,
+  RuntimeEvent,
+  Settings,
+  StoredMessage,
+} from "./types";
+
+export interface ChatView {
+  items: Item[];
+  loaded: boolean;
+  /** A run is in progress (sent and not yet finished). */
+  running: boolean;
+  runId: string | null;
+  /** Failed turns, which the backend does not store. */
+  errors: TurnError[];
+  /** Counts the chat's runtime events, so a transcript read that events overtook is not applied. */
+  epoch: number;
+}
+
+export interface BannerError {
+  id: number;
+  message: string;
+}
+
+export interface State {
+  chats: ChatRecord[];
+  chatsLoaded: boolean;
+  activeChatId: string | null;
+  views: Record<string, ChatView>;
+  pending: Record<string, PendingApproval[]>;
+  errors: BannerError[];
+  /** The backend could not start (every command fails the same way until a restart). */
+  startupError: string | null;
+  tasks: BackgroundTask[];
+  settings: Settings | null;
+  catalog: Capability[] | null;
+  /** Approvals answered in this window: a read that started before the answer must not bring them back. */
+  answered: Record<string, true>;
+  /** Tools the agent activated itself this session (tool_activated), per chat. */
+  activated: Record<string, string[]>;
+}
+
+export const initialState: State = {
+  chats: [],
+  chatsLoaded: false,
+  activeChatId: null,
+  views: {},
+  pending: {},
+  errors: [],
+  startupError: null,
+  tasks: [],
+  settings: null,
+  catalog: null,
+  answered: {},
+  activated: {},
+};
+
+export type Action =
+  | { type: "chats/set"; chats: ChatRecord[] }
+  | { type: "chats/upsert"; chat: ChatRecord }
+  | { type: "chats/remove"; chatId: string }
+  | { type: "chat/select"; chatId: string | null }
+  | { type: "chat/loaded"; chatId: string; messages: StoredMessage[]; pending: PendingApproval[]; epoch: number }
+  | { type: "chat/userSent"; chatId: string; text: string }
+  | { type: "chat/runStarting"; chatId: string }
+  | { type: "chat/runEnded"; chatId: string }
+  | { type: "chat/inlineError"; chatId: string; message: string }
+  | { type: "pending/setAll"; pending: PendingApproval[] }
+  | { type: "pending/set"; chatId: string; pending: PendingApproval[] }
+  | { type: "pending/remove"; chatId: string; ids: string[] }
+  | { type: "pending/unanswer"; ids: string[] }
+  | { type: "event"; event: RuntimeEvent; epoch?: number }
+  | { type: "error/push"; message: string }
+  | { type: "error/dismiss"; id: number }
+  | { type: "error/startup"; message: string }
+  | { type: "tasks/set"; tasks: BackgroundTask[] }
+  | { type: "tasks/upsert"; task: BackgroundTask }
+  | { type: "settings/set"; settings: Settings }
+  | { type: "catalog/set"; catalog: Capability[] };
+
+let nextKey = 1;
+const key = (p: string) => `${p}${nextKey++}`;
+
+const emptyView: ChatView = { items: [], loaded: false, running: false, runId: null, errors: [], epoch: 0 };
+
+function view(state: State, chatId: string): ChatView {
+  return state.views[chatId] ?? emptyView;
+}
+
+function withView(state: State, chatId: string, f: (v: ChatView) => ChatView): State {
+  return { ...state, views: { ...state.views, [chatId]: f(view(state, chatId)) } };
+}
+
+function updateTool(v: ChatView, id: string, f: (t: ToolItem) => ToolItem): ChatView {
+  return { ...v, items: v.items.map((it) => (it.kind === "tool" && it.id === id ? f(it) : it)) };
+}
+
+function groupByChat(pending: PendingApproval[]): Record<string, PendingApproval[]> {
+  const out: Record<string, PendingApproval[]> = {};
+  for (const p of pending) (out[p.chatId] ??= []).push(p);
+  return out;
+}
+
+function upsertTask(state: State, task: BackgroundTask): State {
+  const exists = state.tasks.some((t) => t.id === task.id);
+  return { ...state, tasks: exists ? state.tasks.map((t) => (t.id === task.id ? task : t)) : [...state.tasks, task] };
+}
+
+function addError(v: ChatView, message: string): ChatView {
+  const e: TurnError = { key: key("e"), message, turn: userCount(v.items) };
+  return { ...v, errors: [...v.errors, e], items: [...v.items, { kind: "error", key: e.key, message }] };
+}
+
+/**
+ * The decision of a `tool_permission_decision` event. On the wire its fields are flattened into
+ * the event (`#[serde(flatten)]` in suzent-core); a nested `decision` is accepted as well.
+ */
+function decisionOf(value: object): PermissionDecision {
+  const nested = (value as { decision?: PermissionDecision }).decision;
+  if (nested && typeof nested === "object") return nested;
+  const { behavior, source, reason, reasonCode, risk, actions, matchedRules, confidence, riskCategories, reviewerModel } =
+    value as PermissionDecision;
+  return { behavior, source, reason, reasonCode, risk, actions, matchedRules, confidence, riskCategories, reviewerModel };
+}
+
+function applyEvent(state: State, event: RuntimeEvent): State {
+  switch (event.name) {
+    case "run_started": {
+      const { chatId, runId } = event.value;
+      return withView(state, chatId, (v) => ({ ...v, running: true, runId }));
+    }
+    case "text_delta": {
+      const { chatId, runId, delta } = event.value;
+      return withView(state, chatId, (v) => {
+        const last = v.items[v.items.length - 1];
+        if (last && last.kind === "assistant" && last.runId === runId) {
+          return { ...v, items: [...v.items.slice(0, -1), { ...last, text: last.text + delta }] };
+        }
+        return { ...v, items: [...v.items, { kind: "assistant", key: key("a"), text: delta, runId }] };
+      });
+    }
+    case "tool_call_start": {
+      const { chatId, toolCallId, toolName, args } = event.value;
+      return withView(state, chatId, (v) => {
+        if (v.items.some((it) => it.kind === "tool" && it.id === toolCallId)) {
+          return updateTool(v, toolCallId, (t) => ({ ...t, args, status: "running" }));
+        }
+        const item: ToolItem = {
+          kind: "tool",
+          key: `t${toolCallId}`,
+          id: toolCallId,
+          name: toolName,
+          args,
+          status: "running",
+          output: null,
+          durationMs: null,
+          decision: null,
+        };
+        return { ...v, items: [...v.items, item] };
+      });
+    }
+    case "tool_permission_decision": {
+      const { chatId, toolCallId } = event.value;
+      const decision = decisionOf(event.value);
+      return withView(state, chatId, (v) =>
+        updateTool(v, toolCallId, (t) => ({
+          ...t,
+          decision,
+          status: decision.behavior === "deny" ? "denied" : decision.behavior === "ask" ? "waiting" : t.status,
+        })),
+      );
+    }
+    case "tool_approval_request": {
+      const { chatId, runId, approvalId, toolCallId, toolName, args, decision } = event.value;
+      const list = state.pending[chatId] ?? [];
+      const p: PendingApproval = {
+        id: approvalId,
+        chatId,
+        runId,
+        toolCallId,
+        toolName,
+        args,
+        decision,
+        createdAt: new Date().toISOString(),
+      };
+      const next = list.some((x) => x.id === approvalId) ? list : [...list, p];
+      const s = { ...state, pending: { ...state.pending, [chatId]: next } };
+      return withView(s, chatId, (v) => updateTool(v, toolCallId, (t) => ({ ...t, status: "waiting", decision })));
+    }
+    case "tool_permission_resolution": {
+      const { chatId, approvalId, toolCallId, actionId } = event.value;
+      const list = (state.pending[chatId] ?? []).filter((p) => p.id !== approvalId);
+      const s = { ...state, pending: { ...state.pending, [chatId]: list } };
+      return withView(s, chatId, (v) =>
+        updateTool(v, toolCallId, (t) => ({ ...t, status: actionId === "reject" ? "denied" : "running" })),
+      );
+    }
+    case "tool_call_end": {
+      const { chatId, toolCallId, ok, output, durationMs } = event.value;
+      return withView(state, chatId, (v) =>
+        updateTool(v, toolCallId, (t) => ({
+          ...t,
+          output,
+          durationMs,
+          status: ok ? "ok" : t.status === "denied" ? "denied" : "error",
+        })),
+      );
+    }
+    case "run_finished": {
+      const { chatId } = event.value;
+      return withView(state, chatId, (v) => ({ ...v, running: false, runId: null }));
+    }
+    case "run_error": {
+      const { chatId, message } = event.value;
+      return withView(state, chatId, (v) => addError(v, message));
+    }
+    case "tool_activated": {
+      const { chatId, toolName } = event.value;
+      const list = state.activated[chatId] ?? [];
+      return list.includes(toolName) ? state : { ...state, activated: { ...state.activated, [chatId]: [...list, toolName] } };
+    }
+    case "background_task_update":
+      return upsertTask(state, event.value.task);
+    default:
+      // plan_updated and names added after this UI was built: nothing to show (yet).
+      return state;
+  }
+}
+
+export function reducer(state: State, action: Action): State {
+  switch (action.type) {
+    case "chats/set":
+      return { ...state, chats: action.chats, chatsLoaded: true };
+    case "chats/upsert": {
+      const exists = state.chats.some((c) => c.id === action.chat.id);
+      return {
+        ...state,
+        chats: exists ? state.chats.map((c) => (c.id === action.chat.id ? action.chat : c)) : [action.chat, ...state.chats],
+      };
+    }
+    case "chats/remove": {
+      const views = { ...state.views };
+      delete views[action.chatId];
+      const pending = { ...state.pending };
+      delete pending[action.chatId];
+      return {
+        ...state,
+        chats: state.chats.filter((c) => c.id !== action.chatId),
+        activeChatId: state.activeChatId === action.chatId ? null : state.activeChatId,
+        views,
+        pending,
+      };
+    }
+    case "chat/select":
+      return { ...state, activeChatId: action.chatId };
+    case "chat/loaded": {
+      const v = view(state, action.chatId);
+      // Events arrived while reading: they are newer than what was read; the next run end re-reads.
+      if (v.loaded && v.epoch !== action.epoch) return state;
+      const pending = action.pending.filter((p) => !state.answered[p.id]);
+      return {
+        ...withView(state, action.chatId, (cv) => ({
+          ...cv,
+          loaded: true,
+          items: mergeReloaded(itemsFromMessages(action.messages, pending), cv.items, cv.errors),
+        })),
+        pending: { ...state.pending, [action.chatId]: pending },
+      };
+    }
+    case "chat/userSent":
+      return withView(state, action.chatId, (v) => ({
+        ...v,
+        running: true,
+        items: [...v.items, { kind: "user", key: key("u"), text: action.text }],
+      }));
+    case "chat/runStarting":
+      return withView(state, action.chatId, (v) => ({ ...v, running: true }));
+    case "chat/runEnded":
+      return withView(state, action.chatId, (v) => ({ ...v, running: false, runId: null }));
+    case "chat/inlineError":
+      return withView(state, action.chatId, (v) => addError(v, action.message));
+    case "pending/setAll":
+      return { ...state, pending: groupByChat(action.pending.filter((p) => !state.answered[p.id])) };
+    case "pending/set":
+      return {
+        ...state,
+        pending: { ...state.pending, [action.chatId]: action.pending.filter((p) => !state.answered[p.id]) },
+      };
+    case "pending/unanswer": {
+      const answered = { ...state.answered };
+      for (const id of action.ids) delete answered[id];
+      return { ...state, answered };
+    }
+    case "pending/remove":
+      return {
+        ...state,
+        answered: { ...state.answered, ...Object.fromEntries(action.ids.map((id) => [id, true as const])) },
+        pending: {
+          ...state.pending,
+          [action.chatId]: (state.pending[action.chatId] ?? []).filter((p) => !action.ids.includes(p.id)),
+        },
+      };
+    case "event": {
+      const next = applyEvent(state, action.event);
+      const chatId = action.event.value.chatId;
+      return withView(next, chatId, (v) => ({ ...v, epoch: action.epoch ?? v.epoch + 1 }));
+    }
+    case "error/push":
+      if (state.errors.some((e) => e.message === action.message)) return state;
+      return { ...state, errors: [...state.errors, { id: nextKey++, message: action.message }] };
+    case "error/startup":
+      return state.startupError ? state : { ...state, startupError: action.message };
+    case "error/dismiss":
+      return { ...state, errors: state.errors.filter((e) => e.id !== action.id) };
+    case "tasks/set":
+      return { ...state, tasks: action.tasks };
+    case "tasks/upsert":
+      return upsertTask(state, action.task);
+    case "settings/set":
+      return { ...state, settings: action.settings };
+    case "catalog/set":
+      return { ...state, catalog: action.catalog };
+  }
+}
+
+export interface Actions {
+  /** Shows a failed command in the error banner. */
+  reportError: (error: unknown, context?: string) => void;
+  selectChat: (chatId: string | null) => Promise<void>;
+  createChat: () => Promise<void>;
+  renameChat: (chatId: string, title: string) => Promise<void>;
+  deleteChat: (chatId: string) => Promise<void>;
+  send: (chatId: string, text: string) => Promise<void>;
+  stop: (chatId: string) => Promise<void>;
+  answerApprovals: (chatId: string, answers: ApprovalResponse[]) => Promise<void>;
+  setMode: (chatId: string, mode: PermissionMode) => Promise<void>;
+  refreshSettings: () => Promise<void>;
+  refreshTasks: () => Promise<void>;
+  /** Re-reads a chat's transcript and pending approvals. */
+  reloadChat: (chatId: string) => Promise<void>;
+}
+
+interface Ctx {
+  state: State;
+  dispatch: React.Dispatch<Action>;
+  actions: Actions;
+}
+
+const StoreContext = createContext<Ctx | null>(null);
+
+export function useStore(): Ctx {
+  const ctx = useContext(StoreContext);
+  if (!ctx) throw new Error("useStore outside <StoreProvider>");
+  return ctx;
+}
+
+export function StoreProvider({ children, initial }: { children: ReactNode; initial?: Partial<State> }) {
+  const [state, dispatch] = useReducer(reducer, { ...initialState, ...initial });
+  const stateRef = useRef(state);
+  stateRef.current = state;
+  // Per-chat event counts, kept outside React so a read can note the count when it starts.
+  const epochs = useRef(new Map<string, number>());
+
+  const actions = useMemo<Actions>(() => {
+    const reportError = (error: unknown, context?: string) => {
+      if (error instanceof ApiError && error.kind === "startup") {
+        dispatch({ type: "error/startup", message: error.message });
+        return;
+      }
+      dispatch({ type: "error/push", message: context ? `${context}: ${errorMessage(error)}` : errorMessage(error) });
+    };
+
+    const loadChat = async (chatId: string) => {
+      const epoch = epochs.current.get(chatId) ?? 0;
+      const [messages, pending] = await Promise.all([api.getMessages(chatId), api.pendingApprovals(chatId)]);
+      dispatch({ type: "chat/loaded", chatId, messages, pending, epoch });
+    };
+
+    const refreshTasks = async () => {
+      try {
+        dispatch({ type: "tasks/set", tasks: await api.backgroundTasks() });
+      } catch (e) {
+        reportError(e, "Could not load background tasks");
+      }
+    };
+
+    return {
+      reportError,
+      refreshTasks,
+      reloadChat: async (chatId) => {
+        try {
+          await loadChat(chatId);
+        } catch (e) {
+          reportError(e, "Could not reload the chat");
+        }
+      },
+      selectChat: async (chatId) => {
+        dispatch({ type: "chat/select", chatId });
+        if (!chatId) return;
+        try {
+          await loadChat(chatId);
+        } catch (e) {
+          reportError(e, "Could not load the chat");
+        }
+      },
+      createChat: async () => {
+        try {
+          const chat = await api.createChat({});
+          dispatch({ type: "chats/upsert", chat });
+          dispatch({ type: "chat/select", chatId: chat.id });
+          dispatch({ type: "chat/loaded", chatId: chat.id, messages: [], pending: [], epoch: 0 });
+        } catch (e) {
+          reportError(e, "Could not create a chat");
+        }
+      },
+      renameChat: async (chatId, title) => {
+        try {
+          dispatch({ type: "chats/upsert", chat: await api.renameChat(chatId, title) });
+        } catch (e) {
+          reportError(e, "Could not rename the chat");
+        }
+      },
+      deleteChat: async (chatId) => {
+        try {
+          await api.deleteChat(chatId);
+          const wasActive = stateRef.current.activeChatId === chatId;
+          const next = stateRef.current.chats.find((c) => c.id !== chatId);
+          dispatch({ type: "chats/remove", chatId });
+          if (wasActive && next) {
+            dispatch({ type: "chat/select", chatId: next.id });
+            await loadChat(next.id);
+          }
+        } catch (e) {
+          reportError(e, "Could not delete the chat");
+        }
+      },
+      send: async (chatId, text) => {
+        dispatch({ type: "chat/userSent", chatId, text });
+        try {
+          const summary = await api.sendMessage(chatId, text);
+          if (summary.outcome === "suspended") dispatch({ type: "pending/set", chatId, pending: summary.pending });
+        } catch (e) {
+          dispatch({ type: "chat/inlineError", chatId, message: `Not sent: ${errorMessage(e)}` });
+          reportError(e, "Could not send the message");
+        } finally {
+          dispatch({ type: "chat/runEnded", chatId });
+        }
+      },
+      stop: async (chatId) => {
+        try {
+          await api.cancelRun(chatId);
+        } catch (e) {
+          reportError(e, "Could not stop the run");
+        }
+      },
+      answerApprovals: async (chatId, answers) => {
+        dispatch({ type: "pending/remove", chatId, ids: answers.map((a) => a.request_id) });
+        dispatch({ type: "chat/runStarting", chatId });
+        try {
+          const summary = await api.resumeApprovals(chatId, answers);
+          if (summary.outcome === "suspended") dispatch({ type: "pending/set", chatId, pending: summary.pending });
+        } catch (e) {
+          reportError(e, "Could not answer the approval");
+          dispatch({ type: "pending/unanswer", ids: answers.map((a) => a.request_id) });
+          try {
+            dispatch({ type: "pending/set", chatId, pending: await api.pendingApprovals(chatId) });
+          } catch (e2) {
+            reportError(e2, "Could not reload pending approvals");
+          }
+        } finally {
+          dispatch({ type: "chat/runEnded", chatId });
+        }
+      },
+      setMode: async (chatId, mode) => {
+        try {
+          dispatch({ type: "chats/upsert", chat: await api.setChatMode(chatId, mode) });
+        } catch (e) {
+          reportError(e, "Could not change the permission mode");
+        }
+      },
+      refreshSettings: async () => {
+        try {
+          dispatch({ type: "settings/set", settings: await api.getSettings() });
+        } catch (e) {
+          reportError(e, "Could not load settings");
+        }
+      },
+    };
+  }, []);
+
+  // Runtime events: subscribe once for the lifetime of the window.
+  useEffect(() => {
+    let unlisten: (() => void) | null = null;
+    let disposed = false;
+    listenRuntimeEvents((event) => {
+      const chatId = event.value.chatId;
+      const epoch = (epochs.current.get(chatId) ?? 0) + 1;
+      epochs.current.set(chatId, epoch);
+      dispatch({ type: "event", event, epoch });
+      // A lagging event stream loses events; the transcript is stored before anything is
+      // announced, so re-reading it at the end of a run repairs what was missed.
+      if (event.name === "run_finished" && stateRef.current.views[event.value.chatId]?.loaded) {
+        void actions.reloadChat(event.value.chatId);
+      }
+    })
+      .then((u) => {
+        if (disposed) u();
+        else unlisten = u;
+      })
+      .catch((e) => actions.reportError(e, "Could not subscribe to runtime events"));
+    return () => {
+      disposed = true;
+      unlisten?.();
+    };
+  }, [actions]);
+
+  // Initial load: chats, settings, catalog, every pending approval, background tasks.
+  useEffect(() => {
+    (async () => {
+      try {
+        const chats = await api.listChats();
+        dispatch({ type: "chats/set", chats });
+      } catch (e) {
+        dispatch({ type: "chats/set", chats: [] });
+        actions.reportError(e, "Could not load chats");
+      }
+    })();
+    void actions.refreshSettings();
+    (async () => {
+      try {
+        dispatch({ type: "catalog/set", catalog: await api.getCatalog() });
+      } catch (e) {
+        actions.reportError(e, "Could not load the tool catalog");
+      }
+    })();
+    (async () => {
+      try {
+        dispatch({ type: "pending/setAll", pending: await api.pendingApprovals(null) });
+      } catch (e) {
+        actions.reportError(e, "Could not load pending approvals");
+      }
+    })();
+    void actions.refreshTasks();
+  }, [actions]);
+
+  const value = useMemo(() => ({ state, dispatch, actions }), [state, actions]);
+  return <StoreContext.Provider value={value}>{children}</StoreContext.Provider>;
+}
+
+/** The active chat record, if any. */
+export function useActiveChat(): ChatRecord | null {
+  const { state } = useStore();
+  return state.chats.find((c) => c.id === state.activeChatId) ?? null;
+}

@@ -1,0 +1,157 @@
+import { act, screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it, vi } from "vitest";
+import { App } from "../App";
+import { ApprovalDialog } from "../components/ApprovalDialog";
+import { backend, chat, renderWithStore, sendEvent, writeApproval } from "./backend";
+import { render } from "@testing-library/react";
+
+describe("approval dialog", () => {
+  it("renders the backend's actions in their order, with reason, reason code, risk and rule explanations", () => {
+    const approval = writeApproval();
+    // A different order than usual: the dialog must not reorder.
+    const actions = approval.decision.actions ?? [];
+    approval.decision.actions = [actions[3], actions[0], actions[2], actions[1]];
+    render(<ApprovalDialog approvals={[approval]} onResolve={() => {}} />);
+    const dialog = screen.getByTestId("approval-dialog");
+    const ids = within(dialog)
+      .getAllByRole("button")
+      .map((b) => b.getAttribute("data-testid"))
+      .filter((id) => id?.startsWith("approval-action-"));
+    expect(ids).toEqual([
+      "approval-action-reject",
+      "approval-action-allow_once",
+      "approval-action-allow_global",
+      "approval-action-allow_session",
+    ]);
+    expect(screen.getByTestId("approval-reason")).toHaveTextContent("Writing files needs approval in the default mode.");
+    expect(screen.getByTestId("approval-risk")).toHaveTextContent("Medium risk");
+    expect(dialog).toHaveTextContent("tool_requires_approval");
+    expect(dialog).toHaveTextContent("Adds the rule: Allow write_file for paths matching /work/space/**, in this chat.");
+    expect(dialog).toHaveTextContent("Adds the rule: Allow write_file for paths matching /work/space/**, in every chat.");
+    expect(dialog).toHaveTextContent("notes.txt");
+  });
+
+  it("offers a feedback field only when an action accepts feedback", () => {
+    const withFeedback = writeApproval();
+    const { unmount } = render(<ApprovalDialog approvals={[withFeedback]} onResolve={() => {}} />);
+    expect(screen.getByTestId("approval-feedback")).toBeInTheDocument();
+    expect(screen.getByText("Sent with: Reject")).toBeInTheDocument();
+    unmount();
+    const without = writeApproval();
+    without.decision.actions = (without.decision.actions ?? []).map((a) => ({ ...a, acceptsFeedback: false }));
+    render(<ApprovalDialog approvals={[without]} onResolve={() => {}} />);
+    expect(screen.queryByTestId("approval-feedback")).not.toBeInTheDocument();
+  });
+
+  it("sends feedback only with an action that accepts it", async () => {
+    const onResolve = vi.fn();
+    render(<ApprovalDialog approvals={[writeApproval()]} onResolve={onResolve} />);
+    await userEvent.type(screen.getByTestId("approval-feedback"), "use notes.md instead");
+    await userEvent.click(screen.getByTestId("approval-action-allow_once"));
+    expect(onResolve).toHaveBeenCalledWith([
+      { request_id: "call-1", tool_call_id: "call-1", action_id: "allow_once", feedback: null },
+    ]);
+  });
+
+  it("answers every approval of a run together", async () => {
+    const onResolve = vi.fn();
+    const second = writeApproval({ id: "call-2", toolCallId: "call-2", args: { file_path: "b.txt", content: "b" } });
+    render(<ApprovalDialog approvals={[writeApproval(), second]} onResolve={onResolve} />);
+    expect(screen.getByText("1 of 2")).toBeInTheDocument();
+    await userEvent.click(screen.getByTestId("approval-action-allow_once"));
+    expect(onResolve).not.toHaveBeenCalled();
+    expect(screen.getByText("2 of 2")).toBeInTheDocument();
+    await userEvent.click(screen.getByTestId("approval-action-reject"));
+    expect(onResolve).toHaveBeenCalledWith([
+      { request_id: "call-1", tool_call_id: "call-1", action_id: "allow_once", feedback: null },
+      { request_id: "call-2", tool_call_id: "call-2", action_id: "reject", feedback: null },
+    ]);
+  });
+});
+
+describe("approvals in the app", () => {
+  const setup = () =>
+    backend({
+      list_chats: () => [chat()],
+      pending_approvals: () => [writeApproval()],
+      resume_approvals: () => ({ runId: "run-2", outcome: "completed", pending: [], text: "", error: null }),
+    });
+
+  it("comes back from pending_approvals on start and clicking an action resumes with the seed payload", async () => {
+    const be = setup();
+    renderWithStore(<App />);
+    const dialog = await screen.findByTestId("approval-dialog");
+    expect(be.callsOf("pending_approvals")).toContainEqual({ chatId: null });
+    await waitFor(() => expect(be.callsOf("pending_approvals")).toContainEqual({ chatId: "c1" }));
+    await userEvent.type(within(dialog).getByTestId("approval-feedback"), "wrong file");
+    await userEvent.click(within(dialog).getByTestId("approval-action-reject"));
+    await waitFor(() =>
+      expect(be.callsOf("resume_approvals")).toEqual([
+        {
+          chatId: "c1",
+          answers: [{ request_id: "call-1", tool_call_id: "call-1", action_id: "reject", feedback: "wrong file" }],
+        },
+      ]),
+    );
+    await waitFor(() => expect(screen.queryByTestId("approval-dialog")).not.toBeInTheDocument());
+  });
+
+  it("Ctrl+Shift+A approves once", async () => {
+    const be = setup();
+    renderWithStore(<App />);
+    await screen.findByTestId("approval-dialog");
+    await userEvent.keyboard("{Control>}{Shift>}A{/Shift}{/Control}");
+    await waitFor(() =>
+      expect(be.callsOf("resume_approvals")[0]).toEqual({
+        chatId: "c1",
+        answers: [{ request_id: "call-1", tool_call_id: "call-1", action_id: "allow_once", feedback: null }],
+      }),
+    );
+  });
+
+  it("Ctrl+Shift+R rejects", async () => {
+    const be = setup();
+    renderWithStore(<App />);
+    await screen.findByTestId("approval-dialog");
+    await userEvent.keyboard("{Control>}{Shift>}R{/Shift}{/Control}");
+    await waitFor(() => expect(be.callsOf("resume_approvals")[0]?.answers).toEqual([
+      { request_id: "call-1", tool_call_id: "call-1", action_id: "reject", feedback: null },
+    ]));
+  });
+
+  it("an answered approval does not come back from a read that raced the answer", async () => {
+    const be = backend({
+      list_chats: () => [chat()],
+      pending_approvals: () => [writeApproval()],
+      resume_approvals: () => new Promise(() => {}),
+    });
+    renderWithStore(<App />);
+    await userEvent.click(await screen.findByTestId("approval-action-allow_once"));
+    await waitFor(() => expect(screen.queryByTestId("approval-dialog")).not.toBeInTheDocument());
+    // The suspended run's end triggers a re-read that still sees the approval as pending.
+    const reads = be.callsOf("pending_approvals").length;
+    await sendEvent({ name: "run_finished", value: { chatId: "c1", runId: "run-1", outcome: "suspended", pendingApprovals: ["call-1"] } });
+    await waitFor(() => expect(be.callsOf("pending_approvals").length).toBe(reads + 1));
+    await act(async () => {
+      await new Promise((r) => setTimeout(r, 20));
+    });
+    expect(screen.queryByTestId("approval-dialog")).not.toBeInTheDocument();
+  });
+
+  it("a failed answer shows the backend's message and the approval stays", async () => {
+    backend({
+      list_chats: () => [chat()],
+      pending_approvals: () => [writeApproval()],
+      resume_approvals: () => {
+        throw { kind: "stale_approval", message: "approval 'call-1' was already answered" };
+      },
+    });
+    renderWithStore(<App />);
+    await userEvent.click(await screen.findByTestId("approval-action-allow_once"));
+    expect(await screen.findByTestId("error-banner")).toHaveTextContent(
+      "Could not answer the approval: approval 'call-1' was already answered",
+    );
+    expect(await screen.findByTestId("approval-dialog")).toBeInTheDocument();
+  });
+});

@@ -1,0 +1,132 @@
+// Test support: a fake backend behind the real Tauri IPC boundary (mockIPC), recording calls.
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { emit } from "@tauri-apps/api/event";
+import { act, render } from "@testing-library/react";
+import type { ReactNode } from "react";
+import { StoreProvider } from "../store";
+import type { Capability, ChatRecord, PendingApproval, RuntimeEvent, Settings } from "../types";
+
+export type Handler = (args: Record<string, unknown>) => unknown;
+
+export interface Call {
+  cmd: string;
+  args: Record<string, unknown>;
+}
+
+export const catalog: Capability[] = [
+  {
+    id: "filesystem",
+    label: "Filesystem",
+    description: "Files in the workspace.",
+    tools: [
+      { id: "ReadFileTool", name: "Read file", description: "Reads a file.", runtimeName: "read_file", requiresApproval: false },
+      { id: "WriteFileTool", name: "Write file", description: "Writes a file.", runtimeName: "write_file", requiresApproval: true },
+      { id: "EditFileTool", name: "Edit file", description: "Edits a file.", runtimeName: "edit_file", requiresApproval: true },
+    ],
+  },
+  {
+    id: "shell",
+    label: "Shell",
+    description: "Commands.",
+    tools: [{ id: "RunCommandTool", name: "Run command", description: "Runs a command.", runtimeName: "run_command", requiresApproval: true }],
+  },
+];
+
+export const settings = (over: Partial<Settings> = {}): Settings => ({
+  defaultModel: "openai/gpt-4.1",
+  defaultMode: "default",
+  // get_settings answers the selection expanded to runtime names.
+  tools: ["read_file", "write_file", "edit_file", "run_command"],
+  workspace: "/work/space",
+  maxSteps: 50,
+  configFile: "/home/u/.config/suzent/config.toml",
+  providers: { openai: { baseUrl: null }, anthropic: { baseUrl: null }, gemini: { baseUrl: null }, ollama: { baseUrl: null } },
+  keys: { openai: true, anthropic: false, gemini: false },
+  ...over,
+});
+
+export const chat = (over: Partial<ChatRecord> = {}): ChatRecord => ({
+  id: "c1",
+  title: "First chat",
+  workspace: "/work/space",
+  model: null,
+  mode: "default",
+  tools: null,
+  createdAt: "2026-01-01T00:00:00Z",
+  updatedAt: "2026-01-01T00:00:00Z",
+  ...over,
+});
+
+export const writeApproval = (over: Partial<PendingApproval> = {}): PendingApproval => ({
+  id: "call-1",
+  chatId: "c1",
+  runId: "run-1",
+  toolCallId: "call-1",
+  toolName: "write_file",
+  args: { file_path: "notes.txt", content: "hello" },
+  decision: {
+    behavior: "ask",
+    source: "tool_default",
+    reason: "Writing files needs approval in the default mode.",
+    reasonCode: "tool_requires_approval",
+    risk: "medium",
+    actions: [
+      { id: "allow_once", label: "Allow once", description: "Run this call only.", acceptsFeedback: false },
+      {
+        id: "allow_session",
+        label: "Allow for this chat",
+        description: "Run it and remember for this chat.",
+        rule: { tool: "write_file", behavior: "allow", matcher: { kind: "path", glob: "/work/space/**" }, destination: "session", description: null },
+        acceptsFeedback: false,
+      },
+      {
+        id: "allow_global",
+        label: "Always allow",
+        description: "Run it and remember everywhere.",
+        rule: { tool: "write_file", behavior: "allow", matcher: { kind: "path", glob: "/work/space/**" }, destination: "global", description: null },
+        acceptsFeedback: false,
+      },
+      { id: "reject", label: "Reject", description: "Do not run it.", acceptsFeedback: true },
+    ],
+  },
+  createdAt: "2026-01-01T00:00:00Z",
+  ...over,
+});
+
+/** Installs the fake backend; commands without a handler fail like an unknown command would. */
+export function backend(handlers: Record<string, Handler> = {}) {
+  const calls: Call[] = [];
+  const defaults: Record<string, Handler> = {
+    list_chats: () => [],
+    get_settings: () => settings(),
+    get_catalog: () => catalog,
+    pending_approvals: () => [],
+    background_tasks: () => [],
+    get_messages: () => [],
+  };
+  const all = { ...defaults, ...handlers };
+  mockIPC(
+    async (cmd, args) => {
+      const a = (args ?? {}) as Record<string, unknown>;
+      calls.push({ cmd, args: a });
+      const h = all[cmd];
+      if (!h) throw { kind: "unknown_command", message: `no handler for ${cmd}` };
+      return h(a);
+    },
+    { shouldMockEvents: true },
+  );
+  return {
+    calls,
+    callsOf: (cmd: string) => calls.filter((c) => c.cmd === cmd).map((c) => c.args),
+  };
+}
+
+export function renderWithStore(ui: ReactNode) {
+  return render(<StoreProvider>{ui}</StoreProvider>);
+}
+
+export async function sendEvent(event: RuntimeEvent) {
+  await act(async () => {
+    await emit("runtime-event", event);
+  });
+}
