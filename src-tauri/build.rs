@@ -40,7 +40,9 @@ fn main() {
                     <body><h1>Suzent</h1><p>The UI is not built. Run <code>npm --prefix ui ci &amp;&amp; \
                     npm --prefix ui run build</code>, then build the app again (or use \
                     <code>./scripts/run</code>).</p></body></html>\n";
-        if let Err(e) = std::fs::create_dir_all(dist).and_then(|()| std::fs::write(dist.join("index.html"), page)) {
+        if let Err(e) = std::fs::create_dir_all(dist)
+            .and_then(|()| std::fs::write(dist.join("index.html"), page))
+        {
             println!("cargo:warning=cannot create a placeholder ui/dist: {e}");
         }
     }

@@ -36,8 +36,15 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
     let app = Path::new(env!("CARGO_BIN_EXE_suzent-desktop"));
-    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
-    println!("desktop_startup: {runs} runs of {} ({profile})", app.display());
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    println!(
+        "desktop_startup: {runs} runs of {} ({profile})",
+        app.display()
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -217,10 +217,7 @@ pub async fn add_rule(
     draft: RuleDraft,
     chat_id: Option<String>,
 ) -> Result<Rule, AppError> {
-    Ok(state
-        .runtime()?
-        .add_rule(draft, chat_id.as_deref())
-        .await?)
+    Ok(state.runtime()?.add_rule(draft, chat_id.as_deref()).await?)
 }
 
 /// Deletes a rule.

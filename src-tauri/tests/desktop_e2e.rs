@@ -15,8 +15,8 @@ mod support;
 use anyhow::bail;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-use suzent_tests::Turn;
 use support::{UI_TIMEOUT, desktop_test};
+use suzent_tests::Turn;
 
 fn tool_names(request: &Value) -> Vec<String> {
     request["tools"]
@@ -88,7 +88,11 @@ fn a_write_asks_survives_a_reload_and_allow_for_this_session_stops_asking_in_tha
                 d.wait_css("[data-testid=approval-dialog]").await?;
                 d.wait_text("[data-testid=approval-dialog]", "write_file")
                     .await?;
-                let reason = d.find("[data-testid=approval-reason]").await?.text().await?;
+                let reason = d
+                    .find("[data-testid=approval-reason]")
+                    .await?
+                    .text()
+                    .await?;
                 assert!(!reason.trim().is_empty(), "the dialog shows the reason");
                 d.find("[data-testid=approval-risk]").await?;
                 d.screenshot("approval-dialog").await?;
@@ -195,7 +199,9 @@ fn turning_filesystem_off_in_config_view_offers_the_model_no_filesystem_tools() 
                 );
 
                 d.click("[data-testid=nav-config]").await?;
-                let header = d.wait_css("[data-testid=config-capability-filesystem]").await?;
+                let header = d
+                    .wait_css("[data-testid=config-capability-filesystem]")
+                    .await?;
                 assert_eq!(header.prop("checked").await?.as_deref(), Some("true"));
                 header.click().await?;
                 let deadline = Instant::now() + UI_TIMEOUT;
@@ -255,7 +261,10 @@ fn a_provider_error_shows_in_the_chat_and_the_chat_stays_usable() {
     desktop_test(
         "provider_error",
         vec![
-            Turn::error(500, "{\"error\":{\"message\":\"the scripted model is down\"}}"),
+            Turn::error(
+                500,
+                "{\"error\":{\"message\":\"the scripted model is down\"}}",
+            ),
             Turn::text("Back to normal."),
         ],
         |d| {
@@ -280,16 +289,13 @@ fn a_provider_error_shows_in_the_chat_and_the_chat_stays_usable() {
 
 #[test]
 fn an_invalid_config_file_shows_a_readable_error_instead_of_a_blank_window() {
-    support::desktop_test_with_config(
-        "startup_error",
-        "default_mode = \"yolo\"\n",
-        |d| {
-            Box::pin(async move {
-                d.wait_text("[data-testid=error-banner]", "config.toml").await?;
-                d.wait_text("[data-testid=error-banner]", "yolo").await?;
-                d.screenshot("startup-error").await?;
-                Ok(())
-            })
-        },
-    );
+    support::desktop_test_with_config("startup_error", "default_mode = \"yolo\"\n", |d| {
+        Box::pin(async move {
+            d.wait_text("[data-testid=error-banner]", "config.toml")
+                .await?;
+            d.wait_text("[data-testid=error-banner]", "yolo").await?;
+            d.screenshot("startup-error").await?;
+            Ok(())
+        })
+    });
 }

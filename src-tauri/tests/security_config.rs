@@ -34,7 +34,10 @@ fn the_csp_allows_only_the_app_itself() {
             assert!(!remote, "{directive} allows the remote origin {source}");
         }
     }
-    assert_eq!(conf["app"]["security"]["capabilities"], serde_json::json!(["main"]));
+    assert_eq!(
+        conf["app"]["security"]["capabilities"],
+        serde_json::json!(["main"])
+    );
     assert_eq!(conf["app"]["windows"][0]["title"], "Suzent");
 }
 
@@ -76,7 +79,10 @@ fn the_main_window_may_call_only_the_app_commands_and_listen_to_events() {
     ]
     .iter()
     .map(|c| format!("allow-{}", c.replace('_', "-")))
-    .chain(["core:event:allow-listen".into(), "core:event:allow-unlisten".into()])
+    .chain([
+        "core:event:allow-listen".into(),
+        "core:event:allow-unlisten".into(),
+    ])
     .collect();
     expected.sort();
     pretty_assertions::assert_eq!(granted, expected);

@@ -52,6 +52,12 @@ pub enum MemoryCommand {
         /// New content.
         text: String,
     },
+    /// Writes a summary of a chat into archival memory (asks the chat's model).
+    Summarize {
+        /// Chat id.
+        #[arg(long)]
+        chat: String,
+    },
     /// Downloads the local embedding model (all-MiniLM-L6-v2) once into the data folder.
     DownloadModel {
         /// Base URL holding model.safetensors, tokenizer.json and config.json.
@@ -131,6 +137,10 @@ pub async fn memory(cmd: MemoryCommand, rt: Runtime) -> Result<ExitCode> {
             rt.set_memory_block(&block, &text).await?;
             println!("updated block {block}");
         }
+        MemoryCommand::Summarize { chat } => match rt.archive_chat_summary(&chat).await? {
+            Some(id) => println!("stored the summary as memory {id}"),
+            None => println!("nothing to summarize"),
+        },
         MemoryCommand::DownloadModel { from } => {
             let (dir, downloaded) = rt.download_embedding_model(from.as_deref()).await?;
             if downloaded {

@@ -35,7 +35,12 @@ fn skills_come_from_built_in_external_and_user_folders_and_can_be_disabled() {
     let external = env.dir.path().join("team-skills");
     skill(&external, "deploy", "deploy", "Team deploy steps");
     skill(&external, "lint", "lint", "Run the linters");
-    skill(&env.home.join("config/skills"), "my-deploy", "deploy", "My deploy steps");
+    skill(
+        &env.home.join("config/skills"),
+        "my-deploy",
+        "deploy",
+        "My deploy steps",
+    );
     let run = |args: &[&str]| {
         env.command(args)
             .env("SUZENT_SKILL_DIRS", &external)
@@ -78,14 +83,26 @@ fn skills_come_from_built_in_external_and_user_folders_and_can_be_disabled() {
 #[test]
 fn memories_added_from_the_command_line_are_found_and_core_blocks_are_editable() {
     let env = Env::new(vec![]);
-    assert!(ok(&env.run(&["memory", "add", "The spare key is under the blue flowerpot"])).starts_with("stored memory "));
+    assert!(
+        ok(&env.run(&["memory", "add", "The spare key is under the blue flowerpot"]))
+            .starts_with("stored memory ")
+    );
     let out = env.run(&["memory", "search", "where is the spare key"]);
     let found = ok(&out);
-    assert!(found.contains("The spare key is under the blue flowerpot  [text]"), "{found}");
+    assert!(
+        found.contains("The spare key is under the blue flowerpot  [text]"),
+        "{found}"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("full-text search only: no embedding model at"), "{stderr}");
+    assert!(
+        stderr.contains("full-text search only: no embedding model at"),
+        "{stderr}"
+    );
     ok(&env.run(&["memory", "set-block", "user", "Name: Ola. Works nights."]));
-    assert_eq!(ok(&env.run(&["memory", "blocks"])), "[user]\nName: Ola. Works nights.\n\n");
+    assert_eq!(
+        ok(&env.run(&["memory", "blocks"])),
+        "[user]\nName: Ola. Works nights.\n\n"
+    );
     let out = env.run(&["memory", "set-block", "mood", "x"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown block 'mood'"));

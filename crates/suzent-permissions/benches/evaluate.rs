@@ -73,7 +73,7 @@ fn request(command: &str, cwd: &Path) -> PermissionRequest {
         args: json!({ "content": command }),
         access: ToolAccess::Command {
             command: command.to_string(),
-            cwd: cwd.clone(),
+            cwd: cwd.to_path_buf(),
         },
         requires_approval: true,
     }

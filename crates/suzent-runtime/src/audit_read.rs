@@ -141,7 +141,8 @@ impl Runtime {
                     });
                 }
             };
-            let remaining = filter.limit - u32::try_from(read.entries.len()).unwrap_or(filter.limit);
+            let remaining =
+                filter.limit - u32::try_from(read.entries.len()).unwrap_or(filter.limit);
             let page = parse_newest_first(
                 &bytes,
                 &AuditFilter {

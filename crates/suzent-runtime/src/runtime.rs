@@ -882,6 +882,9 @@ impl Runtime {
         let result = self
             .run_loop(session, chat, &run_id, &options, &cancel)
             .await;
+        // Everything this run audited is on disk before the run is announced as finished (a
+        // CLI process may exit right after).
+        self.inner.audit.flush().await;
         let summary = match result {
             Ok(summary) => summary,
             Err(LoopError::Runtime(e)) => {

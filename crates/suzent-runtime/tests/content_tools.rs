@@ -458,7 +458,10 @@ async fn fetching_a_page_on_this_machine_waits_for_the_users_approval() {
         .unwrap();
     assert_eq!(summary.outcome, RunOutcome::Suspended);
     assert_eq!(summary.pending[0].tool_name, "webpage_fetch");
-    assert_eq!(summary.pending[0].decision.reason_code, "tool_requires_approval");
+    assert_eq!(
+        summary.pending[0].decision.reason_code,
+        "tool_requires_approval"
+    );
 }
 
 #[tokio::test]
@@ -485,25 +488,49 @@ async fn the_embedding_model_is_downloaded_once_then_used_for_vector_search() {
     let server = ScriptedServer::start(vec![]).await;
     let h = harness(&server, PermissionMode::Default, false).await;
     h.runtime
-        .archive_memories(None, "import", &["My dog loves chasing tennis balls in the park".into()])
+        .archive_memories(
+            None,
+            "import",
+            &["My dog loves chasing tennis balls in the park".into()],
+        )
         .await
         .unwrap();
-    let before = h.runtime.search_memory("puppy playing fetch outside", 3).await.unwrap();
+    let before = h
+        .runtime
+        .search_memory("puppy playing fetch outside", 3)
+        .await
+        .unwrap();
     assert!(before.hits.is_empty() && before.text_only_reason.is_some());
 
-    let (dir, downloaded) = h.runtime.download_embedding_model(Some(&base)).await.unwrap();
+    let (dir, downloaded) = h
+        .runtime
+        .download_embedding_model(Some(&base))
+        .await
+        .unwrap();
     assert!(downloaded);
     assert_eq!(dir, home(h.dir.path()).join("data/models/all-MiniLM-L6-v2"));
-    let (_, again) = h.runtime.download_embedding_model(Some(&base)).await.unwrap();
+    let (_, again) = h
+        .runtime
+        .download_embedding_model(Some(&base))
+        .await
+        .unwrap();
     assert!(!again, "files in place are not downloaded again");
     assert_eq!(hits.lock().unwrap().len(), 3);
 
     // Entries stored before the model existed have no vector; new ones do.
     h.runtime
-        .archive_memories(None, "import", &["Our cat naps on the warm windowsill".into()])
+        .archive_memories(
+            None,
+            "import",
+            &["Our cat naps on the warm windowsill".into()],
+        )
         .await
         .unwrap();
-    let after = h.runtime.search_memory("kitten sleeping in the sun", 3).await.unwrap();
+    let after = h
+        .runtime
+        .search_memory("kitten sleeping in the sun", 3)
+        .await
+        .unwrap();
     assert_eq!(after.text_only_reason, None);
     assert_eq!(after.hits[0].content, "Our cat naps on the warm windowsill");
 
@@ -511,5 +538,54 @@ async fn the_embedding_model_is_downloaded_once_then_used_for_vector_search() {
         .runtime
         .download_embedding_model(Some(&format!("{base}/missing")))
         .await;
-    assert!(err.is_ok(), "nothing is fetched when the files are in place");
+    assert!(
+        err.is_ok(),
+        "nothing is fetched when the files are in place"
+    );
+}
+
+#[tokio::test]
+async fn the_end_of_a_chat_is_summarized_into_archival_memory() {
+    let server = ScriptedServer::start(vec![
+        Turn::text("Noted: the release is due Friday."),
+        Turn::text("Mira's release is due Friday; she wants metric units in the notes."),
+    ])
+    .await;
+    let h = harness(&server, PermissionMode::Default, false).await;
+    let chat = h.chat().await;
+    assert_eq!(
+        h.runtime.archive_chat_summary(&chat).await.unwrap(),
+        None,
+        "nothing to summarize yet"
+    );
+    h.runtime
+        .send_message(
+            &chat,
+            "Our release is due Friday, use metric units",
+            RunOptions::default(),
+        )
+        .await
+        .unwrap();
+    let id = h
+        .runtime
+        .archive_chat_summary(&chat)
+        .await
+        .unwrap()
+        .unwrap();
+    let request = server.requests()[1].clone();
+    assert!(system_prompt(&request).starts_with("Summarize the following conversation"));
+    let sent = request["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        sent,
+        "User: Our release is due Friday, use metric units\n\nAssistant: Noted: the release is due Friday.\n\n"
+    );
+    let found = h.runtime.search_memory("release Friday", 3).await.unwrap();
+    assert_eq!(found.hits[0].id, id);
+    assert_eq!(
+        found.hits[0].content,
+        "Summary of chat 'New chat': Mira's release is due Friday; she wants metric units in the notes."
+    );
 }

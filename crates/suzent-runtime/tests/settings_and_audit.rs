@@ -244,7 +244,10 @@ async fn the_audit_log_reads_newest_first_with_filters_and_skips_broken_lines() 
     let times: Vec<_> = all.entries.iter().map(|e| &e.timestamp[17..19]).collect();
     assert_eq!(times, ["04", "03", "02", "01"]);
     assert_eq!(all.skipped, 2);
-    assert_eq!(all.entries[3].args, Some(serde_json::json!({"file_path": "x"})));
+    assert_eq!(
+        all.entries[3].args,
+        Some(serde_json::json!({"file_path": "x"}))
+    );
     assert_eq!(all.entries[1].matched_rules, ["r9"]);
 
     let chat_a = runtime

@@ -51,7 +51,12 @@ pub fn missing_prerequisites() -> Option<String> {
         );
     }
     let mut missing = Vec::new();
-    for tool in ["Xvfb", "xvfb-run", "tauri-driver", "/usr/bin/WebKitWebDriver"] {
+    for tool in [
+        "Xvfb",
+        "xvfb-run",
+        "tauri-driver",
+        "/usr/bin/WebKitWebDriver",
+    ] {
         if which(tool).is_none() {
             missing.push(tool);
         }
@@ -190,7 +195,11 @@ pub fn screenshot_root() -> PathBuf {
 impl Desktop {
     /// Starts Xvfb + tauri-driver (in a private D-Bus session) and the app through WebDriver.
     /// `config` replaces the generated `config.toml` when given.
-    pub async fn start(name: &str, server: ScriptedServer, config: Option<String>) -> Result<Desktop> {
+    pub async fn start(
+        name: &str,
+        server: ScriptedServer,
+        config: Option<String>,
+    ) -> Result<Desktop> {
         let home = tempfile::tempdir()?;
         let workspace = tempfile::tempdir()?;
         let suzent_home = home.path().join("suzent");
@@ -212,7 +221,8 @@ impl Desktop {
 
         let port = free_port()?;
         let native_port = free_port()?;
-        let tauri_driver = which("tauri-driver").ok_or_else(|| anyhow!("tauri-driver not found"))?;
+        let tauri_driver =
+            which("tauri-driver").ok_or_else(|| anyhow!("tauri-driver not found"))?;
         let mut command = Command::new("xvfb-run");
         command.args(["-a", "-s", "-screen 0 1280x860x24 -nolisten tcp"]);
         if which("dbus-run-session").is_some() {
@@ -290,14 +300,18 @@ impl Desktop {
     }
 
     pub fn client(&self) -> &Client {
-        self.client.as_ref().expect("the session is open until stop()")
+        self.client
+            .as_ref()
+            .expect("the session is open until stop()")
     }
 
     /// Waits until the UI rendered its navigation (or a first-run or error screen).
     pub async fn wait_for_app(&mut self) -> Result<()> {
-        self.wait_css("[data-testid=chat-list], [data-testid=first-run], [data-testid=error-banner]")
-            .await
-            .context("the app did not render its first screen")?;
+        self.wait_css(
+            "[data-testid=chat-list], [data-testid=first-run], [data-testid=error-banner]",
+        )
+        .await
+        .context("the app did not render its first screen")?;
         Ok(())
     }
 
@@ -444,7 +458,6 @@ impl Desktop {
     }
 }
 
-
 /// Memory of a process tree, from `/proc`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TreeMemory {
@@ -480,7 +493,10 @@ fn proc_kib(pid: u32, file: &str, key: &str) -> u64 {
 pub fn tree_memory(ancestor: u32, exe: &Path) -> Option<TreeMemory> {
     let mut parents = std::collections::HashMap::new();
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        if let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok())
+        if let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
             && let Some(ppid) = proc_parent(pid)
         {
             parents.insert(pid, ppid);

@@ -29,6 +29,12 @@ pub const DEFAULT_MODEL_SOURCE: &str =
 const MAX_MODEL_FILE_BYTES: u64 = 512 * 1024 * 1024;
 /// Setting holding the names of disabled skills (a JSON array).
 const DISABLED_SKILLS_KEY: &str = "skills.disabled";
+/// Characters of transcript sent for an end-of-chat summary (the most recent ones).
+const SUMMARY_INPUT_CHARS: usize = 24_000;
+/// Instructions for the end-of-chat summary.
+const SUMMARY_PROMPT: &str = "Summarize the following conversation for long-term memory in at \
+    most 5 short sentences: durable facts about the user and their work, decisions taken, and \
+    open items. Write plain text without preamble.";
 /// Lowest cosine similarity a vector hit needs to count.
 const MIN_SIMILARITY: f32 = 0.3;
 /// Candidates each search contributes before fusion.
@@ -338,14 +344,18 @@ impl MemoryService {
     /// half-written.
     async fn download_model(&self, source: &str) -> Result<(PathBuf, bool), String> {
         let dir = self.model_dir.clone();
-        if suzent_memory::MODEL_FILES.iter().all(|f| dir.join(f).is_file()) {
+        if suzent_memory::MODEL_FILES
+            .iter()
+            .all(|f| dir.join(f).is_file())
+        {
             return Ok((dir, false));
         }
         let parent = dir
             .parent()
             .ok_or_else(|| format!("the model folder {} has no parent", dir.display()))?;
         std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        let staging = tempfile::tempdir_in(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        let staging =
+            tempfile::tempdir_in(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         let client = reqwest::Client::builder()
             .connect_timeout(std::time::Duration::from_secs(20))
             .build()
@@ -406,6 +416,82 @@ impl Runtime {
                 field: "model".into(),
                 message,
             })
+    }
+
+    /// Writes a summary of the chat into archival memory (source `summary`): the chat's model
+    /// is asked for the durable facts, decisions and open items of the conversation. Returns the
+    /// entry id, or `None` when the chat has no user message yet. Shells call it when a chat
+    /// ends (the desktop app when a chat is closed, `suzent memory summarize`).
+    pub async fn archive_chat_summary(&self, chat_id: &str) -> Result<Option<i64>, RuntimeError> {
+        let chat = self.chat(chat_id).await?;
+        let messages = self.inner.store.messages(chat_id).await?;
+        let mut transcript = String::new();
+        for m in &messages {
+            let (who, text) = match &m.message {
+                suzent_core::ChatMessage::User { text } => ("User", text),
+                suzent_core::ChatMessage::Assistant { text, .. } if !text.is_empty() => {
+                    ("Assistant", text)
+                }
+                _ => continue,
+            };
+            transcript.push_str(&format!("{who}: {}\n\n", text.trim()));
+        }
+        if !messages
+            .iter()
+            .any(|m| matches!(m.message, suzent_core::ChatMessage::User { .. }))
+        {
+            return Ok(None);
+        }
+        // The end of a long chat matters most: keep its last SUMMARY_INPUT_CHARS characters.
+        let skip = transcript
+            .chars()
+            .count()
+            .saturating_sub(SUMMARY_INPUT_CHARS);
+        let transcript: String = transcript.chars().skip(skip).collect();
+        let model = chat
+            .model
+            .clone()
+            .ok_or_else(|| RuntimeError::InvalidInput {
+                field: "model".into(),
+                message: "the chat has no model to summarize with".into(),
+            })?;
+        let config = self.config();
+        let (client, model_id) =
+            crate::provider::resolve::build_provider(&model, &config.providers, self.key_source())?;
+        let request = crate::provider::ModelRequest {
+            model: model_id,
+            system: SUMMARY_PROMPT.into(),
+            messages: vec![suzent_core::ChatMessage::User { text: transcript }],
+            tools: Vec::new(),
+        };
+        let response =
+            client
+                .stream(&request, &|_| {})
+                .await
+                .map_err(|e| RuntimeError::InvalidInput {
+                    field: "model".into(),
+                    message: format!("the summary request failed: {e}"),
+                })?;
+        let summary = response.text.trim();
+        if summary.is_empty() {
+            return Ok(None);
+        }
+        let ids = self
+            .inner
+            .content
+            .memory
+            .archive_many(
+                &super::whoami(),
+                Some(chat_id),
+                "summary",
+                &[format!("Summary of chat '{}': {summary}", chat.title)],
+            )
+            .await
+            .map_err(|message| RuntimeError::InvalidInput {
+                field: "memory".into(),
+                message,
+            })?;
+        Ok(ids.first().copied())
     }
 
     /// Gives a tool context the plan store, memory and the enabled skills.

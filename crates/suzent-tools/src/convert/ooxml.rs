@@ -221,11 +221,14 @@ pub fn docx(bytes: &[u8]) -> Result<String, String> {
     Ok(blocks.join("\n\n") + "\n")
 }
 
+/// A shape's placeholder type (`title`, `body`...; `None` for free shapes) and its paragraphs.
+type Shape = (Option<String>, Vec<String>);
+
 /// Paragraphs of the shapes in a slide or notes part, with the placeholder type of each shape.
-fn shapes(xml: &str, name: &str) -> Result<Vec<(Option<String>, Vec<String>)>, String> {
+fn shapes(xml: &str, name: &str) -> Result<Vec<Shape>, String> {
     let mut reader = Reader::from_str(xml);
-    let mut out: Vec<(Option<String>, Vec<String>)> = Vec::new();
-    let mut current: Option<(Option<String>, Vec<String>)> = None;
+    let mut out: Vec<Shape> = Vec::new();
+    let mut current: Option<Shape> = None;
     let mut para: Option<String> = None;
     let mut in_text = false;
     loop {
