@@ -64,12 +64,18 @@ fn main() {
             (paint, memory)
         });
         let memory = memory.expect("the app's process tree is visible in /proc");
+        let each: Vec<String> = memory
+            .each
+            .iter()
+            .map(|(name, kib)| format!("{name} {:.1} MiB", *kib as f64 / 1024.0))
+            .collect();
         println!(
-            "run {run}: first painted chat {:.0} ms; idle memory of {} processes: RSS {:.1} MiB, PSS {:.1} MiB",
+            "run {run}: first painted chat {:.0} ms; idle memory of {} processes: RSS {:.1} MiB, PSS {:.1} MiB ({})",
             paint.as_secs_f64() * 1000.0,
             memory.processes,
             memory.rss_kib as f64 / 1024.0,
-            memory.pss_kib as f64 / 1024.0
+            memory.pss_kib as f64 / 1024.0,
+            each.join(", ")
         );
         paints.push(paint.as_secs_f64() * 1000.0);
         rss.push(memory.rss_kib as f64 / 1024.0);

@@ -77,3 +77,28 @@ impl From<ProviderError> for AppError {
         AppError::new(AppErrorKind::Provider, e.to_string())
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtime_errors_become_typed_errors_with_a_readable_message() {
+        let e = AppError::from(RuntimeError::ChatNotFound("c1".into()));
+        assert_eq!(e.kind, AppErrorKind::NotFound);
+        assert_eq!(e.message, "unknown chat 'c1'");
+        let e = AppError::from(RuntimeError::InvalidInput {
+            field: "default_model".into(),
+            message: "'gpt' is not of the form provider/model".into(),
+        });
+        assert_eq!(e.kind, AppErrorKind::InvalidInput);
+        assert!(e.message.contains("default_model"), "{}", e.message);
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(json["kind"], "invalid_input");
+        assert_eq!(
+            json.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["kind", "message"]
+        );
+    }
+}

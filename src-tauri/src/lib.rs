@@ -96,6 +96,10 @@ pub fn run() -> Result<(), String> {
             let state = match tauri::async_runtime::block_on(open_runtime()) {
                 Ok(runtime) => {
                     forward_events(app.handle().clone(), &runtime);
+                    // The inbox dispatcher wakes idle agents (finished background commands,
+                    // agent messages, sub-agent reports); it runs for the life of the app.
+                    let dispatcher = runtime.clone();
+                    tauri::async_runtime::spawn(async move { dispatcher.start_dispatcher() });
                     AppState::new(runtime)
                 }
                 Err(message) => {

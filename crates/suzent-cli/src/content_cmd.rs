@@ -58,6 +58,12 @@ pub enum MemoryCommand {
         #[arg(long)]
         chat: String,
     },
+    /// Uses a provider's embedding model (`openai/text-embedding-3-small`) instead of the local
+    /// one; `local` goes back to the local model.
+    UseEmbeddings {
+        /// `provider/model`, or `local`.
+        model: String,
+    },
     /// Downloads the local embedding model (all-MiniLM-L6-v2) once into the data folder.
     DownloadModel {
         /// Base URL holding model.safetensors, tokenizer.json and config.json.
@@ -141,6 +147,11 @@ pub async fn memory(cmd: MemoryCommand, rt: Runtime) -> Result<ExitCode> {
             Some(id) => println!("stored the summary as memory {id}"),
             None => println!("nothing to summarize"),
         },
+        MemoryCommand::UseEmbeddings { model } => {
+            let chosen = (model != "local").then_some(model.as_str());
+            rt.set_embedding_provider(chosen).await?;
+            println!("memory embeddings: {}", chosen.unwrap_or("local model"));
+        }
         MemoryCommand::DownloadModel { from } => {
             let (dir, downloaded) = rt.download_embedding_model(from.as_deref()).await?;
             if downloaded {

@@ -155,3 +155,49 @@ fn sandbox_mode_is_refused_with_a_clear_error_where_no_sandbox_exists() {
     assert!(err.contains("bubblewrap"), "{err}");
     assert_eq!(env.server.requests().len(), 0);
 }
+
+#[test]
+fn doctor_says_whether_a_sandbox_can_be_created() {
+    let env = Env::new(vec![]);
+    let out = env.run(&["doctor", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let line = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "sandbox")
+        .cloned()
+        .unwrap();
+    assert_eq!(line["ok"], true);
+    assert!(
+        line["detail"]
+            .as_str()
+            .unwrap()
+            .contains("bubblewrap works here"),
+        "{line}"
+    );
+    let bin = env.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let out = env
+        .command(&["doctor", "--json"])
+        .env("PATH", &bin)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let line = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "sandbox")
+        .cloned()
+        .unwrap();
+    // Sandbox mode is off, so a missing sandbox is reported but not an error.
+    assert_eq!(line["ok"], true);
+    assert!(
+        line["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no sandbox is available"),
+        "{line}"
+    );
+}

@@ -111,7 +111,7 @@ pub struct Config {
     /// Seconds the `auto` mode reviewer may take before its answer counts as an error
     /// (default 30, 1..=600).
     #[serde(default = "default_reviewer_timeout_secs")]
-    pub reviewer_timeout_secs: u64,
+    pub reviewer_timeout_secs: u32,
 }
 
 fn default_tools() -> Vec<String> {
@@ -122,7 +122,7 @@ fn default_max_steps() -> u32 {
     50
 }
 
-fn default_reviewer_timeout_secs() -> u64 {
+fn default_reviewer_timeout_secs() -> u32 {
     30
 }
 

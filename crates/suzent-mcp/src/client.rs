@@ -340,7 +340,9 @@ impl McpConnection {
     fn request_error(&self, e: ServiceError) -> McpError {
         let message = match &e {
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                "the server stopped (connection closed)".to_string()
+                return McpError::Stopped {
+                    server: self.server.clone(),
+                };
             }
             ServiceError::McpError(data) => format!("error {}: {}", data.code.0, data.message),
             other => other.to_string(),

@@ -58,6 +58,12 @@ pub enum McpError {
         /// What failed.
         message: String,
     },
+    /// The server stopped (its process exited or the connection closed) during a request.
+    #[error("MCP server '{server}' stopped (connection closed); it is restarted after a backoff")]
+    Stopped {
+        /// The server.
+        server: String,
+    },
     /// A call took longer than the server's call timeout.
     #[error("MCP server '{server}': '{tool}' timed out after {seconds} s")]
     Timeout {

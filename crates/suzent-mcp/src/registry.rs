@@ -690,9 +690,10 @@ impl McpRegistry {
         result
     }
 
-    /// After a failed request: a closed connection is dropped and counted as a failure.
+    /// After a failed request: a stopped server's connection is dropped and counted as a
+    /// failure (so later calls fail fast until its backoff ends).
     async fn after_error(&self, slot: &Arc<Slot>, conn: &Arc<McpConnection>, e: &McpError) {
-        if !conn.is_closed() {
+        if !matches!(e, McpError::Stopped { .. }) && !conn.is_closed() {
             return;
         }
         let mut guard = slot.conn.lock().await;

@@ -326,6 +326,28 @@ fn decide(
         );
     }
 
+    // 5a. In `full_access`, deny rules still apply: a script the analyser could not follow may
+    // hide a denied command, so it asks when any deny rule could apply to this tool.
+    if ctx.mode == PermissionMode::FullAccess
+        && let Some(analysis) = &prepared.analysis
+        && !analysis.understood
+        && ctx
+            .rules
+            .iter()
+            .any(|r| r.behavior == Behavior::Deny && crate::rules::applies(r, request, ctx))
+    {
+        return (
+            decision(
+                Behavior::Ask,
+                DecisionSource::ShellPolicy,
+                rc::SHELL_UNPARSED,
+                "This command could not be fully analysed, so your deny rules cannot be checked; it needs approval.",
+                Risk::High,
+            ),
+            false,
+        );
+    }
+
     // 5. Compound and unparsed commands.
     if ctx.mode != PermissionMode::FullAccess
         && let Some(analysis) = &prepared.analysis

@@ -6,6 +6,87 @@
 
 use tree_sitter::{Node, Parser};
 
+/// Named node kinds of tree-sitter-bash 0.25 that the walker follows by searching their children
+/// (every command inside is found). Any other kind makes the script not understood.
+const KNOWN_KINDS: &[&str] = &[
+    "ansi_c_string",
+    "arithmetic_expansion",
+    "array",
+    "binary_expression",
+    "brace_expression",
+    "case_item",
+    "compound_statement",
+    "concatenation",
+    "do_group",
+    "elif_clause",
+    "else_clause",
+    "expansion",
+    "extglob_pattern",
+    "file_descriptor",
+    "file_redirect",
+    "heredoc_body",
+    "heredoc_content",
+    "heredoc_redirect",
+    "herestring_redirect",
+    "list",
+    "negated_command",
+    "number",
+    "parenthesized_expression",
+    "pipeline",
+    "postfix_expression",
+    "program",
+    "raw_string",
+    "regex",
+    "simple_expansion",
+    "special_variable_name",
+    "string",
+    "string_content",
+    "subscript",
+    "subshell",
+    "ternary_expression",
+    "test_operator",
+    "translated_string",
+    "unary_expression",
+    "variable_assignment",
+    "variable_assignments",
+    "variable_name",
+    "word",
+];
+
+/// Deepest syntax tree analysed (real scripts stay far below).
+const MAX_TREE_DEPTH: usize = 256;
+
+/// Most nested `walk` calls on one thread, over all nested analyses of one script.
+const MAX_WALK_LEVEL: usize = 512;
+
+thread_local! {
+    static WALK_LEVEL: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether the tree under `root` is deeper than `limit` (iterative: no recursion).
+fn deeper_than(root: Node<'_>, limit: usize) -> bool {
+    let mut cursor = root.walk();
+    let mut depth = 0usize;
+    loop {
+        if depth > limit {
+            return true;
+        }
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return false;
+            }
+            depth -= 1;
+        }
+    }
+}
+
 /// How deep `sh -c '...'` strings, wrappers and substitutions are followed before giving up.
 const MAX_NESTING: usize = 16;
 
@@ -84,13 +165,37 @@ fn analyze_into(
         out.understood = false;
         return;
     }
-    let Some(tree) = parser.parse(script, None) else {
+    // tree-sitter-bash 0.25's external scanner crashes (SIGSEGV) on some non-ASCII characters,
+    // e.g. `{` followed by U+E018F. Bash treats every non-ASCII character as a word character,
+    // so the parser is given a copy where each is replaced by as many `a` bytes as it has; byte
+    // offsets stay the same and every text is still read from the original script.
+    let ascii: std::borrow::Cow<'_, str> = if script.is_ascii() {
+        std::borrow::Cow::Borrowed(script)
+    } else {
+        std::borrow::Cow::Owned(
+            script
+                .chars()
+                .flat_map(|c| {
+                    let n = if c.is_ascii() { 0 } else { c.len_utf8() };
+                    let keep = c.is_ascii().then_some(c);
+                    keep.into_iter().chain(std::iter::repeat_n('a', n))
+                })
+                .collect(),
+        )
+    };
+    let Some(tree) = parser.parse(ascii.as_ref(), None) else {
         out.understood = false;
         return;
     };
     let root = tree.root_node();
     if root.has_error() {
         out.understood = false;
+    }
+    // The walk below recurses along the tree: a script nested deeper than any real one (e.g.
+    // thousands of parentheses) is not understood rather than allowed to exhaust the stack.
+    if deeper_than(root, MAX_TREE_DEPTH) {
+        out.understood = false;
+        return;
     }
     let mut walker = Walker {
         src: script.as_bytes(),
@@ -118,6 +223,20 @@ impl Walker<'_, '_> {
     /// Walks any node, emitting a segment for every command found. `redirects` are write
     /// targets that apply to every command inside (from an enclosing `redirected_statement`).
     fn walk(&mut self, node: Node<'_>, redirects: &[String]) {
+        // Levels of `walk` on this thread, across nested `sh -c` analyses.
+        let level = WALK_LEVEL.with(|l| {
+            l.set(l.get() + 1);
+            l.get()
+        });
+        if level > MAX_WALK_LEVEL {
+            self.out.understood = false;
+        } else {
+            self.walk_node(node, redirects);
+        }
+        WALK_LEVEL.with(|l| l.set(l.get().saturating_sub(1)));
+    }
+
+    fn walk_node(&mut self, node: Node<'_>, redirects: &[String]) {
         match node.kind() {
             "command" => self.command(node, redirects),
             "redirected_statement" => {
@@ -173,7 +292,13 @@ impl Walker<'_, '_> {
                 self.walk_children(node, redirects);
             }
             "comment" | "heredoc_start" | "heredoc_end" => {}
-            _ => self.walk_children(node, redirects),
+            kind => {
+                // A node kind this analyser was not written for (a newer grammar): fail closed.
+                if !KNOWN_KINDS.contains(&kind) {
+                    self.out.understood = false;
+                }
+                self.walk_children(node, redirects)
+            }
         }
     }
 
@@ -897,6 +1022,47 @@ mod tests {
         let a = analyze_command("FOO=1 BAR='a b' make test");
         assert_eq!(a.segments[0].words, w(&["make", "test"]));
         assert_eq!(a.segments[0].assignments, w(&["FOO=1", "BAR='a b'"]));
+    }
+
+    #[test]
+    fn a_script_nested_thousands_deep_is_not_understood_and_does_not_overflow() {
+        let deep = format!("{}rm -rf x{}", "(".repeat(5000), ")".repeat(5000));
+        assert!(!analyze_command(&deep).understood);
+        let subst = format!("{}id{}", "$(echo ".repeat(3000), ")".repeat(3000));
+        assert!(!analyze_command(&subst).understood);
+        // `sh -c` strings nested deeper than MAX_NESTING are not followed.
+        let nested_sh = (0..20).fold("rm -rf x".to_string(), |acc, _| {
+            format!("sh -c {}", shell_quote(&acc))
+        });
+        assert!(nested_sh.len() < 10_000_000);
+        assert!(!analyze_command(&nested_sh).understood);
+        // An ordinary script is still understood after those.
+        assert!(analyze_command("git status && ls").understood);
+    }
+
+    /// Quotes with backslashes only (linear growth per level).
+    fn shell_quote(s: &str) -> String {
+        let mut out = String::with_capacity(s.len() * 2);
+        for c in s.chars() {
+            if !c.is_ascii_alphanumeric() {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    #[test]
+    fn non_ascii_text_that_crashes_the_bash_scanner_is_analysed_safely() {
+        // `{` + U+E018F segfaulted tree-sitter-bash 0.25's scanner (found by the property tests).
+        let a = analyze_command("echo {\u{E018F} && rm -rf x");
+        assert!(
+            a.segments.iter().any(|s| s.words == w(&["rm", "-rf", "x"])),
+            "{a:?}"
+        );
+        let a = analyze_command("cat 'résumé.txt' > ünïcode/日本.txt");
+        assert_eq!(a.segments[0].words, w(&["cat", "résumé.txt"]));
+        assert_eq!(a.segments[0].redirects, w(&["ünïcode/日本.txt"]));
     }
 
     #[test]

@@ -31,6 +31,7 @@ fn mode_defaults() -> Vec<Case> {
         case!("risky variables ask in auto", AUTO, NONE, Cmd("NODE_OPTIONS='--require /tmp/x.js' ls") => ASK, "risky_environment"),
         case!("harmless variables keep a read-only command read-only", AUTO, NONE, Cmd("LC_ALL=C ls") => ALLOW, "read_only_command"),
         case!("an empty script asks", D, NONE, Cmd("") => ASK, "shell_policy_ask"),
+        case!("unparsed with a deny rule asks even in full access", FULL, CASE1, Cmd("eval \"rm -rf x\"") => ASK, "shell_unparsed"),
     ]
 }
 

@@ -742,6 +742,7 @@ impl Runtime {
         if let Some(model) = &config.default_model {
             checks.push(self.reachability(model).await);
         }
+        checks.push(self.sandbox_check());
         DoctorReport { checks }
     }
 

@@ -228,7 +228,27 @@ impl Toolset {
             .filter(|r| r.behavior == Behavior::Deny && r.matcher == RuleMatcher::All)
             .map(|r| r.tool.as_str())
             .collect();
-        let limit = lock(&self.limits).get(chat_id).cloned();
+        let mut limit = lock(&self.limits).get(chat_id).cloned();
+        if limit.is_none() {
+            // Sub-agents stay limited to their profile's tools after a restart too: the limit
+            // is derived from the stored agent link (fail closed: a store error allows none).
+            limit = match self.store.agent_link(chat_id).await {
+                Ok(Some(link)) if link.kind == "subagent" => {
+                    match self.store.get_chat(chat_id).await {
+                        Ok(Some(chat)) => Some(
+                            chat.tools
+                                .unwrap_or_default()
+                                .iter()
+                                .filter_map(|n| self.get(n).map(|t| t.spec().runtime_name.to_string()))
+                                .collect(),
+                        ),
+                        _ => Some(HashSet::new()),
+                    }
+                }
+                Ok(_) => None,
+                Err(_) => Some(HashSet::new()),
+            };
+        }
         let mut blocked = HashMap::new();
         for e in self.index().entries() {
             let name = e.runtime_name.as_str();

@@ -589,3 +589,97 @@ async fn the_end_of_a_chat_is_summarized_into_archival_memory() {
         "Summary of chat 'New chat': Mira's release is due Friday; she wants metric units in the notes."
     );
 }
+
+#[tokio::test]
+async fn a_provider_embedding_model_replaces_the_local_one_once_chosen() {
+    // An OpenAI-compatible /embeddings endpoint: "dog"-like texts point one way, the rest another.
+    let seen = Arc::new(std::sync::Mutex::new(
+        Vec::<(String, serde_json::Value)>::new(),
+    ));
+    let log = Arc::clone(&seen);
+    let app = axum::Router::new().route(
+        "/v1/embeddings",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap,
+                  axum::Json(body): axum::Json<serde_json::Value>| {
+                let log = Arc::clone(&log);
+                async move {
+                    let auth = headers
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_string();
+                    log.lock().unwrap().push((auth, body.clone()));
+                    let data: Vec<serde_json::Value> = body["input"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .enumerate()
+                        .map(|(i, t)| {
+                            let t = t.as_str().unwrap();
+                            let v = if t.contains("dog") || t.contains("puppy") {
+                                [3.0, 0.0, 0.0]
+                            } else {
+                                [0.0, 2.0, 0.5]
+                            };
+                            serde_json::json!({"object": "embedding", "index": i, "embedding": v})
+                        })
+                        .collect();
+                    axum::Json(serde_json::json!({"object": "list", "data": data,
+                        "model": body["model"], "usage": {"prompt_tokens": 4, "total_tokens": 4}}))
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.ok() });
+
+    let server = ScriptedServer::start(vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::default();
+    config.providers.openai.base_url = Some(format!("{base}/v1"));
+    let runtime = Runtime::open(RuntimeOptions {
+        paths: Paths::under(&home(dir.path())),
+        keys: Arc::new(StaticKeys::new().with("openai", "sk-embed")),
+        config: Some(config),
+    })
+    .await
+    .unwrap();
+    drop(server);
+    let err = runtime
+        .set_embedding_provider(Some("anthropic/claude-x"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("OpenAI-compatible endpoints"), "{err}");
+    runtime
+        .set_embedding_provider(Some("openai/text-embedding-3-small"))
+        .await
+        .unwrap();
+    runtime
+        .archive_memories(
+            None,
+            "import",
+            &[
+                "My dog loves the park".into(),
+                "Taxes are due in April".into(),
+            ],
+        )
+        .await
+        .unwrap();
+    let found = runtime
+        .search_memory("puppy playing fetch", 1)
+        .await
+        .unwrap();
+    assert_eq!(found.text_only_reason, None);
+    assert_eq!(found.hits[0].content, "My dog loves the park");
+    assert_eq!(found.hits[0].matched_by, vec!["vector"]);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[0].0, "Bearer sk-embed");
+    assert_eq!(
+        seen[0].1,
+        serde_json::json!({"model": "text-embedding-3-small",
+            "input": ["My dog loves the park", "Taxes are due in April"]})
+    );
+}

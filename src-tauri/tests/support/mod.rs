@@ -459,8 +459,10 @@ impl Desktop {
 }
 
 /// Memory of a process tree, from `/proc`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TreeMemory {
+    /// Each process: command name and RSS in KiB.
+    pub each: Vec<(String, u64)>,
     /// Processes counted.
     pub processes: usize,
     /// Sum of resident set sizes, KiB (shared pages counted once per process).
@@ -523,7 +525,10 @@ pub fn tree_memory(ancestor: u32, exe: &Path) -> Option<TreeMemory> {
     for &pid in parents.keys() {
         if pid == root || descends(pid, root) {
             memory.processes += 1;
-            memory.rss_kib += proc_kib(pid, "status", "VmRSS:");
+            let rss = proc_kib(pid, "status", "VmRSS:");
+            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            memory.each.push((name.trim().to_string(), rss));
+            memory.rss_kib += rss;
             memory.pss_kib += proc_kib(pid, "smaps_rollup", "Pss:");
         }
     }

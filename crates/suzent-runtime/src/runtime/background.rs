@@ -223,6 +223,27 @@ impl Runtime {
         })
     }
 
+    /// The `doctor` line about sandbox mode: whether a sandbox can be created here. Only a
+    /// failure while sandbox mode is configured on is an error.
+    pub(crate) fn sandbox_check(&self) -> super::DoctorCheck {
+        let wanted = self.config().sandbox;
+        match sandbox_available() {
+            Ok(()) => super::DoctorCheck {
+                name: "sandbox".into(),
+                ok: true,
+                detail: format!(
+                    "bubblewrap works here; sandbox mode is {}",
+                    if wanted { "on" } else { "off" }
+                ),
+            },
+            Err(e) => super::DoctorCheck {
+                name: "sandbox".into(),
+                ok: !wanted,
+                detail: e.to_string(),
+            },
+        }
+    }
+
     /// Completes a tool context with the runtime's services: the command table, the agent host
     /// (not for sub-agents) and the sandbox.
     pub(crate) async fn equip_context(

@@ -29,6 +29,9 @@ pub const DEFAULT_MODEL_SOURCE: &str =
 const MAX_MODEL_FILE_BYTES: u64 = 512 * 1024 * 1024;
 /// Setting holding the names of disabled skills (a JSON array).
 const DISABLED_SKILLS_KEY: &str = "skills.disabled";
+/// Setting naming the provider embedding model (`openai/text-embedding-3-small`); when set, it
+/// replaces the local model.
+const EMBEDDING_PROVIDER_KEY: &str = "memory.embedding_model";
 /// Characters of transcript sent for an end-of-chat summary (the most recent ones).
 const SUMMARY_INPUT_CHARS: usize = 24_000;
 /// Instructions for the end-of-chat summary.
@@ -222,6 +225,88 @@ impl MemoryService {
     }
 }
 
+/// Embeddings from an OpenAI-compatible `/embeddings` endpoint (OpenAI, Ollama, or any server
+/// at the configured base URL).
+struct ProviderEmbedder {
+    handle: tokio::runtime::Handle,
+    client: reqwest::Client,
+    url: String,
+    key: Option<String>,
+    model: String,
+    name: String,
+    dims: std::sync::atomic::AtomicUsize,
+}
+
+impl std::fmt::Debug for ProviderEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderEmbedder")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .finish()
+    }
+}
+
+impl Embedder for ProviderEmbedder {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, MemoryError> {
+        #[derive(serde::Deserialize)]
+        struct Item {
+            index: usize,
+            embedding: Vec<f32>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            data: Vec<Item>,
+        }
+        let body = serde_json::json!({"model": self.model, "input": texts});
+        let mut request = self.client.post(&self.url).json(&body);
+        if let Some(key) = &self.key {
+            request = request.bearer_auth(key);
+        }
+        let fail = |e: String| MemoryError::Embed(format!("{}: {e}", self.name));
+        // Called on a blocking thread (never inside the async runtime's workers).
+        let answer: Answer = self
+            .handle
+            .block_on(async {
+                let response = request.send().await?.error_for_status()?;
+                response.json::<Answer>().await
+            })
+            .map_err(|e| fail(e.to_string()))?;
+        let mut items = answer.data;
+        items.sort_by_key(|i| i.index);
+        if items.len() != texts.len() {
+            return Err(fail(format!(
+                "{} vectors for {} texts",
+                items.len(),
+                texts.len()
+            )));
+        }
+        let vectors: Vec<Vec<f32>> = items
+            .into_iter()
+            .map(|i| {
+                let norm = i.embedding.iter().map(|x| x * x).sum::<f32>().sqrt();
+                if norm > 0.0 {
+                    i.embedding.iter().map(|x| x / norm).collect()
+                } else {
+                    i.embedding
+                }
+            })
+            .collect();
+        if let Some(v) = vectors.first() {
+            self.dims
+                .store(v.len(), std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(vectors)
+    }
+
+    fn dims(&self) -> usize {
+        self.dims.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
 fn load_embedder(dir: &std::path::Path) -> Result<Arc<dyn Embedder>, String> {
     if !dir.is_dir() {
         return Err(format!(
@@ -253,7 +338,7 @@ impl MemoryHost for MemoryService {
             Ok(embedder) => {
                 let q = self.embed(Arc::clone(&embedder), query).await?;
                 (
-                    self.vector_search(user_id, embedder.dims(), &q).await?,
+                    self.vector_search(user_id, q.len(), &q).await?,
                     None,
                 )
             }
@@ -399,6 +484,83 @@ impl MemoryService {
 }
 
 impl Runtime {
+    /// Uses a provider's embedding model (`openai/text-embedding-3-small`; OpenAI-compatible
+    /// `/embeddings` endpoints: `openai/...` with its base URL and key, `ollama/...`) for
+    /// archival memory instead of the local model, or the local model again with `None`. The
+    /// choice is stored. Vectors of entries stored with another model are not compared.
+    pub async fn set_embedding_provider(&self, model: Option<&str>) -> Result<(), RuntimeError> {
+        if let Some(model) = model {
+            self.provider_embedder(model)?;
+        }
+        let value = match model {
+            Some(m) => serde_json::json!(m),
+            None => serde_json::Value::Null,
+        };
+        self.inner
+            .store
+            .set_setting(EMBEDDING_PROVIDER_KEY, &value)
+            .await?;
+        let memory = &self.inner.content.memory;
+        *memory
+            .embedder
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+        memory.indexes.lock().await.clear();
+        Ok(())
+    }
+
+    fn provider_embedder(&self, model: &str) -> Result<Arc<dyn Embedder>, RuntimeError> {
+        use crate::provider::ProviderKind;
+        let (kind, model_id) = crate::provider::resolve::parse_model(model)?;
+        if !matches!(kind, ProviderKind::OpenAi | ProviderKind::Ollama) {
+            return Err(RuntimeError::InvalidInput {
+                field: "embedding_model".into(),
+                message: format!(
+                    "'{model}': embeddings come from OpenAI-compatible endpoints (openai/..., ollama/...)"
+                ),
+            });
+        }
+        let key = self.key_source().api_key(kind.as_str());
+        if kind == ProviderKind::OpenAi && key.is_none() {
+            return Err(RuntimeError::InvalidInput {
+                field: "embedding_model".into(),
+                message: "no OpenAI key: set OPENAI_API_KEY or run `suzent keys set openai`".into(),
+            });
+        }
+        let base = crate::provider::resolve::base_url(kind, &self.config().providers);
+        Ok(Arc::new(ProviderEmbedder {
+            handle: tokio::runtime::Handle::current(),
+            client: crate::provider::resolve::shared_client()?,
+            url: format!("{base}/embeddings"),
+            key,
+            model: model_id,
+            name: format!("{model} (provider)"),
+            dims: std::sync::atomic::AtomicUsize::new(0),
+        }))
+    }
+
+    /// The memory service with its embedding source chosen: the stored provider model if any
+    /// (else the local model, loaded at first use).
+    async fn memory_service(&self) -> Result<Arc<MemoryService>, RuntimeError> {
+        let memory = &self.inner.content.memory;
+        let unset = memory
+            .embedder
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none();
+        if unset
+            && let Some(serde_json::Value::String(model)) =
+                self.inner.store.get_setting(EMBEDDING_PROVIDER_KEY).await?
+        {
+            let chosen = self.provider_embedder(&model).map_err(|e| e.to_string());
+            *memory
+                .embedder
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(chosen);
+        }
+        Ok(Arc::clone(memory))
+    }
+
     /// Downloads the local embedding model (all-MiniLM-L6-v2) once into the data folder (or the
     /// folder named by `SUZENT_EMBEDDING_MODEL`) from `source` (default
     /// [`DEFAULT_MODEL_SOURCE`]). Returns the folder and whether anything was downloaded; files
@@ -477,9 +639,8 @@ impl Runtime {
             return Ok(None);
         }
         let ids = self
-            .inner
-            .content
-            .memory
+            .memory_service()
+            .await?
             .archive_many(
                 &super::whoami(),
                 Some(chat_id),
@@ -500,7 +661,7 @@ impl Runtime {
             store: self.inner.store.clone(),
             events: self.inner.events.clone(),
         }));
-        ctx.memory = Some(self.inner.content.memory.clone());
+        ctx.memory = Some(self.memory_service().await?);
         ctx.skills = Some(Arc::new(self.load_skills().await?));
         Ok(())
     }
@@ -632,9 +793,8 @@ impl Runtime {
         source: &str,
         texts: &[String],
     ) -> Result<Vec<i64>, RuntimeError> {
-        self.inner
-            .content
-            .memory
+        self.memory_service()
+            .await?
             .archive_many(&super::whoami(), chat_id, source, texts)
             .await
             .map_err(|message| RuntimeError::InvalidInput {
@@ -649,9 +809,8 @@ impl Runtime {
         query: &str,
         limit: usize,
     ) -> Result<MemorySearchResult, RuntimeError> {
-        self.inner
-            .content
-            .memory
+        self.memory_service()
+            .await?
             .search(&super::whoami(), query, limit)
             .await
             .map_err(|message| RuntimeError::InvalidInput {

@@ -43,7 +43,7 @@ impl Runtime {
             transcript: &transcript,
             workspace: &chat.workspace,
         };
-        let timeout = Duration::from_secs(config.reviewer_timeout_secs);
+        let timeout = Duration::from_secs(u64::from(config.reviewer_timeout_secs));
         let mut decision = reviewer::review(
             provider.as_ref(),
             &model_id,
