@@ -19,7 +19,11 @@ const STEPS: usize = 50;
 fn turns() -> Vec<Turn> {
     let mut turns: Vec<Turn> = (0..STEPS)
         .map(|i| {
-            Turn::tool_call(format!("call_{i}"), "read_file", json!({"file_path": format!("src/f{}.rs", i % 5)}).to_string())
+            Turn::tool_call(
+                format!("call_{i}"),
+                "read_file",
+                json!({"file_path": format!("src/f{}.rs", i % 5)}).to_string(),
+            )
         })
         .collect();
     turns.push(Turn::text("done"));
@@ -32,7 +36,10 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().join("ws");

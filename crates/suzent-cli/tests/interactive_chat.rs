@@ -13,7 +13,11 @@ use suzent_tests::Turn;
 #[test]
 fn chat_prompts_for_approval_and_the_chosen_action_resumes_the_turn() {
     let env = Env::new(vec![
-        Turn::tool_call("w1", "write_file", json!({"file_path": "hello.txt", "content": "hi"}).to_string()),
+        Turn::tool_call(
+            "w1",
+            "write_file",
+            json!({"file_path": "hello.txt", "content": "hi"}).to_string(),
+        ),
         Turn::text("Wrote hello.txt."),
     ]);
     let mut child = env
@@ -26,15 +30,27 @@ fn chat_prompts_for_approval_and_the_chosen_action_resumes_the_turn() {
     {
         let stdin = child.stdin.as_mut().unwrap();
         // The message, then action 1 (allow once), then quit.
-        stdin.write_all(b"please write hello.txt\n1\n/quit\n").unwrap();
+        stdin
+            .write_all(b"please write hello.txt\n1\n/quit\n")
+            .unwrap();
     }
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("approval w1"), "{stdout}");
-    assert!(stdout.contains("write_requires_approval"), "the reason code is shown: {stdout}");
+    assert!(
+        stdout.contains("write_requires_approval"),
+        "the reason code is shown: {stdout}"
+    );
     assert!(stdout.contains("risk"), "{stdout}");
-    assert!(stdout.contains("[1] ") && stdout.contains("[4] "), "actions are listed: {stdout}");
+    assert!(
+        stdout.contains("[1] ") && stdout.contains("[4] "),
+        "actions are listed: {stdout}"
+    );
     assert!(stdout.contains("Wrote hello.txt."), "{stdout}");
     assert_eq!(env.read("hello.txt"), "hi");
 }
@@ -42,10 +58,22 @@ fn chat_prompts_for_approval_and_the_chosen_action_resumes_the_turn() {
 #[test]
 fn chat_shows_pending_approvals_from_an_earlier_session_first() {
     let env = Env::new(vec![
-        Turn::tool_call("w1", "write_file", json!({"file_path": "later.txt", "content": "x"}).to_string()),
+        Turn::tool_call(
+            "w1",
+            "write_file",
+            json!({"file_path": "later.txt", "content": "x"}).to_string(),
+        ),
         Turn::text("ok"),
     ]);
-    let out = env.run(&["run", "write later.txt", "--json", "--model", "openai/gpt-test", "--on-ask", "suspend"]);
+    let out = env.run(&[
+        "run",
+        "write later.txt",
+        "--json",
+        "--model",
+        "openai/gpt-test",
+        "--on-ask",
+        "suspend",
+    ]);
     assert_eq!(out.status.code(), Some(3));
     let chat = chat_id(&events(&out));
     let mut child = env
@@ -56,9 +84,18 @@ fn chat_shows_pending_approvals_from_an_earlier_session_first() {
         .spawn()
         .unwrap();
     // Action 4 is reject; then feedback; then quit.
-    child.stdin.as_mut().unwrap().write_all(b"4\nnot now\n/quit\n").unwrap();
+    child
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(b"4\nnot now\n/quit\n")
+        .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!env.ws.join("later.txt").exists());
     let results = tool_results(&env.transcript(&chat));
     assert_eq!(results.len(), 1);

@@ -15,12 +15,12 @@ mod plan;
 pub use background::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
 pub use config::{Config, ConfigError, DEFAULT_TOOLS, ProviderConfig, ProvidersConfig};
 pub use event::{AgentEvent, RunOutcome};
-pub use plan::{PhaseDraft, PhaseStatus, Plan, PlanError, PlanPhase};
 pub use message::{ChatMessage, ToolCall, parse_tool_arguments};
 pub use permission::{
     ApprovalAction, ApprovalActionId, ApprovalResponse, Behavior, DecisionSource,
     PermissionDecision, PermissionMode, Risk, Rule, RuleDestination, RuleDraft, RuleMatcher,
 };
+pub use plan::{PhaseDraft, PhaseStatus, Plan, PlanError, PlanPhase};
 
 /// A fresh random identifier (UUID v7, time-ordered), as a string.
 pub fn new_id() -> String {

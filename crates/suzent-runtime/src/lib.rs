@@ -33,21 +33,19 @@ pub use audit::AuditLog;
 pub use audit_read::{AuditEntry, AuditFilter, AuditRead, MAX_AUDIT_LIMIT};
 pub use error::RuntimeError;
 pub use mcp::{McpImport, McpTestResult, McpTestTool};
-pub use suzent_mcp::{
-    McpServerConfig, McpServerInfo, McpServerState, McpToolInfo, McpToolStatus,
-};
 pub use paths::Paths;
-pub use settings::{KeyStatus, ProviderSettings, ProvidersSettings, Settings, SettingsPatch};
 pub use runtime::{
     CreateChat, DoctorCheck, DoctorReport, OnAsk, RunOptions, RunSummary, Runtime, RuntimeOptions,
 };
-pub use runtime::{PermissionState, RULES_FILE};
 pub use runtime::{DEFAULT_MODEL_SOURCE, EMBEDDING_MODEL_ENV, MAX_BLOCK_CHARS, SKILL_DIRS_ENV};
-pub use suzent_core::{PhaseStatus, Plan, PlanPhase};
-pub use suzent_tools::{MemoryHit, MemorySearchResult, Skill, SkillSource};
-pub use suzent_permissions::{Explanation, MatchedRule, RuleFileProblem, SegmentView};
+pub use runtime::{PermissionState, RULES_FILE};
+pub use settings::{KeyStatus, ProviderSettings, ProvidersSettings, Settings, SettingsPatch};
 pub use suzent_core::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
+pub use suzent_core::{PhaseStatus, Plan, PlanPhase};
+pub use suzent_mcp::{McpServerConfig, McpServerInfo, McpServerState, McpToolInfo, McpToolStatus};
+pub use suzent_permissions::{Explanation, MatchedRule, RuleFileProblem, SegmentView};
 pub use suzent_store::{
     ApprovalRecord, ApprovalStatus, ChatRecord, InboxMessage, InboxStatus, NewInboxMessage,
     PendingApproval, StoredMessage,
 };
+pub use suzent_tools::{MemoryHit, MemorySearchResult, Skill, SkillSource};

@@ -7,8 +7,8 @@ mod inbox;
 mod permissions_api;
 mod review_hook;
 
-pub use permissions_api::{PermissionState, RULES_FILE};
 pub use content::{DEFAULT_MODEL_SOURCE, EMBEDDING_MODEL_ENV, MAX_BLOCK_CHARS, SKILL_DIRS_ENV};
+pub use permissions_api::{PermissionState, RULES_FILE};
 
 use crate::audit::AuditLog;
 use crate::error::RuntimeError;
@@ -223,8 +223,7 @@ impl Runtime {
             store.clone(),
         )?;
         mcp.load_cache().await?;
-        let toolset =
-            crate::toolset::Toolset::new(registry, mcp, store.clone(), events.clone());
+        let toolset = crate::toolset::Toolset::new(registry, mcp, store.clone(), events.clone());
         let registry = toolset.registry.clone();
         let content_state = content::ContentState::new(&options.paths, store.clone());
         let runtime = Runtime {
@@ -286,14 +285,14 @@ impl Runtime {
     /// Checks that `model` (or the configured default) names a provider whose key is available.
     pub fn check_model(&self, model: Option<&str>) -> Result<(), RuntimeError> {
         let config = self.config();
-        let model = model
-            .or(config.default_model.as_deref())
-            .ok_or_else(|| RuntimeError::InvalidInput {
+        let model = model.or(config.default_model.as_deref()).ok_or_else(|| {
+            RuntimeError::InvalidInput {
                 field: "model".into(),
                 message:
                     "no model set: pass --model provider/model or set default_model in config.toml"
                         .into(),
-            })?;
+            }
+        })?;
         build_provider(model, &config.providers, self.inner.keys.as_ref())?;
         Ok(())
     }
@@ -663,17 +662,20 @@ impl Runtime {
                 let rule = self.add_rule(draft, Some(chat_id)).await?;
                 added = Some(rule);
             }
-            self.inner.audit.append_value(json!({
-                "timestamp": Utc::now().to_rfc3339(),
-                "kind": "resolution",
-                "chatId": chat_id,
-                "runId": record.approval.run_id,
-                "toolCallId": record.approval.tool_call_id,
-                "tool": record.approval.tool_name,
-                "userAction": action_id.as_str(),
-                "feedback": feedback.map(redact_text),
-                "ruleId": added.as_ref().map(|r| r.id.clone()),
-            })).await;
+            self.inner
+                .audit
+                .append_value(json!({
+                    "timestamp": Utc::now().to_rfc3339(),
+                    "kind": "resolution",
+                    "chatId": chat_id,
+                    "runId": record.approval.run_id,
+                    "toolCallId": record.approval.tool_call_id,
+                    "tool": record.approval.tool_name,
+                    "userAction": action_id.as_str(),
+                    "feedback": feedback.map(redact_text),
+                    "ruleId": added.as_ref().map(|r| r.id.clone()),
+                }))
+                .await;
             self.emit(AgentEvent::ToolPermissionResolution {
                 chat_id: chat_id.to_string(),
                 approval_id: record.approval.id.clone(),
@@ -853,10 +855,7 @@ impl Runtime {
     }
 
     fn selected_tools(&self, chat: &ChatRecord) -> Vec<String> {
-        let selection = chat
-            .tools
-            .clone()
-            .unwrap_or_else(|| self.config().tools);
+        let selection = chat.tools.clone().unwrap_or_else(|| self.config().tools);
         self.inner
             .registry
             .expand_selection(&selection)

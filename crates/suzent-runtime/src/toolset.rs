@@ -239,7 +239,9 @@ impl Toolset {
                             chat.tools
                                 .unwrap_or_default()
                                 .iter()
-                                .filter_map(|n| self.get(n).map(|t| t.spec().runtime_name.to_string()))
+                                .filter_map(|n| {
+                                    self.get(n).map(|t| t.spec().runtime_name.to_string())
+                                })
                                 .collect(),
                         ),
                         _ => Some(HashSet::new()),

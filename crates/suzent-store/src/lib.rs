@@ -25,14 +25,12 @@ mod transcript;
 mod types;
 
 pub use error::StoreError;
-pub use mcp::McpSchemaRow;
-pub use memory::{
-    ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, decode_embedding, fts_query,
-};
 pub use inbox::{
     AgentLink, BASE_BACKOFF, DEFAULT_MAX_ATTEMPTS, InboxMessage, InboxStatus, MAX_BACKOFF,
     NewInboxMessage, backoff,
 };
+pub use mcp::McpSchemaRow;
+pub use memory::{ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, decode_embedding, fts_query};
 pub use types::{
     ApprovalRecord, ApprovalStatus, ChatPatch, ChatRecord, NewChat, PendingApproval, StoredMessage,
     ToolStepStatus,

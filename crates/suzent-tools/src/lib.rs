@@ -48,20 +48,17 @@ pub use builtin::grep_search::{GrepArgs, GrepTool};
 pub use builtin::memory_tools::{MemoryArchiveTool, MemoryBlockUpdateTool, MemorySearchTool};
 pub use builtin::planning::{PlanAction, PlanningArgs, PlanningTool};
 pub use builtin::read_file::{ReadFileArgs, ReadFileTool};
+pub use builtin::run_command::{NONINTERACTIVE_ENV, RunCommandArgs, RunCommandTool};
+pub use builtin::skill_execute::{SkillExecuteArgs, SkillExecuteTool};
+pub use builtin::tool_search::{ToolCatalogView, ToolSearchArgs, ToolSearchHost, ToolSearchTool};
 pub use builtin::web_search::{SearchEndpoints, SearchResult, WebSearchArgs, WebSearchTool};
 pub use builtin::webpage_fetch::{WebpageFetchArgs, WebpageFetchTool};
-pub use builtin::skill_execute::{SkillExecuteArgs, SkillExecuteTool};
+pub use builtin::write_file::{WriteFileArgs, WriteFileTool};
 pub use commands::{
     BackgroundCommands, CommandFinished, CommandLimits, CommandObserver, CommandSnapshot,
     OutputPage, REPORT_TAIL_CHARS,
 };
 pub use hosts::{BlockOperation, MemoryHit, MemoryHost, MemorySearchResult, PlanHost};
-pub use sandbox::{Sandbox, SandboxUnavailable, sandbox_available};
-pub use skills::{Skill, SkillProblem, SkillSet, SkillSource};
-pub use builtin::run_command::{NONINTERACTIVE_ENV, RunCommandArgs, RunCommandTool};
-pub use builtin::write_file::{WriteFileArgs, WriteFileTool};
-pub use builtin::tool_search::{ToolCatalogView, ToolSearchArgs, ToolSearchHost, ToolSearchTool};
-pub use search::{SearchEntry, SearchHit, ToolIndex, tokenize};
 pub use metadata::{
     RegisterError, RegistryExt, ToolCategory, ToolMetadata, ToolSummary, metadata_of,
 };
@@ -70,5 +67,8 @@ pub use registry::{
     CAPABILITIES, Capability, CapabilityInfo, CatalogTool, DuplicateTool, EQUIPS, LEGACY_GROUPS,
     ToolRegistry, UnknownTool, default_registry,
 };
+pub use sandbox::{Sandbox, SandboxUnavailable, sandbox_available};
+pub use search::{SearchEntry, SearchHit, ToolIndex, tokenize};
+pub use skills::{Skill, SkillProblem, SkillSet, SkillSource};
 pub use tool::{ReadStamp, ReadTracker, Tool, ToolContext, ToolError, ToolSpec};
 pub use typed::{TypedTool, args_schema, parse_args};

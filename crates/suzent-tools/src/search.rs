@@ -113,7 +113,9 @@ impl ToolIndex {
             }
             exact.entry(e.runtime_name.clone()).or_insert(i);
             exact.entry(e.class_name.clone()).or_insert(i);
-            exact_lower.entry(e.runtime_name.to_lowercase()).or_insert(i);
+            exact_lower
+                .entry(e.runtime_name.to_lowercase())
+                .or_insert(i);
             exact_lower.entry(e.class_name.to_lowercase()).or_insert(i);
         }
         let mut terms: Vec<String> = postings.keys().cloned().collect();

@@ -273,7 +273,10 @@ async fn read_file_on_a_binary_file_is_a_clear_error_without_its_bytes() {
     let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
     bytes.extend([0xffu8; 100]);
     std::fs::write(env.ws().join("firmware.bin"), &bytes).unwrap();
-    let msg = failed_message(env.call("read_file", json!({"file_path": "firmware.bin"})).await);
+    let msg = failed_message(
+        env.call("read_file", json!({"file_path": "firmware.bin"}))
+            .await,
+    );
     assert_eq!(
         msg,
         format!(

@@ -119,7 +119,12 @@ fn legacy_shell_names_expand_to_every_shell_tool_and_others_map_to_runtime_names
     for legacy in ["ShellTool", "BashTool", "ProcessTool"] {
         assert_eq!(
             registry.expand_selection(&names(&[legacy])).unwrap(),
-            ["run_command", "start_command", "check_command", "stop_command"]
+            [
+                "run_command",
+                "start_command",
+                "check_command",
+                "stop_command"
+            ]
         );
     }
     assert_eq!(

@@ -337,10 +337,7 @@ impl MemoryHost for MemoryService {
         let (vector_hits, text_only_reason) = match self.embedder().await {
             Ok(embedder) => {
                 let q = self.embed(Arc::clone(&embedder), query).await?;
-                (
-                    self.vector_search(user_id, q.len(), &q).await?,
-                    None,
-                )
+                (self.vector_search(user_id, q.len(), &q).await?, None)
             }
             Err(reason) => (Vec::new(), Some(reason)),
         };

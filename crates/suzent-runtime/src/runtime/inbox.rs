@@ -162,7 +162,13 @@ impl Runtime {
         let chat = self.chat(&message.target).await?;
         let session = self.session(&chat.id);
         let _guard = session.run_lock.lock().await;
-        if !self.inner.store.pending_approvals(Some(&chat.id)).await?.is_empty() {
+        if !self
+            .inner
+            .store
+            .pending_approvals(Some(&chat.id))
+            .await?
+            .is_empty()
+        {
             // A suspended turn waits for the user; the message waits (retried with backoff).
             return Err(RuntimeError::InvalidInput {
                 field: "inbox target".into(),
