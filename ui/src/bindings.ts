@@ -121,16 +121,7 @@ export type AgentEvent =
 	durationMs: number,
 } } | 
 /**  The permission engine decided about a tool call. */
-{ name: "tool_permission_decision"; value: {
-	/**  Chat id. */
-	chatId: string,
-	/**  Call id. */
-	toolCallId: string,
-	/**  Tool runtime name. */
-	toolName: string,
-	/**  The decision. */
-	decision: PermissionDecision,
-} } | 
+{ name: "tool_permission_decision"; value: DecisionEvent } | 
 /**  A tool call waits for the user. Stored before it is sent. */
 { name: "tool_approval_request"; value: {
 	/**  Chat id. */
@@ -482,6 +473,20 @@ export type CreateChatArgs = {
 	/**  Permission mode. */
 	mode?: PermissionMode | null,
 };
+
+/**
+ *  Payload of `tool_permission_decision`: the call, with the decision's fields flattened beside
+ *  it (seed 000 "Streaming Contract": `{toolCallId, behavior, source, reason, reasonCode, risk,
+ *  confidence, riskCategories, reviewerModel}`).
+ */
+export type DecisionEvent = {
+	/**  Chat id. */
+	chatId: string,
+	/**  Call id. */
+	toolCallId: string,
+	/**  Tool runtime name. */
+	toolName: string,
+} & PermissionDecision;
 
 /**  Which part of the engine produced a decision. */
 export type DecisionSource = 

@@ -500,7 +500,7 @@ fn print_event(ev: &AgentEvent, json: bool) {
         } => {
             let _ = writeln!(out, "\n→ {tool_name} {args}");
         }
-        AgentEvent::ToolPermissionDecision { decision, .. }
+        AgentEvent::ToolPermissionDecision(suzent_core::DecisionEvent { decision, .. })
             if decision.behavior == Behavior::Deny =>
         {
             let _ = writeln!(

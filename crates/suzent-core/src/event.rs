@@ -5,6 +5,24 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Payload of `tool_permission_decision`: the call, with the decision's fields flattened beside
+/// it (seed 000 "Streaming Contract": `{toolCallId, behavior, source, reason, reasonCode, risk,
+/// confidence, riskCategories, reviewerModel}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionEvent {
+    /// Chat id.
+    pub chat_id: String,
+    /// Call id.
+    pub tool_call_id: String,
+    /// Tool runtime name.
+    pub tool_name: String,
+    /// The decision.
+    #[serde(flatten)]
+    pub decision: PermissionDecision,
+}
+
 /// How a run ended.
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -79,18 +97,7 @@ pub enum AgentEvent {
         duration_ms: u64,
     },
     /// The permission engine decided about a tool call.
-    #[serde(rename_all = "camelCase")]
-    ToolPermissionDecision {
-        /// Chat id.
-        chat_id: String,
-        /// Call id.
-        tool_call_id: String,
-        /// Tool runtime name.
-        tool_name: String,
-        /// The decision.
-        #[serde(flatten)]
-        decision: PermissionDecision,
-    },
+    ToolPermissionDecision(DecisionEvent),
     /// A tool call waits for the user. Stored before it is sent.
     #[serde(rename_all = "camelCase")]
     ToolApprovalRequest {
@@ -195,7 +202,7 @@ impl AgentEvent {
             AgentEvent::TextDelta { .. } => "text_delta",
             AgentEvent::ToolCallStart { .. } => "tool_call_start",
             AgentEvent::ToolCallEnd { .. } => "tool_call_end",
-            AgentEvent::ToolPermissionDecision { .. } => "tool_permission_decision",
+            AgentEvent::ToolPermissionDecision(..) => "tool_permission_decision",
             AgentEvent::ToolApprovalRequest { .. } => "tool_approval_request",
             AgentEvent::ToolPermissionResolution { .. } => "tool_permission_resolution",
             AgentEvent::RunFinished { .. } => "run_finished",
@@ -213,7 +220,7 @@ impl AgentEvent {
             | AgentEvent::TextDelta { chat_id, .. }
             | AgentEvent::ToolCallStart { chat_id, .. }
             | AgentEvent::ToolCallEnd { chat_id, .. }
-            | AgentEvent::ToolPermissionDecision { chat_id, .. }
+            | AgentEvent::ToolPermissionDecision(DecisionEvent { chat_id, .. })
             | AgentEvent::ToolApprovalRequest { chat_id, .. }
             | AgentEvent::ToolPermissionResolution { chat_id, .. }
             | AgentEvent::RunFinished { chat_id, .. }
@@ -241,12 +248,12 @@ mod tests {
             Risk::Medium,
         );
         decision.confidence = Some("high".into());
-        let ev = AgentEvent::ToolPermissionDecision {
+        let ev = AgentEvent::ToolPermissionDecision(DecisionEvent {
             chat_id: "c1".into(),
             tool_call_id: "tc".into(),
             tool_name: "run_command".into(),
             decision,
-        };
+        });
         let v = serde_json::to_value(&ev).unwrap_or_default();
         assert_eq!(v["name"], "tool_permission_decision");
         assert_eq!(v["value"]["toolCallId"], "tc");

@@ -14,7 +14,7 @@ mod plan;
 
 pub use background::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
 pub use config::{Config, ConfigError, DEFAULT_TOOLS, ProviderConfig, ProvidersConfig};
-pub use event::{AgentEvent, RunOutcome};
+pub use event::{AgentEvent, DecisionEvent, RunOutcome};
 pub use message::{ChatMessage, ToolCall, parse_tool_arguments};
 pub use permission::{
     ApprovalAction, ApprovalActionId, ApprovalResponse, Behavior, DecisionSource,

@@ -1244,12 +1244,14 @@ impl Runtime {
         }
         self.audit_decision(chat, run_id, call, &args, &decision, &evaluation.matched)
             .await;
-        self.emit(AgentEvent::ToolPermissionDecision {
-            chat_id: chat.id.clone(),
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            decision: decision.clone(),
-        });
+        self.emit(AgentEvent::ToolPermissionDecision(
+            suzent_core::DecisionEvent {
+                chat_id: chat.id.clone(),
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                decision: decision.clone(),
+            },
+        ));
         match decision.behavior {
             Behavior::Allow => {
                 self.execute(chat, run_id, call, args, ctx, None).await?;
