@@ -63,18 +63,20 @@ pub struct RunOptions {
     pub on_ask: OnAsk,
 }
 
-/// The result of a run.
-#[derive(Debug, Clone, PartialEq)]
+/// How a run (`send_message`, `resume_approvals`) ended.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
 pub struct RunSummary {
     /// Run id.
     pub run_id: String,
-    /// How it ended.
+    /// Completed, suspended (waiting for approvals), cancelled or failed.
     pub outcome: RunOutcome,
-    /// Approvals waiting when suspended.
+    /// The approvals waiting when suspended.
     pub pending: Vec<PendingApproval>,
     /// The last assistant text of the run.
     pub text: String,
-    /// The error message when the outcome is `Failed`.
+    /// The error message when the run failed.
     pub error: Option<String>,
 }
 
