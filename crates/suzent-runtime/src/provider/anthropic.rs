@@ -1,13 +1,12 @@
 //! Anthropic messages, streaming (`POST {base}/v1/messages`).
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use suzent_core::{ChatMessage, ToolCall};
 
 use super::schema::normalize_schema;
-use super::wire::{join_url, parse_data, post_sse, stream_error};
+use super::wire::{Endpoint, SseData, join_url, next_data, post_sse, stream_error};
 use super::{
     ModelProvider, ModelRequest, ModelResponse, ProviderError, ProviderKind, StopReason, TextSink,
 };
@@ -18,18 +17,9 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 pub const MAX_TOKENS: u32 = 8192;
 
 /// A client of the Anthropic messages wire format.
+#[derive(Debug)]
 pub struct AnthropicProvider {
-    client: reqwest::Client,
-    base_url: String,
-    api_key: String,
-}
-
-impl std::fmt::Debug for AnthropicProvider {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicProvider")
-            .field("base_url", &self.base_url)
-            .finish_non_exhaustive()
-    }
+    endpoint: Endpoint,
 }
 
 impl AnthropicProvider {
@@ -40,9 +30,11 @@ impl AnthropicProvider {
         api_key: String,
     ) -> AnthropicProvider {
         AnthropicProvider {
-            client,
-            base_url: base_url.into(),
-            api_key,
+            endpoint: Endpoint {
+                client,
+                base_url: base_url.into(),
+                api_key: Some(api_key),
+            },
         }
     }
 
@@ -52,7 +44,7 @@ impl AnthropicProvider {
     }
 
     fn url(&self) -> String {
-        let base = self.base_url.trim_end_matches('/');
+        let base = self.endpoint.base_url.trim_end_matches('/');
         if base.ends_with("/v1") {
             join_url(base, "messages")
         } else {
@@ -75,20 +67,21 @@ impl ModelProvider for AnthropicProvider {
         let provider = self.name();
         let body = request_body(request);
         let http = self
+            .endpoint
             .client
             .post(self.url())
-            .header("x-api-key", &self.api_key)
+            .header(
+                "x-api-key",
+                self.endpoint.api_key.as_deref().unwrap_or_default(),
+            )
             .header("anthropic-version", ANTHROPIC_VERSION);
         let mut events = post_sse(provider, http, &body).await?;
         let mut state = StreamState::default();
-        while let Some(event) = events.next().await {
-            let event = event?;
-            let data = event.data.trim();
-            if data.is_empty() {
+        while let Some(data) = next_data(provider, &mut events).await {
+            let SseData::Json(event, value) = data? else {
                 continue;
-            }
-            let value = parse_data(provider, data)?;
-            if state.apply(provider, &event.event, &value, on_text)? {
+            };
+            if state.apply(provider, &event, &value, on_text)? {
                 break;
             }
         }

@@ -1,13 +1,12 @@
 //! Google Gemini, streaming (`POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse`).
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use suzent_core::{ChatMessage, ToolCall};
 
 use super::schema::normalize_schema;
-use super::wire::{join_url, parse_data, post_sse, stream_error};
+use super::wire::{Endpoint, SseData, join_url, next_data, post_sse, stream_error};
 use super::{
     ModelProvider, ModelRequest, ModelResponse, ProviderError, ProviderKind, StopReason, TextSink,
 };
@@ -16,18 +15,9 @@ use super::{
 pub const SYNTHETIC_ID_PREFIX: &str = "gemini-call-";
 
 /// A client of the Gemini `streamGenerateContent` wire format.
+#[derive(Debug)]
 pub struct GeminiProvider {
-    client: reqwest::Client,
-    base_url: String,
-    api_key: String,
-}
-
-impl std::fmt::Debug for GeminiProvider {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GeminiProvider")
-            .field("base_url", &self.base_url)
-            .finish_non_exhaustive()
-    }
+    endpoint: Endpoint,
 }
 
 impl GeminiProvider {
@@ -39,9 +29,11 @@ impl GeminiProvider {
         api_key: String,
     ) -> GeminiProvider {
         GeminiProvider {
-            client,
-            base_url: base_url.into(),
-            api_key,
+            endpoint: Endpoint {
+                client,
+                base_url: base_url.into(),
+                api_key: Some(api_key),
+            },
         }
     }
 
@@ -51,7 +43,7 @@ impl GeminiProvider {
     }
 
     fn url(&self, model: &str) -> String {
-        let base = self.base_url.trim_end_matches('/');
+        let base = self.endpoint.base_url.trim_end_matches('/');
         let base = if base.ends_with("/v1beta") {
             base.to_string()
         } else {
@@ -78,23 +70,19 @@ impl ModelProvider for GeminiProvider {
     ) -> Result<ModelResponse, ProviderError> {
         let provider = self.name();
         let body = request_body(request);
-        let http = self
-            .client
-            .post(self.url(&request.model))
-            .header("x-goog-api-key", &self.api_key);
+        let http = self.endpoint.client.post(self.url(&request.model)).header(
+            "x-goog-api-key",
+            self.endpoint.api_key.as_deref().unwrap_or_default(),
+        );
         let mut events = post_sse(provider, http, &body).await?;
         let mut state = StreamState {
             next_id: next_synthetic_id(&request.messages),
             ..Default::default()
         };
-        while let Some(event) = events.next().await {
-            let event = event?;
-            let data = event.data.trim();
-            if data.is_empty() {
-                continue;
+        while let Some(data) = next_data(provider, &mut events).await {
+            if let SseData::Json(_, chunk) = data? {
+                state.apply(provider, &chunk, on_text)?;
             }
-            let chunk = parse_data(provider, data)?;
-            state.apply(provider, &chunk, on_text)?;
         }
         state.finish(provider)
     }

@@ -2,34 +2,21 @@
 //! OpenAI-compatible servers and Ollama (`{OLLAMA_HOST}/v1`, no key).
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use suzent_core::{ChatMessage, ToolCall};
 
 use super::schema::normalize_schema;
-use super::wire::{join_url, parse_data, post_sse, stream_error};
+use super::wire::{Endpoint, SseData, join_url, next_data, post_sse, stream_error};
 use super::{
     ModelProvider, ModelRequest, ModelResponse, ProviderError, ProviderKind, StopReason, TextSink,
 };
 
 /// A client of the OpenAI chat completions wire format.
+#[derive(Debug)]
 pub struct OpenAiProvider {
-    client: reqwest::Client,
     kind: ProviderKind,
-    base_url: String,
-    api_key: Option<String>,
-}
-
-impl std::fmt::Debug for OpenAiProvider {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never the key.
-        f.debug_struct("OpenAiProvider")
-            .field("kind", &self.kind)
-            .field("base_url", &self.base_url)
-            .field("has_key", &self.api_key.is_some())
-            .finish()
-    }
+    endpoint: Endpoint,
 }
 
 impl OpenAiProvider {
@@ -43,10 +30,12 @@ impl OpenAiProvider {
         api_key: Option<String>,
     ) -> OpenAiProvider {
         OpenAiProvider {
-            client,
             kind,
-            base_url: base_url.into(),
-            api_key,
+            endpoint: Endpoint {
+                client,
+                base_url: base_url.into(),
+                api_key,
+            },
         }
     }
 
@@ -70,25 +59,22 @@ impl ModelProvider for OpenAiProvider {
         let provider = self.name();
         let body = request_body(request, self.kind);
         let mut http = self
+            .endpoint
             .client
-            .post(join_url(&self.base_url, "chat/completions"));
-        if let Some(key) = &self.api_key {
+            .post(join_url(&self.endpoint.base_url, "chat/completions"));
+        if let Some(key) = &self.endpoint.api_key {
             http = http.bearer_auth(key);
         }
         let mut events = post_sse(provider, http, &body).await?;
         let mut state = StreamState::default();
-        while let Some(event) = events.next().await {
-            let event = event?;
-            let data = event.data.trim();
-            if data.is_empty() {
-                continue;
+        while let Some(data) = next_data(provider, &mut events).await {
+            match data? {
+                SseData::Done => {
+                    state.done = true;
+                    break;
+                }
+                SseData::Json(_, chunk) => state.apply(provider, &chunk, on_text)?,
             }
-            if data == "[DONE]" {
-                state.done = true;
-                break;
-            }
-            let chunk = parse_data(provider, data)?;
-            state.apply(provider, &chunk, on_text)?;
         }
         state.finish(provider)
     }

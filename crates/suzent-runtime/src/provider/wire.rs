@@ -14,6 +14,54 @@ pub(crate) const MAX_ERROR_BODY: usize = 2048;
 /// The parsed SSE events of a response.
 pub(crate) type Events = Pin<Box<dyn Stream<Item = Result<Event, ProviderError>> + Send>>;
 
+/// Where a provider client sends its requests: the shared HTTP client, the base URL and the API
+/// key. `Debug` prints the URL and whether a key is set, never the key.
+pub(crate) struct Endpoint {
+    pub(crate) client: reqwest::Client,
+    pub(crate) base_url: String,
+    pub(crate) api_key: Option<String>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("base_url", &self.base_url)
+            .field("has_key", &self.api_key.is_some())
+            .finish()
+    }
+}
+
+/// One non-empty data payload of an SSE stream.
+pub(crate) enum SseData {
+    /// The event name (`message` when the server gives none) and the payload parsed as JSON.
+    Json(String, Value),
+    /// The OpenAI end marker `data: [DONE]`.
+    Done,
+}
+
+/// The next non-empty data payload of `events`, parsed; `None` at the end of the stream.
+/// Errors: transport and framing errors of the stream, and a payload that is not JSON.
+pub(crate) async fn next_data(
+    provider: &str,
+    events: &mut Events,
+) -> Option<Result<SseData, ProviderError>> {
+    while let Some(event) = events.next().await {
+        let event = match event {
+            Ok(event) => event,
+            Err(e) => return Some(Err(e)),
+        };
+        let data = event.data.trim();
+        if data.is_empty() {
+            continue;
+        }
+        if data == "[DONE]" {
+            return Some(Ok(SseData::Done));
+        }
+        return Some(parse_data(provider, data).map(|value| SseData::Json(event.event, value)));
+    }
+    None
+}
+
 /// Posts `body` as JSON and returns the response's SSE events, or the error status with its body.
 pub(crate) async fn post_sse(
     provider: &str,
@@ -175,6 +223,19 @@ mod tests {
         let cut = truncate_text(&text, 5, false);
         assert_eq!(cut, "éé…");
         assert_eq!(truncate_text("short", 10, false), "short");
+    }
+
+    #[test]
+    fn endpoint_debug_never_prints_the_key() {
+        let endpoint = Endpoint {
+            client: reqwest::Client::new(),
+            base_url: "https://api.example.com/v1".into(),
+            api_key: Some("sk-secret-123".into()),
+        };
+        let shown = format!("{endpoint:?}");
+        assert!(shown.contains("https://api.example.com/v1"), "{shown}");
+        assert!(shown.contains("has_key: true"), "{shown}");
+        assert!(!shown.contains("sk-secret-123"), "{shown}");
     }
 
     #[test]
