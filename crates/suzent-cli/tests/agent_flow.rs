@@ -26,22 +26,7 @@ fn edit_session_turns() -> Vec<Turn> {
 #[test]
 fn default_mode_asks_for_the_edit_and_the_approved_edit_changes_the_file() {
     let env = Env::new(edit_session_turns());
-    let out = env.run(&[
-        "run",
-        "Fix the greeting typo",
-        "--json",
-        "--model",
-        "openai/gpt-test",
-        "--on-ask",
-        "suspend",
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let evs = events(&out);
+    let evs = env.run_task("Fix the greeting typo", &["--on-ask", "suspend"], 3);
     let chat = chat_id(&evs);
 
     // grep found the typo but skipped the gitignored target/ dir; read ran without asking.
@@ -137,28 +122,9 @@ fn default_mode_asks_for_the_edit_and_the_approved_edit_changes_the_file() {
 #[test]
 fn auto_mode_runs_the_same_edit_without_asking() {
     let env = Env::new(edit_session_turns());
-    let out = env.run(&[
-        "run",
-        "Fix the greeting typo",
-        "--json",
-        "--model",
-        "openai/gpt-test",
-        "--mode",
-        "auto",
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let evs = events(&out);
+    let evs = env.run_task("Fix the greeting typo", &["--mode", "auto"], 0);
     assert!(named(&evs, "tool_approval_request").is_empty());
-    let decisions = named(&evs, "tool_permission_decision");
-    let edit = decisions
-        .iter()
-        .find(|d| d["value"]["toolName"] == "edit_file")
-        .unwrap();
+    let edit = decision(&evs, "edit_file");
     assert_eq!(edit["value"]["behavior"], "allow");
     assert!(env.read("src/lib.rs").contains("Hello, {name}!"));
 }
@@ -182,27 +148,8 @@ fn a_deny_rule_blocks_the_edit_in_full_access() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = env.run(&[
-        "run",
-        "Fix the greeting typo",
-        "--json",
-        "--model",
-        "openai/gpt-test",
-        "--mode",
-        "full_access",
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let evs = events(&out);
-    let decisions = named(&evs, "tool_permission_decision");
-    let edit = decisions
-        .iter()
-        .find(|d| d["value"]["toolName"] == "edit_file")
-        .unwrap();
+    let evs = env.run_task("Fix the greeting typo", &["--mode", "full_access"], 0);
+    let edit = decision(&evs, "edit_file");
     assert_eq!(edit["value"]["behavior"], "deny");
     assert_eq!(edit["value"]["reasonCode"], "rule_deny");
     assert!(
@@ -226,20 +173,9 @@ fn a_deny_rule_blocks_the_edit_in_full_access() {
 #[test]
 fn headless_deny_refuses_what_would_ask_with_a_clear_reason() {
     let env = Env::new(edit_session_turns());
-    let out = env.run(&[
-        "run",
-        "Fix the greeting typo",
-        "--json",
-        "--model",
-        "openai/gpt-test",
-    ]);
-    assert_eq!(out.status.code(), Some(0));
-    let evs = events(&out);
+    let evs = env.run_task("Fix the greeting typo", &[], 0);
     assert!(named(&evs, "tool_approval_request").is_empty());
-    let edit = named(&evs, "tool_permission_decision")
-        .into_iter()
-        .find(|d| d["value"]["toolName"] == "edit_file")
-        .unwrap();
+    let edit = decision(&evs, "edit_file");
     assert_eq!(edit["value"]["behavior"], "deny");
     assert_eq!(edit["value"]["source"], "headless");
     assert!(env.read("src/lib.rs").contains("Helo,"));

@@ -245,17 +245,7 @@ fn a_path_outside_the_workspace_is_denied_and_nothing_is_written() {
         ),
         Turn::text("ok"),
     ]);
-    let out = env.run(&[
-        "run",
-        "escape",
-        "--json",
-        "--model",
-        "openai/gpt-test",
-        "--mode",
-        "full_access",
-    ]);
-    assert_eq!(out.status.code(), Some(0));
-    let evs = events(&out);
+    let evs = env.run_task("escape", &["--mode", "full_access"], 0);
     let decisions = named(&evs, "tool_permission_decision");
     assert_eq!(decisions.len(), 2);
     for d in decisions {
@@ -280,22 +270,7 @@ fn truncated_tool_arguments_are_not_run_and_the_conversation_continues() {
         ),
         Turn::text("written"),
     ]);
-    let out = env.run(&[
-        "run",
-        "write",
-        "--json",
-        "--model",
-        "openai/gpt-test",
-        "--mode",
-        "auto",
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let evs = events(&out);
+    let evs = env.run_task("write", &["--mode", "auto"], 0);
     let ends = named(&evs, "tool_call_end");
     assert_eq!(ends[0]["value"]["ok"], false);
     assert!(

@@ -75,6 +75,21 @@ impl Env {
         self.command(args).output().unwrap()
     }
 
+    /// Runs `suzent run TASK --json --model openai/gpt-test EXTRA...`, checks the exit code
+    /// (stderr in the failure message) and returns the printed events.
+    pub fn run_task(&self, task: &str, extra: &[&str], code: i32) -> Vec<Value> {
+        let mut args = vec!["run", task, "--json", "--model", "openai/gpt-test"];
+        args.extend_from_slice(extra);
+        let out = self.run(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        events(&out)
+    }
+
     /// Spawns `suzent` with piped stdout/stderr.
     pub fn spawn(&self, args: &[&str], extra_env: &[(&str, &str)]) -> Child {
         let mut cmd = self.command(args);
@@ -128,6 +143,14 @@ pub fn events(out: &Output) -> Vec<Value> {
 
 pub fn named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["name"] == name).collect()
+}
+
+/// The `tool_permission_decision` event for the first call of `tool`.
+pub fn decision<'a>(events: &'a [Value], tool: &str) -> &'a Value {
+    named(events, "tool_permission_decision")
+        .into_iter()
+        .find(|d| d["value"]["toolName"] == tool)
+        .unwrap_or_else(|| panic!("no tool_permission_decision for {tool}"))
 }
 
 pub fn chat_id(events: &[Value]) -> String {
