@@ -1,15 +1,16 @@
 //! The typed commands of the desktop contract. Each maps one call onto `suzent_runtime::Runtime`
 //! and returns `Result<T, AppError>`; none holds agent logic or a lock across an await.
 
-use crate::dto::{CreateChatArgs, RunSummary};
+use crate::dto::{CreateChatArgs, MemoryBlock, RunSummary};
 use crate::error::{AppError, AppErrorKind};
 use crate::state::AppState;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use suzent_core::{ApprovalResponse, BackgroundTask, PermissionMode, Rule, RuleDraft};
 use suzent_runtime::{
-    AuditEntry, AuditFilter, ChatRecord, CreateChat, PendingApproval, RunOptions, Settings,
-    SettingsPatch, StoredMessage,
+    AuditEntry, AuditFilter, ChatRecord, CreateChat, MemorySearchResult, PendingApproval, Plan,
+    RunOptions, Settings, SettingsPatch, Skill, StoredMessage,
 };
+use suzent_runtime::{McpImport, McpServerConfig, McpServerInfo, McpTestResult, McpToolInfo};
 use suzent_tools::Capability;
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
@@ -140,11 +141,12 @@ pub async fn set_chat_tools(
     Ok(state.runtime()?.set_tools(&chat_id, tools).await?)
 }
 
-/// The capability catalog ConfigView shows.
+/// The capability catalog ConfigView shows: the built-in capabilities, then one toolset
+/// (`mcp:SERVER`) per enabled MCP server with known tools.
 #[tauri::command]
 #[specta::specta]
 pub async fn get_catalog(state: State<'_, AppState>) -> Result<Vec<Capability>, AppError> {
-    Ok(state.runtime()?.registry().catalog())
+    Ok(state.runtime()?.tool_catalog())
 }
 
 /// The settings (`config.toml`) and which providers have a key.
@@ -227,6 +229,27 @@ pub async fn delete_rule(state: State<'_, AppState>, rule_id: String) -> Result<
     Ok(state.runtime()?.delete_rule(&rule_id).await?)
 }
 
+/// The decision simulator: what the permission engine would decide for `tool` called with
+/// `args` (a JSON object), in `mode` (default: the chat's, else the default mode) for `chat_id`
+/// (its workspace and session rules; without one: the configured workspace and global rules),
+/// with every rule that matched and why, the shell segments and the destinations. Nothing runs
+/// and nothing is stored. Errors: `invalid_input` naming `tool` (unknown) or `args` (not an
+/// object, or not valid for the tool); `not_found` for an unknown chat.
+#[tauri::command]
+#[specta::specta]
+pub async fn explain_permission(
+    state: State<'_, AppState>,
+    tool: String,
+    args: serde_json::Value,
+    mode: Option<PermissionMode>,
+    chat_id: Option<String>,
+) -> Result<suzent_runtime::Explanation, AppError> {
+    Ok(state
+        .runtime()?
+        .explain_permission(&tool, args, mode, chat_id.as_deref())
+        .await?)
+}
+
 /// The permission audit log, newest first.
 #[tauri::command]
 #[specta::specta]
@@ -283,4 +306,260 @@ pub async fn stop_background_task(
     task_id: String,
 ) -> Result<BackgroundTask, AppError> {
     Ok(state.runtime()?.stop_background_task(&task_id).await?)
+}
+
+/// The chat's plan (`planning_update`), or `null` when it has none. Changes arrive as
+/// `plan_updated` events.
+#[tauri::command]
+#[specta::specta]
+pub async fn get_plan(
+    state: State<'_, AppState>,
+    chat_id: String,
+) -> Result<Option<Plan>, AppError> {
+    Ok(state.runtime()?.plan(&chat_id).await?)
+}
+
+/// Every core memory block of the local user, in prompt order, empty ones included.
+#[tauri::command]
+#[specta::specta]
+pub async fn memory_blocks(state: State<'_, AppState>) -> Result<Vec<MemoryBlock>, AppError> {
+    let stored = state.runtime()?.memory_blocks().await?;
+    Ok(suzent_store::MEMORY_BLOCKS
+        .iter()
+        .map(|name| MemoryBlock {
+            name: (*name).to_string(),
+            content: stored
+                .iter()
+                .find(|(b, _)| b == name)
+                .map(|(_, c)| c.clone())
+                .unwrap_or_default(),
+            max_chars: suzent_runtime::MAX_BLOCK_CHARS as u32,
+        })
+        .collect())
+}
+
+/// Replaces a core memory block's text (trimmed; empty clears it); returns the stored block.
+/// Unknown blocks and text over the limit are `invalid_input` errors naming the block.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_memory_block(
+    state: State<'_, AppState>,
+    name: String,
+    content: String,
+) -> Result<MemoryBlock, AppError> {
+    let stored = state.runtime()?.set_memory_block(&name, &content).await?;
+    Ok(MemoryBlock {
+        name,
+        content: stored,
+        max_chars: suzent_runtime::MAX_BLOCK_CHARS as u32,
+    })
+}
+
+/// Hybrid search of archival memory (full-text BM25 fused with vector similarity): at most
+/// `limit` hits (1-50), best first, and why the search was full-text only when it was.
+#[tauri::command]
+#[specta::specta]
+pub async fn search_memory(
+    state: State<'_, AppState>,
+    query: String,
+    limit: u32,
+) -> Result<MemorySearchResult, AppError> {
+    if query.trim().is_empty() {
+        return Err(AppError::new(
+            AppErrorKind::InvalidInput,
+            "invalid query: enter the words to search for",
+        ));
+    }
+    if !(1..=50).contains(&limit) {
+        return Err(AppError::new(
+            AppErrorKind::InvalidInput,
+            format!("invalid limit: {limit} is outside 1..=50"),
+        ));
+    }
+    Ok(state
+        .runtime()?
+        .search_memory(query.trim(), limit as usize)
+        .await?)
+}
+
+/// Every skill (built-in, external and user folders; enabled or not), by name.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_skills(state: State<'_, AppState>) -> Result<Vec<Skill>, AppError> {
+    Ok(state.runtime()?.skills().await?)
+}
+
+/// Enables or disables a skill by name; returns every skill as it now stands.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_skill_enabled(
+    state: State<'_, AppState>,
+    name: String,
+    enabled: bool,
+) -> Result<Vec<Skill>, AppError> {
+    let runtime = state.runtime()?;
+    runtime.set_skill_enabled(&name, enabled).await?;
+    Ok(runtime.skills().await?)
+}
+
+/// The configured MCP servers (`mcp.json`) with their state, last error and known tools.
+#[tauri::command]
+#[specta::specta]
+pub async fn mcp_servers(state: State<'_, AppState>) -> Result<Vec<McpServerInfo>, AppError> {
+    Ok(state.runtime()?.mcp_servers())
+}
+
+/// The known MCP tools (no I/O) whose name, server or description contains `filter` (all with
+/// `null`); with `loadSchemas`, enabled servers without a fresh tool list are connected first.
+#[tauri::command]
+#[specta::specta]
+pub async fn mcp_tools(
+    state: State<'_, AppState>,
+    filter: Option<String>,
+    load_schemas: bool,
+) -> Result<Vec<McpToolInfo>, AppError> {
+    Ok(state
+        .runtime()?
+        .mcp_tools(filter.as_deref(), load_schemas)
+        .await)
+}
+
+/// Adds an MCP server to `mcp.json`; an invalid entry is an error whose `field` names the
+/// configuration field at fault (`name`, `command`, `url`).
+#[tauri::command]
+#[specta::specta]
+pub async fn add_mcp_server(
+    state: State<'_, AppState>,
+    name: String,
+    config: McpServerConfig,
+) -> Result<McpServerInfo, AppError> {
+    let runtime = state.runtime()?;
+    tauri::async_runtime::spawn_blocking(move || runtime.add_mcp_server(&name, config))
+        .await
+        .map_err(|e| AppError::new(AppErrorKind::Io, format!("saving mcp.json failed: {e}")))?
+        .map_err(AppError::from)
+}
+
+/// Removes an MCP server (its connection is closed and its cached schemas dropped).
+#[tauri::command]
+#[specta::specta]
+pub async fn remove_mcp_server(state: State<'_, AppState>, name: String) -> Result<(), AppError> {
+    Ok(state.runtime()?.remove_mcp_server(&name).await?)
+}
+
+/// Enables or disables an MCP server; returns its new state.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_mcp_server_enabled(
+    state: State<'_, AppState>,
+    name: String,
+    enabled: bool,
+) -> Result<McpServerInfo, AppError> {
+    let runtime = state.runtime()?;
+    tauri::async_runtime::spawn_blocking(move || runtime.set_mcp_server_enabled(&name, enabled))
+        .await
+        .map_err(|e| AppError::new(AppErrorKind::Io, format!("saving mcp.json failed: {e}")))?
+        .map_err(AppError::from)
+}
+
+/// Marks an MCP server trusted (its `readOnlyHint` tools run without asking in `default`
+/// mode) or not; returns its new state.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_mcp_server_trusted(
+    state: State<'_, AppState>,
+    name: String,
+    trusted: bool,
+) -> Result<McpServerInfo, AppError> {
+    let runtime = state.runtime()?;
+    tauri::async_runtime::spawn_blocking(move || runtime.set_mcp_server_trusted(&name, trusted))
+        .await
+        .map_err(|e| AppError::new(AppErrorKind::Io, format!("saving mcp.json failed: {e}")))?
+        .map_err(AppError::from)
+}
+
+/// Connects to an MCP server on a fresh connection and lists its tools (disabled servers too);
+/// nothing is kept.
+#[tauri::command]
+#[specta::specta]
+pub async fn test_mcp_server(
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<McpTestResult, AppError> {
+    Ok(state.runtime()?.test_mcp_server(&name).await?)
+}
+
+/// Lists an enabled MCP server's tools on its pooled connection and caches them; returns the
+/// server's tools with their status. A failure is recorded on the server (`failed`, `lastError`).
+#[tauri::command]
+#[specta::specta]
+pub async fn refresh_mcp_server(
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<Vec<McpToolInfo>, AppError> {
+    Ok(state.runtime()?.refresh_mcp_server(&name).await?)
+}
+
+/// Imports the servers of a Claude Desktop configuration file (`claude_desktop_config.json`);
+/// names that already exist are skipped.
+#[tauri::command]
+#[specta::specta]
+pub async fn import_mcp_servers(
+    state: State<'_, AppState>,
+    path: String,
+) -> Result<McpImport, AppError> {
+    let path = path.trim().to_string();
+    if path.is_empty() {
+        return Err(AppError::new(
+            AppErrorKind::InvalidInput,
+            "path: give the path of a Claude Desktop configuration file",
+        )
+        .with_field("path"));
+    }
+    let runtime = state.runtime()?;
+    tauri::async_runtime::spawn_blocking(move || runtime.import_mcp_servers(Path::new(&path)))
+        .await
+        .map_err(|e| AppError::new(AppErrorKind::Io, format!("saving mcp.json failed: {e}")))?
+        .map_err(|e| AppError::from(e).with_field("path"))
+}
+
+/// The chat's live canvas surfaces (`render_ui`), oldest first. Changes arrive as
+/// `surface_updated` / `surface_deleted` events.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_surfaces(
+    state: State<'_, AppState>,
+    chat_id: String,
+) -> Result<Vec<suzent_core::Surface>, AppError> {
+    Ok(state.runtime()?.surfaces(&chat_id).await?)
+}
+
+/// Sends a button press on a surface to the agent that owns it: the bound values are kept in
+/// the surface and a message showing what was sent is queued in the chat's inbox (delivered
+/// in place to a running turn, or starting a turn). Returns the queued message.
+#[tauri::command]
+#[specta::specta]
+pub async fn submit_surface_action(
+    state: State<'_, AppState>,
+    chat_id: String,
+    action: suzent_core::SurfaceAction,
+) -> Result<suzent_runtime::InboxMessage, AppError> {
+    Ok(state
+        .runtime()?
+        .submit_surface_action(&chat_id, action)
+        .await?)
+}
+
+/// Closes (deletes) a surface; its history is kept. `false` when the chat has no such surface.
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_surface(
+    state: State<'_, AppState>,
+    chat_id: String,
+    surface_id: String,
+) -> Result<bool, AppError> {
+    Ok(state
+        .runtime()?
+        .delete_surface(&chat_id, &surface_id)
+        .await?)
 }

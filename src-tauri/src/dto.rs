@@ -23,3 +23,15 @@ pub struct CreateChatArgs {
 
 /// How a run ended: the runtime's own type, serialized as is.
 pub use suzent_runtime::RunSummary;
+
+/// One core memory block (persona, user, facts, context) as the memory editor shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryBlock {
+    /// Block name: `persona`, `user`, `facts` or `context`.
+    pub name: String,
+    /// Its text (empty when the block has none); always in the system prompt.
+    pub content: String,
+    /// Longest content the block may hold, in characters.
+    pub max_chars: u32,
+}

@@ -40,6 +40,10 @@ pub struct AppError {
     pub kind: AppErrorKind,
     /// A readable sentence naming what was wrong.
     pub message: String,
+    /// The argument or form field at fault, when the error is about one (`name`, `command`,
+    /// `url`, `path`, a settings key); a form shows `message` next to it. Omitted otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 impl AppError {
@@ -48,7 +52,14 @@ impl AppError {
         AppError {
             kind,
             message: message.into(),
+            field: None,
         }
+    }
+
+    /// The same error, about `field`.
+    pub fn with_field(mut self, field: impl Into<String>) -> AppError {
+        self.field = Some(field.into());
+        self
     }
 }
 
@@ -68,7 +79,16 @@ impl From<RuntimeError> for AppError {
             RuntimeError::Io { .. } => AppErrorKind::Io,
             RuntimeError::Mcp(_) => AppErrorKind::Mcp,
         };
-        AppError::new(kind, e.to_string())
+        let field = match &e {
+            RuntimeError::InvalidInput { field, .. } => Some(field.clone()),
+            RuntimeError::Mcp(mcp) => mcp.field().map(str::to_string),
+            _ => None,
+        };
+        AppError {
+            kind,
+            message: e.to_string(),
+            field,
+        }
     }
 }
 
@@ -96,9 +116,26 @@ mod tests {
         assert!(e.message.contains("default_model"), "{}", e.message);
         let json = serde_json::to_value(&e).unwrap();
         assert_eq!(json["kind"], "invalid_input");
+        assert_eq!(json["field"], "default_model");
+        assert_eq!(
+            json.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["field", "kind", "message"]
+        );
+        // Without a field the shape stays {kind, message}.
+        let json =
+            serde_json::to_value(AppError::from(RuntimeError::ChatNotFound("c".into()))).unwrap();
         assert_eq!(
             json.as_object().unwrap().keys().collect::<Vec<_>>(),
             ["kind", "message"]
         );
+    }
+
+    #[test]
+    fn mcp_configuration_errors_name_the_form_field() {
+        let duplicate = suzent_runtime::McpError::DuplicateServer("fs".into());
+        let e = AppError::from(RuntimeError::Mcp(duplicate));
+        assert_eq!(e.kind, AppErrorKind::Mcp);
+        assert_eq!(e.field.as_deref(), Some("name"));
+        assert!(e.message.contains("'fs'"), "{}", e.message);
     }
 }

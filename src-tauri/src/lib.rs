@@ -13,7 +13,7 @@ mod error;
 mod events;
 mod state;
 
-pub use dto::{CreateChatArgs, RunSummary};
+pub use dto::{CreateChatArgs, MemoryBlock, RunSummary};
 pub use error::{AppError, AppErrorKind};
 pub use events::{RuntimeEvent, forward_events};
 pub use state::AppState;
@@ -50,9 +50,28 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             add_rule,
             delete_rule,
             read_audit_log,
+            explain_permission,
             pick_workspace::<tauri::Wry>,
             background_tasks,
             stop_background_task,
+            mcp_servers,
+            mcp_tools,
+            add_mcp_server,
+            remove_mcp_server,
+            set_mcp_server_enabled,
+            set_mcp_server_trusted,
+            test_mcp_server,
+            refresh_mcp_server,
+            import_mcp_servers,
+            get_plan,
+            memory_blocks,
+            set_memory_block,
+            search_memory,
+            list_skills,
+            set_skill_enabled,
+            list_surfaces,
+            submit_surface_action,
+            delete_surface,
         ])
         .events(tauri_specta::collect_events![RuntimeEvent])
         // One TypeScript type per Rust type (no `_Serialize`/`_Deserialize` pairs): the UI reads

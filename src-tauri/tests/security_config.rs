@@ -5,6 +5,41 @@
 use serde_json::Value;
 use std::path::Path;
 
+fn text(path: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The app's commands as `build.rs` declares them (the source of the `allow-<command>`
+/// permissions), checked against the commands the UI bindings can invoke.
+fn app_commands() -> Vec<String> {
+    let build = text("build.rs");
+    let list = build
+        .split_once("const COMMANDS: &[&str] = &[")
+        .and_then(|(_, rest)| rest.split_once("];"))
+        .expect("build.rs declares COMMANDS")
+        .0;
+    let mut commands: Vec<String> = list
+        .split(',')
+        .map(|item| item.trim().trim_matches('"').to_string())
+        .filter(|item| !item.is_empty())
+        .collect();
+    let bindings = text("../ui/src/bindings.ts");
+    let mut invoked: Vec<String> = bindings
+        .split("TAURI_INVOKE(\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_string())
+        .collect();
+    commands.sort();
+    invoked.sort();
+    pretty_assertions::assert_eq!(
+        commands,
+        invoked,
+        "build.rs COMMANDS and the commands registered in specta_builder differ"
+    );
+    commands
+}
+
 fn json(path: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -52,38 +87,15 @@ fn the_main_window_may_call_only_the_app_commands_and_listen_to_events() {
         .map(|p| p.as_str().expect("plain permission ids").to_string())
         .collect();
     granted.sort();
-    let mut expected: Vec<String> = [
-        "list_chats",
-        "create_chat",
-        "rename_chat",
-        "delete_chat",
-        "get_messages",
-        "send_message",
-        "resume_approvals",
-        "pending_approvals",
-        "cancel_run",
-        "set_chat_mode",
-        "set_chat_tools",
-        "get_catalog",
-        "get_settings",
-        "save_settings",
-        "set_api_key",
-        "delete_api_key",
-        "list_rules",
-        "add_rule",
-        "delete_rule",
-        "read_audit_log",
-        "pick_workspace",
-        "background_tasks",
-        "stop_background_task",
-    ]
-    .iter()
-    .map(|c| format!("allow-{}", c.replace('_', "-")))
-    .chain([
-        "core:event:allow-listen".into(),
-        "core:event:allow-unlisten".into(),
-    ])
-    .collect();
+    let commands = app_commands();
+    let mut expected: Vec<String> = commands
+        .iter()
+        .map(|c| format!("allow-{}", c.replace('_', "-")))
+        .chain([
+            "core:event:allow-listen".into(),
+            "core:event:allow-unlisten".into(),
+        ])
+        .collect();
     expected.sort();
     pretty_assertions::assert_eq!(granted, expected);
 }

@@ -6,20 +6,22 @@ import { ConfigView } from "./components/ConfigView";
 import { ErrorBanner, ErrorBoundary } from "./components/ErrorBanner";
 import { Icon, type IconName } from "./components/Icon";
 import { FirstRun } from "./components/FirstRun";
+import { MemoryView } from "./components/MemoryView";
 import { PermissionsView } from "./components/PermissionsView";
 import { SettingsView } from "./components/SettingsView";
 import { useStore } from "./store";
 
-type Page = "chat" | "config" | "permissions" | "settings";
+type Page = "chat" | "config" | "memory" | "permissions" | "settings";
 
 const NAV: { page: Page; label: string; icon: IconName }[] = [
   { page: "chat", label: "Chat", icon: "chat" },
   { page: "config", label: "Tools", icon: "tools" },
+  { page: "memory", label: "Memory", icon: "memory" },
   { page: "permissions", label: "Permissions", icon: "shield" },
   { page: "settings", label: "Settings", icon: "gear" },
 ];
 
-const PAGES: Page[] = ["chat", "config", "permissions", "settings"];
+const PAGES: Page[] = ["chat", "config", "memory", "permissions", "settings"];
 const LAST_CHAT = "suzent.activeChat";
 
 function pageFromHash(): Page {
@@ -127,6 +129,7 @@ export function App() {
         <ErrorBoundary key={page}>
           {page === "chat" && <ChatView />}
           {page === "config" && <ConfigView />}
+          {page === "memory" && <MemoryView />}
           {page === "permissions" && <PermissionsView />}
           {page === "settings" && <SettingsView />}
         </ErrorBoundary>

@@ -5,21 +5,27 @@ import type {
   ApprovalResponse,
   AuditFilter,
   CreateChatArgs,
+  JsonValue,
+  McpServerConfig,
   PermissionMode,
   RuleDraft,
   RuntimeEvent,
   SettingsPatch,
+  SurfaceAction,
 } from "./types";
 
 /** A failed backend command, with a readable message and the command it came from. */
 export class ApiError extends Error {
   readonly command: string;
   readonly kind: string | null;
-  constructor(command: string, message: string, kind: string | null) {
+  /** The argument or form field the backend named as at fault (`name`, `url`, ...), if any. */
+  readonly field: string | null;
+  constructor(command: string, message: string, kind: string | null, field: string | null = null) {
     super(message);
     this.name = "ApiError";
     this.command = command;
     this.kind = kind;
+    this.field = field;
   }
 }
 
@@ -57,7 +63,11 @@ async function unwrap<T>(command: string, p: Promise<Res<T>>): Promise<T> {
     r.error && typeof r.error === "object" && typeof (r.error as { kind?: unknown }).kind === "string"
       ? ((r.error as { kind: string }).kind)
       : null;
-  throw new ApiError(command, errorMessage(r.error), kind);
+  const field =
+    r.error && typeof r.error === "object" && typeof (r.error as { field?: unknown }).field === "string"
+      ? ((r.error as { field: string }).field)
+      : null;
+  throw new ApiError(command, errorMessage(r.error), kind, field);
 }
 
 export const api = {
@@ -83,9 +93,32 @@ export const api = {
   addRule: (draft: RuleDraft, chatId: string | null) => unwrap("add_rule", commands.addRule(draft, chatId)),
   deleteRule: (ruleId: string) => unwrap("delete_rule", commands.deleteRule(ruleId)),
   readAuditLog: (filter: AuditFilter) => unwrap("read_audit_log", commands.readAuditLog(filter)),
+  explainPermission: (tool: string, args: JsonValue, mode: PermissionMode | null, chatId: string | null) =>
+    unwrap("explain_permission", commands.explainPermission(tool, args, mode, chatId)),
   pickWorkspace: () => unwrap("pick_workspace", commands.pickWorkspace()),
   backgroundTasks: () => unwrap("background_tasks", commands.backgroundTasks()),
   stopBackgroundTask: (taskId: string) => unwrap("stop_background_task", commands.stopBackgroundTask(taskId)),
+  getPlan: (chatId: string) => unwrap("get_plan", commands.getPlan(chatId)),
+  memoryBlocks: () => unwrap("memory_blocks", commands.memoryBlocks()),
+  setMemoryBlock: (name: string, content: string) => unwrap("set_memory_block", commands.setMemoryBlock(name, content)),
+  searchMemory: (query: string, limit: number) => unwrap("search_memory", commands.searchMemory(query, limit)),
+  listSkills: () => unwrap("list_skills", commands.listSkills()),
+  setSkillEnabled: (name: string, enabled: boolean) => unwrap("set_skill_enabled", commands.setSkillEnabled(name, enabled)),
+  listSurfaces: (chatId: string) => unwrap("list_surfaces", commands.listSurfaces(chatId)),
+  submitSurfaceAction: (chatId: string, action: SurfaceAction) =>
+    unwrap("submit_surface_action", commands.submitSurfaceAction(chatId, action)),
+  deleteSurface: (chatId: string, surfaceId: string) => unwrap("delete_surface", commands.deleteSurface(chatId, surfaceId)),
+  mcpServers: () => unwrap("mcp_servers", commands.mcpServers()),
+  mcpTools: (filter: string | null, loadSchemas: boolean) => unwrap("mcp_tools", commands.mcpTools(filter, loadSchemas)),
+  addMcpServer: (name: string, config: McpServerConfig) => unwrap("add_mcp_server", commands.addMcpServer(name, config)),
+  removeMcpServer: (name: string) => unwrap("remove_mcp_server", commands.removeMcpServer(name)),
+  setMcpServerEnabled: (name: string, enabled: boolean) =>
+    unwrap("set_mcp_server_enabled", commands.setMcpServerEnabled(name, enabled)),
+  setMcpServerTrusted: (name: string, trusted: boolean) =>
+    unwrap("set_mcp_server_trusted", commands.setMcpServerTrusted(name, trusted)),
+  testMcpServer: (name: string) => unwrap("test_mcp_server", commands.testMcpServer(name)),
+  refreshMcpServer: (name: string) => unwrap("refresh_mcp_server", commands.refreshMcpServer(name)),
+  importMcpServers: (path: string) => unwrap("import_mcp_servers", commands.importMcpServers(path)),
 };
 
 /** Subscribes to the runtime's event stream; resolves to the unsubscribe function. */

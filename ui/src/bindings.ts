@@ -32,7 +32,10 @@ export const commands = {
 	setChatMode: (chatId: string, mode: PermissionMode) => typedError<ChatRecord, AppError>(__TAURI_INVOKE("set_chat_mode", { chatId, mode })),
 	/**  Sets a chat's tool selection; `null` goes back to the settings' selection. */
 	setChatTools: (chatId: string, tools: string[] | null) => typedError<ChatRecord, AppError>(__TAURI_INVOKE("set_chat_tools", { chatId, tools })),
-	/**  The capability catalog ConfigView shows. */
+	/**
+	 *  The capability catalog ConfigView shows: the built-in capabilities, then one toolset
+	 *  (`mcp:SERVER`) per enabled MCP server with known tools.
+	 */
 	getCatalog: () => typedError<Capability[], AppError>(__TAURI_INVOKE("get_catalog")),
 	/**  The settings (`config.toml`) and which providers have a key. */
 	getSettings: () => typedError<Settings, AppError>(__TAURI_INVOKE("get_settings")),
@@ -50,6 +53,15 @@ export const commands = {
 	deleteRule: (ruleId: string) => typedError<null, AppError>(__TAURI_INVOKE("delete_rule", { ruleId })),
 	/**  The permission audit log, newest first. */
 	readAuditLog: (filter: AuditFilter) => typedError<AuditEntry[], AppError>(__TAURI_INVOKE("read_audit_log", { filter })),
+	/**
+	 *  The decision simulator: what the permission engine would decide for `tool` called with
+	 *  `args` (a JSON object), in `mode` (default: the chat's, else the default mode) for `chat_id`
+	 *  (its workspace and session rules; without one: the configured workspace and global rules),
+	 *  with every rule that matched and why, the shell segments and the destinations. Nothing runs
+	 *  and nothing is stored. Errors: `invalid_input` naming `tool` (unknown) or `args` (not an
+	 *  object, or not valid for the tool); `not_found` for an unknown chat.
+	 */
+	explainPermission: (tool: string, args: Value, mode: PermissionMode | null, chatId: string | null) => typedError<Explanation, AppError>(__TAURI_INVOKE("explain_permission", { tool, args, mode, chatId })),
 	/**  Asks the user for a workspace folder with the system dialog; `null` when cancelled. */
 	pickWorkspace: () => typedError<string | null, AppError>(__TAURI_INVOKE("pick_workspace")),
 	/**
@@ -59,6 +71,76 @@ export const commands = {
 	backgroundTasks: () => typedError<BackgroundTask[], AppError>(__TAURI_INVOKE("background_tasks")),
 	/**  Stops a background command (with its process tree) or a sub-agent; returns its final state. */
 	stopBackgroundTask: (taskId: string) => typedError<BackgroundTask, AppError>(__TAURI_INVOKE("stop_background_task", { taskId })),
+	/**  The configured MCP servers (`mcp.json`) with their state, last error and known tools. */
+	mcpServers: () => typedError<McpServerInfo[], AppError>(__TAURI_INVOKE("mcp_servers")),
+	/**
+	 *  The known MCP tools (no I/O) whose name, server or description contains `filter` (all with
+	 *  `null`); with `loadSchemas`, enabled servers without a fresh tool list are connected first.
+	 */
+	mcpTools: (filter: string | null, loadSchemas: boolean) => typedError<McpToolInfo[], AppError>(__TAURI_INVOKE("mcp_tools", { filter, loadSchemas })),
+	/**
+	 *  Adds an MCP server to `mcp.json`; an invalid entry is an error whose `field` names the
+	 *  configuration field at fault (`name`, `command`, `url`).
+	 */
+	addMcpServer: (name: string, config: McpServerConfig) => typedError<McpServerInfo, AppError>(__TAURI_INVOKE("add_mcp_server", { name, config })),
+	/**  Removes an MCP server (its connection is closed and its cached schemas dropped). */
+	removeMcpServer: (name: string) => typedError<null, AppError>(__TAURI_INVOKE("remove_mcp_server", { name })),
+	/**  Enables or disables an MCP server; returns its new state. */
+	setMcpServerEnabled: (name: string, enabled: boolean) => typedError<McpServerInfo, AppError>(__TAURI_INVOKE("set_mcp_server_enabled", { name, enabled })),
+	/**
+	 *  Marks an MCP server trusted (its `readOnlyHint` tools run without asking in `default`
+	 *  mode) or not; returns its new state.
+	 */
+	setMcpServerTrusted: (name: string, trusted: boolean) => typedError<McpServerInfo, AppError>(__TAURI_INVOKE("set_mcp_server_trusted", { name, trusted })),
+	/**
+	 *  Connects to an MCP server on a fresh connection and lists its tools (disabled servers too);
+	 *  nothing is kept.
+	 */
+	testMcpServer: (name: string) => typedError<McpTestResult, AppError>(__TAURI_INVOKE("test_mcp_server", { name })),
+	/**
+	 *  Lists an enabled MCP server's tools on its pooled connection and caches them; returns the
+	 *  server's tools with their status. A failure is recorded on the server (`failed`, `lastError`).
+	 */
+	refreshMcpServer: (name: string) => typedError<McpToolInfo[], AppError>(__TAURI_INVOKE("refresh_mcp_server", { name })),
+	/**
+	 *  Imports the servers of a Claude Desktop configuration file (`claude_desktop_config.json`);
+	 *  names that already exist are skipped.
+	 */
+	importMcpServers: (path: string) => typedError<McpImport, AppError>(__TAURI_INVOKE("import_mcp_servers", { path })),
+	/**
+	 *  The chat's plan (`planning_update`), or `null` when it has none. Changes arrive as
+	 *  `plan_updated` events.
+	 */
+	getPlan: (chatId: string) => typedError<Plan | null, AppError>(__TAURI_INVOKE("get_plan", { chatId })),
+	/**  Every core memory block of the local user, in prompt order, empty ones included. */
+	memoryBlocks: () => typedError<MemoryBlock[], AppError>(__TAURI_INVOKE("memory_blocks")),
+	/**
+	 *  Replaces a core memory block's text (trimmed; empty clears it); returns the stored block.
+	 *  Unknown blocks and text over the limit are `invalid_input` errors naming the block.
+	 */
+	setMemoryBlock: (name: string, content: string) => typedError<MemoryBlock, AppError>(__TAURI_INVOKE("set_memory_block", { name, content })),
+	/**
+	 *  Hybrid search of archival memory (full-text BM25 fused with vector similarity): at most
+	 *  `limit` hits (1-50), best first, and why the search was full-text only when it was.
+	 */
+	searchMemory: (query: string, limit: number) => typedError<MemorySearchResult, AppError>(__TAURI_INVOKE("search_memory", { query, limit })),
+	/**  Every skill (built-in, external and user folders; enabled or not), by name. */
+	listSkills: () => typedError<Skill[], AppError>(__TAURI_INVOKE("list_skills")),
+	/**  Enables or disables a skill by name; returns every skill as it now stands. */
+	setSkillEnabled: (name: string, enabled: boolean) => typedError<Skill[], AppError>(__TAURI_INVOKE("set_skill_enabled", { name, enabled })),
+	/**
+	 *  The chat's live canvas surfaces (`render_ui`), oldest first. Changes arrive as
+	 *  `surface_updated` / `surface_deleted` events.
+	 */
+	listSurfaces: (chatId: string) => typedError<Surface[], AppError>(__TAURI_INVOKE("list_surfaces", { chatId })),
+	/**
+	 *  Sends a button press on a surface to the agent that owns it: the bound values are kept in
+	 *  the surface and a message showing what was sent is queued in the chat's inbox (delivered
+	 *  in place to a running turn, or starting a turn). Returns the queued message.
+	 */
+	submitSurfaceAction: (chatId: string, action: SurfaceAction) => typedError<InboxMessage, AppError>(__TAURI_INVOKE("submit_surface_action", { chatId, action })),
+	/**  Closes (deletes) a surface; its history is kept. `false` when the chat has no such surface. */
+	deleteSurface: (chatId: string, surfaceId: string) => typedError<boolean, AppError>(__TAURI_INVOKE("delete_surface", { chatId, surfaceId })),
 };
 
 /** Events */
@@ -67,6 +149,22 @@ export const events = {
 };
 
 /* Types */
+/**  What a button sends back (A2UI v0.8 `action`). */
+export type Action = {
+	/**  The action name the agent receives (`submit`). */
+	name: string,
+	/**  Values resolved by the client when the button is pressed. */
+	context?: ActionContextEntry[],
+};
+
+/**  One entry of an action's context: a key and the value sent under it. */
+export type ActionContextEntry = {
+	/**  The key in the submitted context. */
+	key: string,
+	/**  The value, usually bound to an input's path so the typed value is sent. */
+	value: BoundValue,
+};
+
 /**
  *  An event of the runtime. Serialized as `{"name": "<snake_case>", "value": {...camelCase}}`
  *  (seed 000 "Streaming Contract").
@@ -208,7 +306,35 @@ export type AgentEvent =
 	chatId: string,
 	/**  The whole plan as it now stands. */
 	plan: Plan,
+} } | 
+/**
+ *  A canvas surface was created or changed (by `render_ui` or a user action). Stored before
+ *  it is sent.
+ */
+{ name: "surface_updated"; value: {
+	/**  Chat id. */
+	chatId: string,
+	/**  The whole surface as it now stands. */
+	surface: Surface,
+} } | 
+/**  A canvas surface was deleted (by `render_ui` or the user). Deleted before it is sent. */
+{ name: "surface_deleted"; value: {
+	/**  Chat id. */
+	chatId: string,
+	/**  The surface's id. */
+	surfaceId: string,
 } };
+
+/**  How a row or column aligns its children across its main axis (CSS `align-items`). */
+export type Alignment = 
+/**  At the start. */
+"start" | 
+/**  Centered. */
+"center" | 
+/**  At the end. */
+"end" | 
+/**  Stretched to fill. */
+"stretch";
 
 /**  An error returned by a command. */
 export type AppError = {
@@ -216,6 +342,11 @@ export type AppError = {
 	kind: AppErrorKind,
 	/**  A readable sentence naming what was wrong. */
 	message: string,
+	/**
+	 *  The argument or form field at fault, when the error is about one (`name`, `command`,
+	 *  `url`, `path`, a settings key); a form shows `message` next to it. Omitted otherwise.
+	 */
+	field?: string | null,
 };
 
 /**  What went wrong, in a word the UI can branch on. */
@@ -337,6 +468,13 @@ export type AuditFilter = {
 	limit: number,
 };
 
+/**  Orientation of a `Divider`. */
+export type Axis = 
+/**  A horizontal line (the default). */
+"horizontal" | 
+/**  A vertical line. */
+"vertical";
+
 /**  One background task with its live state. */
 export type BackgroundTask = {
 	/**  Command id (`cmd-...`) or the sub-agent's chat id. */
@@ -381,6 +519,19 @@ export type BackgroundTaskStatus =
 /**  Stopped because its time limit expired. */
 "timed_out";
 
+/**  Color of a `Badge`. */
+export type BadgeTone = 
+/**  Gray (the default). */
+"neutral" | 
+/**  Blue. */
+"info" | 
+/**  Green. */
+"success" | 
+/**  Amber. */
+"warning" | 
+/**  Red. */
+"danger";
+
 /**
  *  What the engine says about a tool call. Ordered: `Allow < Ask < Deny`, so the result of many
  *  rules is their maximum ("deny beats ask beats allow").
@@ -392,6 +543,28 @@ export type Behavior =
 "ask" | 
 /**  Refuse; the model gets an error result. */
 "deny";
+
+/**
+ *  A value a component shows: a literal, a binding to the surface data model, or both (A2UI
+ *  v0.8 `BoundValue`). With `path` and a literal, the literal initialises the data model at
+ *  `path` when nothing is there yet. `path` is a JSON Pointer (RFC 6901, `/user/name`); inside a
+ *  template a relative path (`name`, no leading `/`) resolves against the current element.
+ */
+export type BoundValue = {
+	/**  A literal string. */
+	literalString?: string | null,
+	/**  A literal number. */
+	literalNumber?: number | null,
+	/**  A literal boolean. */
+	literalBoolean?: boolean | null,
+	/**  A literal list of strings (A2UI v0.8 `literalArray`, used by `MultipleChoice.selections`). */
+	literalArray?: string[] | null,
+	/**
+	 *  A JSON Pointer into the data model (`/form/name`), or a path relative to the template
+	 *  element (`name`).
+	 */
+	path?: string | null,
+};
 
 /**  One capability of the catalog (DESIGN.md "Capability catalog"). */
 export type Capability = {
@@ -462,6 +635,191 @@ export type ChatRecord = {
 	updatedAt: string,
 };
 
+/**  The children of a container (A2UI v0.8): a fixed list of ids or a template over an array. */
+export type Children = 
+/**  The ids of the children, in order. */
+({ explicitList: string[] }) & { template?: never } | 
+/**  One child per array element. */
+({ template: Template }) & { explicitList?: never };
+
+/**  One option of a `MultipleChoice`. */
+export type ChoiceOption = {
+	/**  What the user sees. */
+	label: BoundValue,
+	/**  What is stored in `selections` when chosen. */
+	value: string,
+};
+
+/**
+ *  A component of the `suzent:canvas/v1` catalog. Serialized externally tagged with the
+ *  PascalCase name as key (`{"Text": {"text": {...}}}`), as in A2UI v0.8.
+ */
+export type Component = 
+/**  Markdown text. */
+({ Text: {
+	/**  The text (Markdown). */
+	text: BoundValue,
+	/**  Style: `h1`..`h5`, `caption`, `body` (default). */
+	usageHint?: TextUsageHint | null,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; TextField?: never } | 
+/**
+ *  An image. Stored as a `data:` URL (workspace files are inlined by `render_ui`; remote
+ *  URLs are refused).
+ */
+({ Image: {
+	/**  `data:` URL, or (in `render_ui` arguments) a workspace file path. */
+	url: BoundValue,
+	/**  Text alternative for screen readers. */
+	altText?: string | null,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  Children side by side. */
+({ Row: {
+	/**  The children. */
+	children: Children,
+	/**  Main-axis spacing. */
+	distribution?: Distribution | null,
+	/**  Cross-axis alignment. */
+	alignment?: Alignment | null,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  Children stacked vertically. */
+({ Column: {
+	/**  The children. */
+	children: Children,
+	/**  Main-axis spacing. */
+	distribution?: Distribution | null,
+	/**  Cross-axis alignment. */
+	alignment?: Alignment | null,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  A scrollable list. */
+({ List: {
+	/**  The items. */
+	children: Children,
+	/**  `vertical` (default) or `horizontal`. */
+	direction?: ListDirection | null,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  A framed card around one child. */
+({ Card: {
+	/**  Id of the content. */
+	child: string,
+} }) & { Badge?: never; Button?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  Tabs, one child visible at a time. */
+({ Tabs: {
+	/**  The tabs in order. */
+	tabItems: TabItem[],
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Text?: never; TextField?: never } | 
+/**  A separator line. */
+({ Divider: {
+	/**  `horizontal` (default) or `vertical`. */
+	axis?: Axis | null,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  A button that sends an action to the agent. */
+({ Button: {
+	/**  Id of the label component (usually a `Text`). */
+	child: string,
+	/**  What a press sends. */
+	action: Action,
+	/**  Emphasized style. */
+	primary?: boolean | null,
+} }) & { Badge?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  A text input; what the user types is written to `text.path`. */
+({ TextField: {
+	/**  The label. */
+	label: BoundValue,
+	/**  The value (bind it to a path so the typed text is kept and can be sent). */
+	text: BoundValue,
+	/**  Kind of input (default `shortText`). */
+	textFieldType?: TextFieldType | null,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never } | 
+/**  A checkbox; its state is written to `value.path`. */
+({ CheckBox: {
+	/**  The label. */
+	label: BoundValue,
+	/**  The checked state (a boolean). */
+	value: BoundValue,
+} }) & { Badge?: never; Button?: never; Card?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  Choice among options; the chosen values (strings) are written to `selections.path`. */
+({ MultipleChoice: {
+	/**  The selected option values (a list of strings). */
+	selections: BoundValue,
+	/**  The options. */
+	options: ChoiceOption[],
+	/**  At most this many selections (1 = a single choice). */
+	maxAllowedSelections?: number | null,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  A numeric slider; its value is written to `value.path`. */
+({ Slider: {
+	/**  The value (a number). */
+	value: BoundValue,
+	/**  Lowest value (default 0). */
+	minValue?: number | null,
+	/**  Highest value (default 100). */
+	maxValue?: number | null,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  A date and/or time input; the ISO 8601 value is written to `value.path`. */
+({ DateTimeInput: {
+	/**  The value (ISO 8601 string). */
+	value: BoundValue,
+	/**  Offer a date (default true). */
+	enableDate?: boolean | null,
+	/**  Offer a time (default false). */
+	enableTime?: boolean | null,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  Suzent extension: a heading of level 1 to 6. */
+({ Heading: {
+	/**  The heading text (plain). */
+	text: BoundValue,
+	/**  1 (largest) to 6. */
+	level: number,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  Suzent extension: children overlaid on each other (first at the bottom). */
+({ Stack: {
+	/**  The layers. */
+	children: Children,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  Suzent extension: a small status label. */
+({ Badge: {
+	/**  The label. */
+	text: BoundValue,
+	/**  Color (default `neutral`). */
+	tone?: BadgeTone | null,
+} }) & { Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  Suzent extension: a progress bar. */
+({ Progress: {
+	/**  Current value, from 0 to `max`. */
+	value: BoundValue,
+	/**  The value of a full bar (default 1). */
+	max?: number | null,
+	/**  Text shown with the bar. */
+	label?: BoundValue | null,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**  Suzent extension: a table of rows (objects) from the data model. */
+({ Table: {
+	/**  The columns: header text and the row key shown under it. */
+	columns: TableColumn[],
+	/**  The rows: a binding to an array of objects. */
+	rows: BoundValue,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; HtmlFrame?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Tabs?: never; Text?: never; TextField?: never } | 
+/**
+ *  Suzent extension: HTML in a sandboxed frame (no scripts, no network, no access to the
+ *  app; only inline styles and `data:` images).
+ */
+({ HtmlFrame: {
+	/**  The HTML document or fragment. */
+	html: BoundValue,
+	/**  Frame height in CSS pixels (default 300). */
+	height?: number | null,
+	/**  Accessible title of the frame. */
+	title?: string | null,
+} }) & { Badge?: never; Button?: never; Card?: never; CheckBox?: never; Column?: never; DateTimeInput?: never; Divider?: never; Heading?: never; Image?: never; List?: never; MultipleChoice?: never; Progress?: never; Row?: never; Slider?: never; Stack?: never; Table?: never; Tabs?: never; Text?: never; TextField?: never };
+
+/**  A component with its id (A2UI v0.8 adjacency-list entry). */
+export type ComponentEntry = {
+	/**  Id, unique in the surface; children, templates and `root` refer to it. */
+	id: string,
+	/**  The component and its properties. */
+	component: Component,
+};
+
 /**  Arguments of `create_chat`; missing fields come from the settings. */
 export type CreateChatArgs = {
 	/**  Title (default "New chat"). */
@@ -507,6 +865,106 @@ export type DecisionSource =
 /**  The user answered an approval prompt. */
 "user";
 
+/**  How a row or column spreads its children along its main axis (CSS `justify-content`). */
+export type Distribution = 
+/**  Packed at the start. */
+"start" | 
+/**  Centered. */
+"center" | 
+/**  Packed at the end. */
+"end" | 
+/**  First and last at the edges, equal space between. */
+"spaceBetween" | 
+/**  Equal space around each child. */
+"spaceAround" | 
+/**  Equal space between and at the edges. */
+"spaceEvenly";
+
+/**  The simulator's answer. */
+export type Explanation = {
+	/**  The tool. */
+	tool: string,
+	/**  The mode the call was evaluated in. */
+	mode: PermissionMode,
+	/**  Allow, ask or deny. */
+	behavior: Behavior,
+	/**  The stable reason code. */
+	reasonCode: string,
+	/**  The sentence shown to the user. */
+	reason: string,
+	/**  How risky the call is. */
+	risk: Risk,
+	/**  What decided. */
+	source: DecisionSource,
+	/**  Every rule that matched, whatever its behavior. */
+	matchedRules: MatchedRule[],
+	/**  The commands of a shell call (empty for other tools). */
+	segments: SegmentView[],
+	/**
+	 *  The destinations the call addresses (recipients, `#channels`, chats, `owner/repo`,
+	 *  agents, hosts), as `destination` rules see them; empty when it addresses none.
+	 */
+	destinations: string[],
+	/**
+	 *  False when a recipient-like argument could not be read as a destination: allow rules
+	 *  of the `destination` kind then never cover the call.
+	 */
+	destinationsComplete: boolean,
+	/**  For shell calls: whether the analyser understood the whole script. */
+	understood?: boolean | null,
+	/**  For shell calls: whether the script runs more than one command. */
+	compound?: boolean | null,
+	/**  The actions an approval prompt would offer. */
+	actions: ApprovalAction[],
+	/**  True when `auto` mode would send this call to the reviewer model instead of asking. */
+	reviewerWouldDecide: boolean,
+};
+
+/**  A stored inbox message. */
+export type InboxMessage = {
+	/**  Id. */
+	id: string,
+	/**  Receiving chat. */
+	target: string,
+	/**  Sender. */
+	sender: string,
+	/**  Kind. */
+	kind: string,
+	/**  Text. */
+	text: string,
+	/**  Status. */
+	status: InboxStatus,
+	/**  Delivery attempts started. */
+	attempts: number,
+	/**  Attempts allowed. */
+	maxAttempts: number,
+	/**  Not delivered before this time. */
+	nextAttemptAt: string,
+	/**  The dispatcher holding the lease. */
+	leaseOwner: string | null,
+	/**  When the lease expires. */
+	leaseUntil: string | null,
+	/**  Why the last attempt failed. */
+	lastError: string | null,
+	/**  Queued at. */
+	createdAt: string,
+	/**  Delivered at. */
+	deliveredAt: string | null,
+};
+
+/**  Where an inbox message is. */
+export type InboxStatus = 
+/**  Waiting for delivery (maybe until `next_attempt_at`). */
+"pending" | 
+/**  Leased by a dispatcher that is delivering it. */
+"processing" | 
+/**  In the target's transcript and handled. */
+"delivered" | 
+/**  Gave up after too many attempts. */
+"failed" | 
+/**  Withdrawn before delivery (e.g. the command's result was already read). */
+"cancelled";
+
 /**
  *  Whether an API key is available (environment or OS keychain) for each provider that needs
  *  one. The key itself is never returned.
@@ -518,6 +976,196 @@ export type KeyStatus = {
 	anthropic: boolean,
 	/**  A Gemini key is available. */
 	gemini: boolean,
+};
+
+/**  Direction of a `List`. */
+export type ListDirection = 
+/**  Top to bottom (the default). */
+"vertical" | 
+/**  Left to right. */
+"horizontal";
+
+/**  One rule that matched the call. */
+export type MatchedRule = {
+	/**  The rule. */
+	rule: Rule,
+	/**  Why it matched, in words (`prefix 'git *' matches segment 1: git status`). */
+	why: string,
+	/**
+	 *  True for the rule the decision cites: of the rules with the deciding behavior, the most
+	 *  specific (see [`specificity`]: exact input, then path glob, then destination, then
+	 *  command prefix, then all; longer before shorter).
+	 */
+	decisive: boolean,
+};
+
+/**  The result of [`Runtime::import_mcp_servers`]. */
+export type McpImport = {
+	/**  Servers added. */
+	added: string[],
+	/**  Servers skipped because the name already existed. */
+	skipped: string[],
+};
+
+/**
+ *  One server of the `mcpServers` map. Either `command` (stdio) or `url` (streamable HTTP).
+ * 
+ *  Values of `env` and `headers` may reference an OS keychain entry as `${keychain:ENTRY}`; such a
+ *  reference is resolved when connecting, and a missing entry fails the connection.
+ */
+export type McpServerConfig = {
+	/**
+	 *  Transport named by the file (`stdio`, `http`, `streamable-http`, `sse`); informative, the
+	 *  transport follows from `command` or `url`.
+	 */
+	type?: string | null,
+	/**  Program of a stdio server (`npx`, `uvx`, a path). */
+	command?: string | null,
+	/**  Its arguments. */
+	args?: string[],
+	/**  Extra environment variables of a stdio server. */
+	env?: { [key in string]: string },
+	/**  Working directory of a stdio server. */
+	cwd?: string | null,
+	/**  URL of a streamable HTTP server. */
+	url?: string | null,
+	/**  HTTP headers sent with every request to an HTTP server. */
+	headers?: { [key in string]: string },
+	/**  A disabled server is kept in the file but never started. */
+	disabled?: boolean,
+	/**
+	 *  The user trusts this server's `readOnlyHint` annotations (read-only tools then run
+	 *  without asking in `default` mode). Untrusted servers' hints are ignored.
+	 */
+	trusted?: boolean,
+	/**  Seconds allowed for start-up (default 30). */
+	startupTimeoutSec?: number | null,
+	/**  Seconds allowed for one tool call (default 120). */
+	callTimeoutSec?: number | null,
+	/**  Only these tools of the server are registered (seed 003 `enabledTools`); all when absent. */
+	enabledTools?: string[] | null,
+};
+
+/**  A configured server as the UI shows it. */
+export type McpServerInfo = {
+	/**  Name. */
+	name: string,
+	/**  Configuration, secrets replaced by `***`. */
+	config: McpServerConfig,
+	/**  `stdio` or `http`. */
+	transport: string,
+	/**  State. */
+	state: McpServerState,
+	/**  The last failure, if the server is failed. */
+	lastError: string | null,
+	/**  Model-facing names of its known tools. */
+	tools: string[],
+	/**  When its tool list was fetched (from the server or the cache). */
+	toolsFetchedAt: string | null,
+};
+
+/**  Status of a server. */
+export type McpServerState = 
+/**  Configured, not connected now. */
+"idle" | 
+/**  Connected. */
+"running" | 
+/**  The last start or call failed (see `lastError`); retried after a backoff. */
+"failed" | 
+/**  Disabled by the user. */
+"disabled";
+
+/**  The result of [`Runtime::test_mcp_server`]. */
+export type McpTestResult = {
+	/**  The server. */
+	server: string,
+	/**  Its tools, as listed on a fresh connection. */
+	tools: McpTestTool[],
+};
+
+/**  One tool listed by [`Runtime::test_mcp_server`]. */
+export type McpTestTool = {
+	/**  The server's name for it. */
+	name: string,
+	/**
+	 *  The name the model would see (qualified by this server alone; another server's tools
+	 *  can add a hash suffix on collision).
+	 */
+	qualifiedName: string,
+	/**  Description. */
+	description: string,
+	/**  `readOnlyHint`. */
+	readOnlyHint: boolean | null,
+};
+
+/**  One MCP tool (seed 003 `MCPToolInfo`). */
+export type McpToolInfo = {
+	/**  The server's name for the tool (`send_email`), used in calls. */
+	toolName: string,
+	/**  The server (toolkit) name from `mcp.json`. */
+	toolkitSlug: string,
+	/**  The name sent to the model (`mcp__mail__send_email`). */
+	qualifiedName: string,
+	/**  Human title, if the server gave one. */
+	title: string | null,
+	/**  Description. */
+	description: string,
+	/**  Status. */
+	status: McpToolStatus,
+	/**  Cached JSON Schema of the arguments. */
+	schema: Value,
+	/**  `readOnlyHint` as the server declared it. */
+	readOnlyHint: boolean | null,
+	/**
+	 *  Whether a call asks in `default` mode: false only for a `readOnlyHint` tool of a server
+	 *  the user marked trusted.
+	 */
+	requiresApproval: boolean,
+	/**  The server's configuration, secrets replaced by `***`. */
+	serverConfig: McpServerConfig,
+};
+
+/**  Status of an MCP tool (seed 003 `MCPToolStatus`). */
+export type McpToolStatus = 
+/**  Known (from the schema cache or an earlier listing); its server is not connected. */
+"DISCOVERED" | 
+/**  Its server is connected and listed it. */
+"ACTIVE" | 
+/**  Its server failed to start or stopped; see the server's last error. */
+"FAILED" | 
+/**  Its server is disabled. */
+"DISABLED";
+
+/**  One core memory block (persona, user, facts, context) as the memory editor shows it. */
+export type MemoryBlock = {
+	/**  Block name: `persona`, `user`, `facts` or `context`. */
+	name: string,
+	/**  Its text (empty when the block has none); always in the system prompt. */
+	content: string,
+	/**  Longest content the block may hold, in characters. */
+	maxChars: number,
+};
+
+/**  One archival memory found by `memory_search`. */
+export type MemoryHit = {
+	/**  Entry id. */
+	id: number,
+	/**  The remembered text. */
+	content: string,
+	/**  When it was stored (RFC 3339). */
+	createdAt: string,
+	/**  Combined relevance (reciprocal-rank fusion of the text and vector rankings). */
+	score: number | null,
+	/**  Which searches found it: `text`, `vector` or both. */
+	matchedBy: string[],
+};
+
+/**  The answer of a memory search. */
+export type MemorySearchResult = {
+	/**  The hits, best first. */
+	hits: MemoryHit[],
+	/**  `None` when vector search ran; otherwise why only full-text search was used. */
+	textOnlyReason: string | null,
 };
 
 /**  A tool call waiting for the user's answer. */
@@ -687,7 +1335,30 @@ words: string[] } |
 /**  Paths matching a gitignore-style glob (file tools), e.g. `/home/u/project/**`. */
 { kind: "path"; 
 /**  The glob; `~` expands to the home directory. */
-glob: string };
+glob: string } | 
+/**
+ *  Calls addressed to a matching destination: a recipient, channel, chat, repository,
+ *  agent or host, as found in the call's arguments (recipient-like fields such as `to`,
+ *  `recipients`, `channel`, `chat_id`, `repo`/`repository` or `owner` + `repo`,
+ *  `agent_id`, and the host of `url`).
+ * 
+ *  Destination shapes, as they are matched:
+ *  - e-mail addresses: `alice@example.com` (`Alice <alice@example.com>` is read as the
+ *    address; comma- or semicolon-separated lists are split);
+ *  - channels: `#general` (a leading `#` is added when the argument has none);
+ *  - repositories: `owner/name`, e.g. `octo/hello`;
+ *  - chats and agents: the id as given (`-100123`, `@news`, an agent's chat id);
+ *  - hosts of URLs: `api.github.com` (lower case, no port).
+ * 
+ *  The pattern is a case-insensitive glob on the whole destination: `*` matches any run
+ *  of characters (also none), `\*` is a literal star and `\\` a backslash, e.g.
+ *  `*@example.com`, `octo/*`, `#general`, `*.github.com`. Allow rules of this kind never
+ *  cover a call whose destinations cannot all be determined; deny and ask rules match when
+ *  any destination matches.
+ */
+{ kind: "destination"; 
+/**  The glob on the destination. */
+pattern: string };
 
 /**  How a run ended. */
 export type RunOutcome = 
@@ -716,6 +1387,32 @@ export type RunSummary = {
 
 /**  A runtime event, serialized exactly as [`AgentEvent`]: `{name, value}`. */
 export type RuntimeEvent = AgentEvent;
+
+/**  One simple command the shell analyser found. */
+export type SegmentView = {
+	/**  The words that run, wrappers and assignments removed. */
+	words: string[],
+	/**  The words including stripped wrappers. */
+	fullWords: string[],
+	/**  Leading `VAR=value` assignments. */
+	assignments: string[],
+	/**  Write-redirect targets. */
+	redirects: string[],
+	/**  Wrapper programs this command was found inside, outermost first. */
+	wrappers: string[],
+	/**  True for the inner command of `xargs`, `find -exec` or `sh -c`. */
+	nested: boolean,
+	/**
+	 *  What the engine says about this command on its own, in the evaluated mode (the whole
+	 *  call may still ask because it runs several commands or was not fully understood).
+	 */
+	verdict: Behavior,
+	/**
+	 *  Why, in words (`deny rule rules.toml:3: prefix 'rm'`, `never run: privilege
+	 *  escalation`, `a known read-only command`).
+	 */
+	verdictReason: string,
+};
 
 /**  The user settings (`config.toml`) with the key status. */
 export type Settings = {
@@ -753,6 +1450,29 @@ export type SettingsPatch = {
 	providers?: ProvidersSettings | null,
 };
 
+/**  One skill. */
+export type Skill = {
+	/**  Name the model passes to `skill_execute`. */
+	name: string,
+	/**  When to use it (listed to the model). */
+	description: string,
+	/**  The skill's directory. */
+	dir: string,
+	/**  Where it comes from. */
+	source: SkillSource,
+	/**  Whether the model is offered it. */
+	enabled: boolean,
+};
+
+/**  Where a skill comes from, lowest precedence first. */
+export type SkillSource = 
+/**  Shipped with Suzent. */
+"built_in" | 
+/**  A folder configured by the user (e.g. a team's shared skills). */
+"external" | 
+/**  The user's own skills folder. */
+"user";
+
 /**  One transcript message as stored. */
 export type StoredMessage = {
 	/**  Position in the chat: 1, 2, 3... */
@@ -764,6 +1484,112 @@ export type StoredMessage = {
 	/**  When it was stored. */
 	createdAt: string,
 };
+
+/**  A live surface of a chat: its components, data model and where it is shown. */
+export type Surface = {
+	/**  The owning chat. */
+	chatId: string,
+	/**  Id the agent chose, unique in the chat (`signup`). */
+	surfaceId: string,
+	/**  Canvas panel or inline. */
+	target: SurfaceTarget,
+	/**  Title shown above the surface. */
+	title?: string | null,
+	/**  Id of the root component. */
+	root: string,
+	/**  The components (adjacency list), in the order they were first rendered. */
+	components: ComponentEntry[],
+	/**  The data model (a JSON object) the bindings point into. */
+	dataModel: { [key in string]: Value },
+	/**  1 when created, +1 per change (render, data update, user action). */
+	version: number,
+	/**
+	 *  The tool call that last rendered or updated it (a user action keeps it): an inline
+	 *  surface is shown after this call.
+	 */
+	toolCallId?: string | null,
+	/**  When it was created (RFC 3339). */
+	createdAt: string,
+	/**  When it last changed (RFC 3339). */
+	updatedAt: string,
+};
+
+/**
+ *  A user action on a surface (A2UI v0.8 `userAction`): a button was pressed. The client has
+ *  resolved every `action.context` value against its data model, including what the user typed
+ *  into bound inputs.
+ */
+export type SurfaceAction = {
+	/**  The surface. */
+	surfaceId: string,
+	/**  The button's action name. */
+	name: string,
+	/**  Id of the button pressed. */
+	sourceComponentId: string,
+	/**  The resolved context: key -> value. */
+	context?: { [key in string]: Value },
+};
+
+/**  Where a surface is shown. */
+export type SurfaceTarget = 
+/**  The side panel beside the chat; persists for the chat (the default). */
+"canvas" | 
+/**  In the message list, right after the tool call that rendered it. */
+"inline";
+
+/**  One tab of a `Tabs` component. */
+export type TabItem = {
+	/**  The tab's label. */
+	title: BoundValue,
+	/**  Id of the component shown when the tab is selected. */
+	child: string,
+};
+
+/**  One column of a `Table`. */
+export type TableColumn = {
+	/**  Column header text. */
+	header: string,
+	/**  Key of the cell value in each row object. */
+	key: string,
+};
+
+/**  Template children: `componentId` rendered once per element of the array at `dataBinding`. */
+export type Template = {
+	/**  The component rendered for each element. */
+	componentId: string,
+	/**  JSON Pointer of an array in the data model (relative inside an outer template). */
+	dataBinding: string,
+};
+
+/**  Kind of input of a `TextField`. */
+export type TextFieldType = 
+/**  One line (the default). */
+"shortText" | 
+/**  Several lines. */
+"longText" | 
+/**  A number. */
+"number" | 
+/**  A date (`YYYY-MM-DD`). */
+"date" | 
+/**  A password-style hidden input. */
+"obscured";
+
+/**  Text style of a `Text` component. */
+export type TextUsageHint = 
+/**  Heading level 1. */
+"h1" | 
+/**  Heading level 2. */
+"h2" | 
+/**  Heading level 3. */
+"h3" | 
+/**  Heading level 4. */
+"h4" | 
+/**  Heading level 5. */
+"h5" | 
+/**  Small caption text. */
+"caption" | 
+/**  Body text (the default). */
+"body";
 
 /**
  *  A tool call as the model made it. `arguments` keeps the raw JSON text the model streamed, so a

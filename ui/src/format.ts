@@ -24,6 +24,8 @@ export function describeMatcher(m: RuleMatcher): string {
       return `commands starting with “${m.words.join(" ")}”`;
     case "path":
       return `paths matching ${m.glob}`;
+    case "destination":
+      return `calls addressed to ${m.pattern}`;
   }
 }
 

@@ -10,9 +10,12 @@ import type {
   PendingApproval,
   PermissionDecision,
   PermissionMode,
+  Plan,
   RuntimeEvent,
   Settings,
   StoredMessage,
+  Surface,
+  SurfaceAction,
 } from "./types";
 
 export interface ChatView {
@@ -48,6 +51,10 @@ export interface State {
   answered: Record<string, true>;
   /** Tools the agent activated itself this session (tool_activated), per chat. */
   activated: Record<string, string[]>;
+  /** Each loaded chat's plan (get_plan, then plan_updated); null when the chat has none. */
+  plans: Record<string, Plan | null>;
+  /** Live canvas surfaces per chat (list_surfaces, then surface_updated/surface_deleted), oldest first. */
+  surfaces: Record<string, Surface[]>;
 }
 
 export const initialState: State = {
@@ -63,6 +70,8 @@ export const initialState: State = {
   catalog: null,
   answered: {},
   activated: {},
+  plans: {},
+  surfaces: {},
 };
 
 export type Action =
@@ -86,7 +95,10 @@ export type Action =
   | { type: "tasks/set"; tasks: BackgroundTask[] }
   | { type: "tasks/upsert"; task: BackgroundTask }
   | { type: "settings/set"; settings: Settings }
-  | { type: "catalog/set"; catalog: Capability[] };
+  | { type: "catalog/set"; catalog: Capability[] }
+  | { type: "plan/set"; chatId: string; plan: Plan | null }
+  | { type: "surfaces/set"; chatId: string; surfaces: Surface[] }
+  | { type: "chat/canvasActionSent"; chatId: string; text: string };
 
 let nextKey = 1;
 const key = (p: string) => `${p}${nextKey++}`;
@@ -114,6 +126,27 @@ function groupByChat(pending: PendingApproval[]): Record<string, PendingApproval
 function upsertTask(state: State, task: BackgroundTask): State {
   const exists = state.tasks.some((t) => t.id === task.id);
   return { ...state, tasks: exists ? state.tasks.map((t) => (t.id === task.id ? task : t)) : [...state.tasks, task] };
+}
+
+/**
+ * Adds or replaces a surface, oldest first. A stale version never replaces a newer one of the same
+ * surface; a surface created again under the same id (another `createdAt`) replaces the old one.
+ */
+function upsertSurface(list: Surface[], surface: Surface): Surface[] {
+  const old = list.find((s) => s.surfaceId === surface.surfaceId);
+  if (old && old.createdAt === surface.createdAt && old.version > surface.version) return list;
+  // A user action leaves no tool call: the surface stays after the call that rendered it.
+  const placed = old && surface.toolCallId == null && old.toolCallId != null ? { ...surface, toolCallId: old.toolCallId } : surface;
+  const next = old ? list.map((s) => (s.surfaceId === surface.surfaceId ? placed : s)) : [...list, placed];
+  return next.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}
+
+/** The newer of two versions of a chat's plan (a read that an event overtook never wins). */
+function newerPlan(current: Plan | null | undefined, incoming: Plan | null): Plan | null {
+  if (!current) return incoming;
+  if (!incoming) return current;
+  // RFC 3339 with a varying number of fractional digits: compare as times, not as text.
+  return Date.parse(incoming.updatedAt) >= Date.parse(current.updatedAt) ? incoming : current;
 }
 
 function addError(v: ChatView, message: string): ChatView {
@@ -231,8 +264,21 @@ function applyEvent(state: State, event: RuntimeEvent): State {
     }
     case "background_task_update":
       return upsertTask(state, event.value.task);
+    case "surface_updated": {
+      const { chatId, surface } = event.value;
+      return { ...state, surfaces: { ...state.surfaces, [chatId]: upsertSurface(state.surfaces[chatId] ?? [], surface) } };
+    }
+    case "surface_deleted": {
+      const { chatId, surfaceId } = event.value;
+      const list = (state.surfaces[chatId] ?? []).filter((s) => s.surfaceId !== surfaceId);
+      return { ...state, surfaces: { ...state.surfaces, [chatId]: list } };
+    }
+    case "plan_updated": {
+      const { chatId, plan } = event.value;
+      return { ...state, plans: { ...state.plans, [chatId]: newerPlan(state.plans[chatId], plan) } };
+    }
     default:
-      // plan_updated and names added after this UI was built: nothing to show (yet).
+      // Names added after this UI was built: nothing to show (yet).
       return state;
   }
 }
@@ -253,8 +299,14 @@ export function reducer(state: State, action: Action): State {
       delete views[action.chatId];
       const pending = { ...state.pending };
       delete pending[action.chatId];
+      const surfaces = { ...state.surfaces };
+      delete surfaces[action.chatId];
+      const plans = { ...state.plans };
+      delete plans[action.chatId];
       return {
         ...state,
+        surfaces,
+        plans,
         chats: state.chats.filter((c) => c.id !== action.chatId),
         activeChatId: state.activeChatId === action.chatId ? null : state.activeChatId,
         views,
@@ -330,6 +382,24 @@ export function reducer(state: State, action: Action): State {
       return { ...state, settings: action.settings };
     case "catalog/set":
       return { ...state, catalog: action.catalog };
+    case "plan/set":
+      return { ...state, plans: { ...state.plans, [action.chatId]: newerPlan(state.plans[action.chatId], action.plan) } };
+    case "surfaces/set": {
+      // What an event brought that is newer than the read (same surface, higher version) stays.
+      const known = new Map((state.surfaces[action.chatId] ?? []).map((s) => [s.surfaceId, s]));
+      const list = action.surfaces
+        .map((read) => {
+          const live = known.get(read.surfaceId);
+          return live && live.createdAt === read.createdAt && live.version > read.version ? live : read;
+        })
+        .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      return { ...state, surfaces: { ...state.surfaces, [action.chatId]: list } };
+    }
+    case "chat/canvasActionSent":
+      return withView(state, action.chatId, (v) => ({
+        ...v,
+        items: [...v.items, { kind: "user", key: key("u"), text: action.text }],
+      }));
   }
 }
 
@@ -348,6 +418,17 @@ export interface Actions {
   refreshTasks: () => Promise<void>;
   /** Re-reads a chat's transcript and pending approvals. */
   reloadChat: (chatId: string) => Promise<void>;
+  /** Re-reads a chat's canvas surfaces. */
+  loadSurfaces: (chatId: string) => Promise<void>;
+  /** Re-reads a chat's plan (planning_update). */
+  loadPlan: (chatId: string) => Promise<void>;
+  /**
+   * Sends a canvas action (a Button press with its resolved context) to the agent through the
+   * inbox; rejects with the backend's error (the surface shows it). The chat shows what was sent.
+   */
+  submitSurfaceAction: (chatId: string, action: SurfaceAction) => Promise<void>;
+  /** Removes a surface (the user's close button). */
+  deleteSurface: (chatId: string, surfaceId: string) => Promise<void>;
 }
 
 interface Ctx {
@@ -394,10 +475,54 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
       }
     };
 
+    const loadSurfaces = async (chatId: string) => {
+      try {
+        // A read that events overtook may miss a surface they created: read again (bounded).
+        for (let attempt = 1; ; attempt++) {
+          const epoch = epochs.current.get(chatId) ?? 0;
+          const surfaces = await api.listSurfaces(chatId);
+          if ((epochs.current.get(chatId) ?? 0) === epoch || attempt === 3) {
+            dispatch({ type: "surfaces/set", chatId, surfaces });
+            return;
+          }
+        }
+      } catch (e) {
+        reportError(e, "Could not load the canvas");
+      }
+    };
+
+    const loadPlan = async (chatId: string) => {
+      try {
+        dispatch({ type: "plan/set", chatId, plan: await api.getPlan(chatId) });
+      } catch (e) {
+        reportError(e, "Could not load the plan");
+      }
+    };
+
     return {
       reportError,
       refreshTasks,
+      loadSurfaces,
+      loadPlan,
+      submitSurfaceAction: async (chatId, action) => {
+        const message = await api.submitSurfaceAction(chatId, action);
+        dispatch({ type: "chat/canvasActionSent", chatId, text: message.text });
+      },
+      deleteSurface: async (chatId, surfaceId) => {
+        try {
+          await api.deleteSurface(chatId, surfaceId);
+          dispatch({
+            type: "surfaces/set",
+            chatId,
+            surfaces: (stateRef.current.surfaces[chatId] ?? []).filter((s) => s.surfaceId !== surfaceId),
+          });
+        } catch (e) {
+          reportError(e, "Could not close the surface");
+        }
+      },
       reloadChat: async (chatId) => {
+        void loadSurfaces(chatId);
+        void loadPlan(chatId);
         try {
           await loadChat(chatId);
         } catch (e) {
@@ -407,6 +532,8 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
       selectChat: async (chatId) => {
         dispatch({ type: "chat/select", chatId });
         if (!chatId) return;
+        void loadSurfaces(chatId);
+        void loadPlan(chatId);
         try {
           await loadChat(chatId);
         } catch (e) {

@@ -187,7 +187,7 @@ enum RulesCommand {
 }
 
 #[derive(Args)]
-#[command(group(clap::ArgGroup::new("matcher").required(true).args(["all", "exact", "prefix", "path"])))]
+#[command(group(clap::ArgGroup::new("matcher").required(true).args(["all", "exact", "prefix", "path", "recipient"])))]
 struct RuleAddArgs {
     /// global or session.
     #[arg(long)]
@@ -213,6 +213,11 @@ struct RuleAddArgs {
     /// Match paths with this glob, e.g. "~/project/**".
     #[arg(long)]
     path: Option<String>,
+    /// Match calls addressed to a destination matching this case-insensitive glob: an e-mail
+    /// recipient ("*@example.com"), a channel ("#general"), a repository ("octo/*"), a chat or
+    /// agent id, or a URL host ("*.example.com"). (`--destination` is the rule's scope.)
+    #[arg(long, value_name = "PATTERN")]
+    recipient: Option<String>,
     /// A note shown with the rule.
     #[arg(long)]
     description: Option<String>,
@@ -679,8 +684,10 @@ async fn rules(cmd: RulesCommand) -> Result<ExitCode> {
                 }
             } else if let Some(glob) = a.path {
                 RuleMatcher::Path { glob }
+            } else if let Some(pattern) = a.recipient {
+                RuleMatcher::Destination { pattern }
             } else {
-                bail!("one matcher is required: --all, --exact, --prefix or --path");
+                bail!("one matcher is required: --all, --exact, --prefix, --path or --recipient");
             };
             let draft = RuleDraft {
                 tool: a.tool,

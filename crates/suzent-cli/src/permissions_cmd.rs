@@ -105,7 +105,13 @@ pub async fn permissions(cmd: PermissionsCommand) -> Result<ExitCode> {
         println!("{mark} rule {}: {}", r.rule.id, r.why);
     }
     for (i, s) in e.segments.iter().enumerate() {
-        let mut line = format!("  segment {}: {}", i + 1, s.words.join(" "));
+        let mut line = format!(
+            "  segment {}: {}  -> {} ({})",
+            i + 1,
+            s.words.join(" "),
+            s.verdict,
+            s.verdict_reason
+        );
         if !s.wrappers.is_empty() {
             line.push_str(&format!("  (inside {})", s.wrappers.join(" > ")));
         }
@@ -116,6 +122,14 @@ pub async fn permissions(cmd: PermissionsCommand) -> Result<ExitCode> {
             line.push_str(&format!("  with {}", s.assignments.join(" ")));
         }
         println!("{line}");
+    }
+    if !e.destinations.is_empty() || !e.destinations_complete {
+        let unread = if e.destinations_complete {
+            ""
+        } else {
+            " (some could not be read: destination allow rules do not apply)"
+        };
+        println!("  destinations: {}{unread}", e.destinations.join(", "));
     }
     Ok(ExitCode::SUCCESS)
 }

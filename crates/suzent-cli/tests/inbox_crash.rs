@@ -157,6 +157,29 @@ fn sandbox_mode_is_refused_with_a_clear_error_where_no_sandbox_exists() {
 }
 
 #[test]
+fn the_docker_sandbox_backend_without_an_engine_is_refused_before_anything_runs() {
+    let engine = std::process::Command::new("docker").arg("info").output();
+    let reason = match &engine {
+        Ok(o) if o.status.success() => {
+            eprintln!("a Docker engine answers here; the refusal is shown where none does");
+            return;
+        }
+        Ok(_) => "the Docker engine does not answer",
+        Err(_) => "the docker CLI is not installed",
+    };
+    let env = Env::new(vec![]);
+    env.write_config("sandbox = true\nsandbox_backend = \"docker\"\n");
+    let out = env.run(&["run", "hi", "--model", "openai/gpt-test"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no sandbox is available"), "{err}");
+    assert!(err.contains("sandbox_backend = \"docker\""), "{err}");
+    assert!(err.contains(reason), "{err}");
+    assert!(err.contains("not run on the host"), "{err}");
+    assert_eq!(env.server.requests().len(), 0);
+}
+
+#[test]
 fn doctor_says_whether_a_sandbox_can_be_created() {
     let env = Env::new(vec![]);
     let out = env.run(&["doctor", "--json"]);
@@ -200,4 +223,88 @@ fn doctor_says_whether_a_sandbox_can_be_created() {
             .contains("no sandbox is available"),
         "{line}"
     );
+}
+
+#[test]
+fn a_message_to_a_chat_killed_mid_tool_call_is_delivered_after_the_call_is_settled() {
+    let env = Env::new(vec![
+        Turn::tool_call(
+            "call_append",
+            "run_command",
+            serde_json::json!({"content": "echo ran >> count.txt", "timeout": 30}).to_string(),
+        ),
+        Turn::text("report received"),
+    ]);
+    // Killed after the tool ran, before its result was stored.
+    let mut run = env.spawn(
+        &[
+            "run",
+            "append a line",
+            "--json",
+            "--model",
+            "openai/gpt-test",
+            "--mode",
+            "full_access",
+        ],
+        &[("SUZENT_TEST_HOLD_AT", "after_tool_ran")],
+    );
+    let seen = stderr_until(&mut run, "holding at after_tool_ran");
+    assert!(seen.contains("holding"), "{seen}");
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let chats = env.run(&["chats", "--json"]);
+    let chats: serde_json::Value = serde_json::from_slice(&chats.stdout).unwrap();
+    let chat = chats[0]["id"].as_str().unwrap().to_string();
+    let sent = env.run(&["inbox", "send", "--to", &chat, "--id", "m-1", "status?"]);
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    let mut serve = env.spawn(&["serve"], &[]);
+    let mut delivered = false;
+    for _ in 0..600 {
+        if inbox(&env, &chat)[0]["status"] == "delivered" {
+            delivered = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    #[cfg(unix)]
+    {
+        let _ = std::process::Command::new("kill")
+            .arg(serve.id().to_string())
+            .status();
+    }
+    serve.wait().unwrap();
+    assert!(delivered, "the message was not delivered");
+    assert_eq!(
+        env.read("count.txt"),
+        "ran\n",
+        "the interrupted call ran again"
+    );
+    // The model request of the delivery: the call's (interrupted) result, then the message.
+    let requests = env.server.requests();
+    assert_eq!(requests.len(), 2);
+    let roles: Vec<String> = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| match m["tool_call_id"].as_str() {
+            Some(id) => format!("tool:{id}"),
+            None => m["role"].as_str().unwrap().to_string(),
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool:call_append", "user"]
+    );
+    let transcript = env.transcript(&chat);
+    let results = support::tool_results(&transcript);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0].1 && results[0].2.contains("interrupted"),
+        "{results:?}"
+    );
+    assert_eq!(inbox_user_messages(&transcript).len(), 1);
 }

@@ -157,6 +157,80 @@ fn explain_shows_the_decision_every_matching_rule_and_the_segments_and_runs_noth
 }
 
 #[test]
+fn a_recipient_rule_added_from_the_cli_denies_calls_to_that_destination_only() {
+    let env = Env::new(vec![]);
+    let add = |pattern: &str| {
+        env.run(&[
+            "rules",
+            "add",
+            "--destination",
+            "global",
+            "--tool",
+            "webpage_fetch",
+            "--behavior",
+            "deny",
+            "--recipient",
+            pattern,
+        ])
+    };
+    let out = add("*.evil.com");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let added = json_out(&out);
+    assert_eq!(
+        added["rule"]["matcher"],
+        serde_json::json!({"kind": "destination", "pattern": "*.evil.com"})
+    );
+    // A pattern no destination can match is refused, naming the field.
+    let out = add("a b");
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("matcher.pattern"), "{stderr}");
+
+    let explain = |url: &str| {
+        let args = serde_json::json!({ "url": url }).to_string();
+        json_out(&env.run(&[
+            "permissions",
+            "explain",
+            "--tool",
+            "webpage_fetch",
+            "--args",
+            &args,
+            "--json",
+        ]))
+    };
+    let e = explain("https://docs.example.com@WWW.Evil.com/page");
+    assert_eq!(
+        (e["behavior"].as_str(), e["reasonCode"].as_str()),
+        (Some("deny"), Some("rule_deny"))
+    );
+    assert_eq!(e["destinations"], serde_json::json!(["www.evil.com"]));
+    assert_eq!(
+        e["matchedRules"][0]["why"],
+        "deny global rule: destination '*.evil.com' matches www.evil.com"
+    );
+    let e = explain("https://evil.com.example.org/");
+    assert_eq!(e["behavior"], "allow");
+    assert_eq!(e["matchedRules"], serde_json::json!([]));
+
+    let args = serde_json::json!({ "url": "https://a.evil.com/" }).to_string();
+    let text = env.run(&[
+        "permissions",
+        "explain",
+        "--tool",
+        "webpage_fetch",
+        "--args",
+        &args,
+    ]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("destinations: a.evil.com"), "{text}");
+}
+
+#[test]
 fn explain_rejects_bad_input_naming_the_field() {
     let env = Env::new(vec![]);
     let out = env.run(&[

@@ -18,7 +18,48 @@ pub const DEFAULT_TOOLS: &[&str] = &[
     "MemoryBlockUpdateTool",
     "MemoryArchiveTool",
     "SkillTool",
+    // The canvas (issue 8).
+    "RenderUiTool",
 ];
+
+/// The Docker image of the `docker` sandbox backend unless `sandbox_image` names another (it
+/// needs `bash`).
+pub const DEFAULT_SANDBOX_IMAGE: &str = "debian:bookworm-slim";
+
+/// Which sandbox runs commands in sandbox mode (`sandbox_backend` in `config.toml`).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxBackend {
+    /// The first that works here: bubblewrap on Linux, the system sandbox profile on macOS,
+    /// then Docker.
+    #[default]
+    Auto,
+    /// bubblewrap (`bwrap`, Linux).
+    Bubblewrap,
+    /// A Docker container per command (needs a running Docker engine and the image).
+    Docker,
+    /// The macOS system sandbox (`sandbox-exec` with a generated Seatbelt profile).
+    Seatbelt,
+}
+
+impl SandboxBackend {
+    /// The name used in `config.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxBackend::Auto => "auto",
+            SandboxBackend::Bubblewrap => "bubblewrap",
+            SandboxBackend::Docker => "docker",
+            SandboxBackend::Seatbelt => "seatbelt",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// Why a configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -94,7 +135,7 @@ pub struct Config {
     /// Maximum model steps in one run before it stops (default 50).
     #[serde(default = "default_max_steps")]
     pub max_steps: u32,
-    /// Run shell commands in a sandbox (bubblewrap on Linux): the workspace, `/persistence` and
+    /// Run shell commands in a sandbox (see `sandbox_backend`): the workspace, `/persistence` and
     /// `/shared` writable, the rest read-only, no network unless `sandbox_network`. Refused with an
     /// error where no sandbox is available. A chat may override it.
     #[serde(default)]
@@ -102,6 +143,21 @@ pub struct Config {
     /// Let sandboxed commands use the network (default false).
     #[serde(default)]
     pub sandbox_network: bool,
+    /// Which sandbox runs sandboxed commands (default `auto`: bubblewrap on Linux, the system
+    /// sandbox profile on macOS, Docker where neither works).
+    #[serde(default)]
+    pub sandbox_backend: SandboxBackend,
+    /// Docker image of the `docker` sandbox backend (default [`DEFAULT_SANDBOX_IMAGE`]); it
+    /// must contain `bash` and be present (`docker pull`), it is never pulled implicitly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_image: Option<String>,
+    /// Sub-agents running at once in one app (default 8, 1..=64); `spawn_agent` beyond it is
+    /// refused with an error naming the limit.
+    #[serde(default = "default_subagent_max_running")]
+    pub subagent_max_running: u32,
+    /// Sub-agents one chat may have running at once (default 4, 1..=64).
+    #[serde(default = "default_subagent_max_per_chat")]
+    pub subagent_max_per_chat: u32,
     /// Model of sub-agents, `provider/model` (default: the delegating chat's model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subagent_model: Option<String>,
@@ -112,6 +168,11 @@ pub struct Config {
     /// (default 30, 1..=600).
     #[serde(default = "default_reviewer_timeout_secs")]
     pub reviewer_timeout_secs: u32,
+    /// Seconds a chat must be idle after its last message before what was said since its last
+    /// summary is summarized into archival memory (default 1800, at most 604800 = 7 days).
+    /// A chat being deleted is summarized first as well. `0` turns automatic summaries off.
+    #[serde(default = "default_chat_summary_idle_secs")]
+    pub chat_summary_idle_secs: u32,
 }
 
 fn default_tools() -> Vec<String> {
@@ -126,6 +187,21 @@ fn default_reviewer_timeout_secs() -> u32 {
     30
 }
 
+fn default_subagent_max_running() -> u32 {
+    8
+}
+
+fn default_subagent_max_per_chat() -> u32 {
+    4
+}
+
+fn default_chat_summary_idle_secs() -> u32 {
+    1800
+}
+
+/// Largest `chat_summary_idle_secs`: 7 days.
+pub const MAX_CHAT_SUMMARY_IDLE_SECS: u32 = 7 * 24 * 3600;
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -137,9 +213,14 @@ impl Default for Config {
             max_steps: default_max_steps(),
             sandbox: false,
             sandbox_network: false,
+            sandbox_backend: SandboxBackend::Auto,
+            sandbox_image: None,
+            subagent_max_running: default_subagent_max_running(),
+            subagent_max_per_chat: default_subagent_max_per_chat(),
             subagent_model: None,
             reviewer_model: None,
             reviewer_timeout_secs: default_reviewer_timeout_secs(),
+            chat_summary_idle_secs: default_chat_summary_idle_secs(),
         }
     }
 }
@@ -183,12 +264,42 @@ impl Config {
                 message: format!("{} is outside 1..=600", self.reviewer_timeout_secs),
             });
         }
+        if self.chat_summary_idle_secs > MAX_CHAT_SUMMARY_IDLE_SECS {
+            return Err(ConfigError::Value {
+                field: "chat_summary_idle_secs".into(),
+                message: format!(
+                    "{} is outside 0..={MAX_CHAT_SUMMARY_IDLE_SECS} (0 turns summaries off)",
+                    self.chat_summary_idle_secs
+                ),
+            });
+        }
         if let Some(model) = &self.subagent_model
             && (!model.contains('/') || model.starts_with('/') || model.ends_with('/'))
         {
             return Err(ConfigError::Value {
                 field: "subagent_model".into(),
                 message: format!("'{model}' is not of the form provider/model"),
+            });
+        }
+        for (field, value) in [
+            ("subagent_max_running", self.subagent_max_running),
+            ("subagent_max_per_chat", self.subagent_max_per_chat),
+        ] {
+            if value == 0 || value > 64 {
+                return Err(ConfigError::Value {
+                    field: field.into(),
+                    message: format!("{value} is outside 1..=64"),
+                });
+            }
+        }
+        if let Some(image) = &self.sandbox_image
+            && !valid_image_reference(image)
+        {
+            return Err(ConfigError::Value {
+                field: "sandbox_image".into(),
+                message: format!(
+                    "'{image}' is not a Docker image reference (e.g. debian:bookworm-slim or ghcr.io/org/image@sha256:...)"
+                ),
             });
         }
         if self.max_steps == 0 || self.max_steps > 1000 {
@@ -214,6 +325,15 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Whether `image` looks like a Docker image reference: starts with a letter or digit (so it is
+/// never taken for an option of `docker run`), then letters, digits and `._-/:@` only.
+fn valid_image_reference(image: &str) -> bool {
+    let mut chars = image.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && image.len() <= 255
+        && chars.all(|c| c.is_ascii_alphanumeric() || "._-/:@".contains(c))
 }
 
 // The TOML parser lives behind this seam so that core keeps one dependency for it.
@@ -242,6 +362,39 @@ mod tests {
         assert!(
             msg.contains("/x/config.toml") && msg.contains("defualt_mode"),
             "{msg}"
+        );
+    }
+
+    #[test]
+    fn sandbox_backend_image_and_sub_agent_limits_are_read_and_checked() {
+        let c = Config::from_toml(
+            "sandbox_backend = \"docker\"\nsandbox_image = \"ghcr.io/me/dev:1.2\"\nsubagent_max_running = 3\nsubagent_max_per_chat = 2\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.sandbox_backend, SandboxBackend::Docker);
+        assert_eq!(c.sandbox_image.as_deref(), Some("ghcr.io/me/dev:1.2"));
+        assert_eq!((c.subagent_max_running, c.subagent_max_per_chat), (3, 2));
+        let d = Config::default();
+        assert_eq!(d.sandbox_backend, SandboxBackend::Auto);
+        assert_eq!((d.subagent_max_running, d.subagent_max_per_chat), (8, 4));
+        let err = Config::from_toml("sandbox_backend = \"chroot\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("chroot"), "{err}");
+        let err = Config::from_toml("sandbox_image = \"--privileged\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("sandbox_image") && err.contains("--privileged"),
+            "{err}"
+        );
+        let err = Config::from_toml("subagent_max_per_chat = 0\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("subagent_max_per_chat") && err.contains("1..=64"),
+            "{err}"
         );
     }
 

@@ -192,6 +192,23 @@ pub enum AgentEvent {
         /// The whole plan as it now stands.
         plan: crate::plan::Plan,
     },
+    /// A canvas surface was created or changed (by `render_ui` or a user action). Stored before
+    /// it is sent.
+    #[serde(rename_all = "camelCase")]
+    SurfaceUpdated {
+        /// Chat id.
+        chat_id: String,
+        /// The whole surface as it now stands.
+        surface: crate::canvas::Surface,
+    },
+    /// A canvas surface was deleted (by `render_ui` or the user). Deleted before it is sent.
+    #[serde(rename_all = "camelCase")]
+    SurfaceDeleted {
+        /// Chat id.
+        chat_id: String,
+        /// The surface's id.
+        surface_id: String,
+    },
 }
 
 impl AgentEvent {
@@ -210,6 +227,8 @@ impl AgentEvent {
             AgentEvent::ToolActivated { .. } => "tool_activated",
             AgentEvent::BackgroundTaskUpdate { .. } => "background_task_update",
             AgentEvent::PlanUpdated { .. } => "plan_updated",
+            AgentEvent::SurfaceUpdated { .. } => "surface_updated",
+            AgentEvent::SurfaceDeleted { .. } => "surface_deleted",
         }
     }
 
@@ -227,7 +246,9 @@ impl AgentEvent {
             | AgentEvent::RunError { chat_id, .. }
             | AgentEvent::ToolActivated { chat_id, .. }
             | AgentEvent::BackgroundTaskUpdate { chat_id, .. }
-            | AgentEvent::PlanUpdated { chat_id, .. } => chat_id,
+            | AgentEvent::PlanUpdated { chat_id, .. }
+            | AgentEvent::SurfaceUpdated { chat_id, .. }
+            | AgentEvent::SurfaceDeleted { chat_id, .. } => chat_id,
         }
     }
 }

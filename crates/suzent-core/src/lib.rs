@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 mod background;
+mod canvas;
 mod config;
 mod event;
 mod message;
@@ -13,7 +14,19 @@ mod permission;
 mod plan;
 
 pub use background::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
-pub use config::{Config, ConfigError, DEFAULT_TOOLS, ProviderConfig, ProvidersConfig};
+pub use canvas::{
+    Action, ActionContextEntry, Alignment, Axis, BadgeTone, BoundValue, CATALOG_ID, CanvasError,
+    CanvasErrors, Children, ChoiceOption, Component, ComponentEntry, DataUpdate, Distribution,
+    ImageSource, ListDirection, MAX_COMPONENTS, MAX_DEPTH, MAX_IMAGE_BYTES,
+    MAX_INLINED_IMAGE_BYTES, MAX_SURFACE_BYTES, PointerError, Surface, SurfaceAction,
+    SurfaceChange, SurfaceChangeKind, SurfaceHistoryEntry, SurfaceTarget, TabItem, TableColumn,
+    Template, TextFieldType, TextUsageHint, apply_data_updates, classify_image_url, pointer_get,
+    pointer_set, validate_components, validate_surface,
+};
+pub use config::{
+    Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, ProviderConfig, ProvidersConfig,
+    SandboxBackend,
+};
 pub use event::{AgentEvent, DecisionEvent, RunOutcome};
 pub use message::{ChatMessage, ToolCall, parse_tool_arguments};
 pub use permission::{

@@ -334,6 +334,28 @@ pub enum RuleMatcher {
         /// The glob; `~` expands to the home directory.
         glob: String,
     },
+    /// Calls addressed to a matching destination: a recipient, channel, chat, repository,
+    /// agent or host, as found in the call's arguments (recipient-like fields such as `to`,
+    /// `recipients`, `channel`, `chat_id`, `repo`/`repository` or `owner` + `repo`,
+    /// `agent_id`, and the host of `url`).
+    ///
+    /// Destination shapes, as they are matched:
+    /// - e-mail addresses: `alice@example.com` (`Alice <alice@example.com>` is read as the
+    ///   address; comma- or semicolon-separated lists are split);
+    /// - channels: `#general` (a leading `#` is added when the argument has none);
+    /// - repositories: `owner/name`, e.g. `octo/hello`;
+    /// - chats and agents: the id as given (`-100123`, `@news`, an agent's chat id);
+    /// - hosts of URLs: `api.github.com` (lower case, no port).
+    ///
+    /// The pattern is a case-insensitive glob on the whole destination: `*` matches any run
+    /// of characters (also none), `\*` is a literal star and `\\` a backslash, e.g.
+    /// `*@example.com`, `octo/*`, `#general`, `*.github.com`. Allow rules of this kind never
+    /// cover a call whose destinations cannot all be determined; deny and ask rules match when
+    /// any destination matches.
+    Destination {
+        /// The glob on the destination.
+        pattern: String,
+    },
 }
 
 /// A rule before it is stored: what an approval action would add.

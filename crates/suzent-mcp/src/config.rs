@@ -106,14 +106,17 @@ impl McpServerConfig {
             }
             (None, Some(url)) => Err(McpError::Config {
                 server: server.to_string(),
+                field: Some("url"),
                 message: format!("url '{url}' is not an http(s) URL"),
             }),
             (Some(_), Some(_)) => Err(McpError::Config {
                 server: server.to_string(),
+                field: None,
                 message: "set either command (stdio) or url (HTTP), not both".into(),
             }),
             _ => Err(McpError::Config {
                 server: server.to_string(),
+                field: Some(if self.url.is_some() { "url" } else { "command" }),
                 message: "neither command (stdio) nor url (HTTP) is set".into(),
             }),
         }
@@ -189,12 +192,14 @@ pub fn resolve_secrets(
         let Some(end) = after.find('}') else {
             return Err(McpError::Config {
                 server: server.to_string(),
+                field: None,
                 message: format!("{what}: unterminated ${{keychain:...}} reference"),
             });
         };
         let entry = &after[..end];
         let value = secret(entry).ok_or_else(|| McpError::Config {
             server: server.to_string(),
+            field: None,
             message: format!("{what} references keychain entry '{entry}', which is not set (suzent keys set {entry})"),
         })?;
         out.push_str(&value);
@@ -295,6 +300,7 @@ pub fn validate_name(name: &str) -> Result<(), McpError> {
     if name.trim().is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
         return Err(McpError::Config {
             server: name.to_string(),
+            field: Some("name"),
             message: "a server name has 1 to 64 characters and no control characters".into(),
         });
     }
@@ -339,6 +345,26 @@ mod tests {
             err.contains("'bad'") && err.contains("neither command"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn configuration_errors_name_the_field_at_fault() {
+        assert_eq!(validate_name(" ").unwrap_err().field(), Some("name"));
+        assert_eq!(
+            McpServerConfig::stdio("", vec![])
+                .transport("x")
+                .unwrap_err()
+                .field(),
+            Some("command")
+        );
+        assert_eq!(
+            McpServerConfig::http("ftp://example.com")
+                .transport("x")
+                .unwrap_err()
+                .field(),
+            Some("url")
+        );
+        assert_eq!(McpError::DuplicateServer("x".into()).field(), Some("name"));
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub enum McpError {
     Config {
         /// The server.
         server: String,
+        /// The configuration field at fault (`name`, `command`, `url`), when it is one field.
+        field: Option<&'static str>,
         /// What is wrong.
         message: String,
     },
@@ -85,4 +87,16 @@ pub enum McpError {
     /// The schema cache failed.
     #[error("MCP schema cache: {0}")]
     Cache(String),
+}
+
+impl McpError {
+    /// The server configuration field the error is about (`name`, `command`, `url`), when it is
+    /// about one field of a server entry; forms show the message next to that field.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            McpError::Config { field, .. } => *field,
+            McpError::DuplicateServer(_) => Some("name"),
+            _ => None,
+        }
+    }
 }

@@ -176,6 +176,7 @@ fn rule_summary(rule: &Rule) -> String {
         RuleMatcher::Exact { input } => input.to_string(),
         RuleMatcher::Prefix { words } => words.join(" "),
         RuleMatcher::Path { glob } => glob.clone(),
+        RuleMatcher::Destination { pattern } => format!("to {pattern}"),
     };
     format!("{} {}({})", rule.behavior, rule.tool, what)
 }
@@ -866,7 +867,7 @@ pub(crate) fn is_read_only(analysis: &ShellAnalysis) -> bool {
         && analysis.segments.iter().all(segment_is_read_only)
 }
 
-fn segment_is_read_only(segment: &CommandSegment) -> bool {
+pub(crate) fn segment_is_read_only(segment: &CommandSegment) -> bool {
     let Some(prog) = segment.words.first() else {
         return false;
     };
@@ -952,7 +953,11 @@ const SYSTEM_DIRS: &[&str] = &[
 ];
 
 /// Why a segment is a built-in dangerous command, if it is.
-fn dangerous(segment: &CommandSegment, cwd: &Path, policy: &PathPolicy) -> Option<String> {
+pub(crate) fn dangerous(
+    segment: &CommandSegment,
+    cwd: &Path,
+    policy: &PathPolicy,
+) -> Option<String> {
     let escalation = ["sudo", "doas", "su", "pkexec", "run0"];
     if segment
         .wrappers
@@ -1167,7 +1172,16 @@ fn suggest_rule(
             let what = format!("`{}` on anything under `{}`", tool, dir.display());
             (RuleMatcher::Path { glob }, what)
         }
-        ToolAccess::Other => (RuleMatcher::All, format!("every `{tool}` call")),
+        // A call to exactly one known destination remembers that destination only.
+        ToolAccess::Other => match prepared.destinations.found.as_slice() {
+            [only] if prepared.destinations.complete => (
+                RuleMatcher::Destination {
+                    pattern: crate::destinations::escape_destination(only),
+                },
+                format!("`{tool}` calls to `{only}`"),
+            ),
+            _ => (RuleMatcher::All, format!("every `{tool}` call")),
+        },
     };
     let scope = match destination {
         RuleDestination::Session => "in this chat",

@@ -4,7 +4,9 @@
 use crate::engine::{
     Evaluation, PermissionContext, PermissionEngine, PermissionRequest, ToolAccess,
 };
+use crate::engine::{dangerous, hidden_code_option, risky_assignment, segment_is_read_only};
 use crate::rules::{Prepared, applies, compile_glob, prefix_matches};
+use crate::shell::CommandSegment;
 use serde::Serialize;
 use suzent_core::{
     ApprovalAction, Behavior, DecisionSource, PermissionMode, Risk, Rule, RuleMatcher,
@@ -20,8 +22,8 @@ pub struct MatchedRule {
     /// Why it matched, in words (`prefix 'git *' matches segment 1: git status`).
     pub why: String,
     /// True for the rule the decision cites: of the rules with the deciding behavior, the most
-    /// specific (exact input, then path glob, then command prefix, then all; longer before
-    /// shorter).
+    /// specific (see [`specificity`]: exact input, then path glob, then destination, then
+    /// command prefix, then all; longer before shorter).
     pub decisive: bool,
 }
 
@@ -42,6 +44,12 @@ pub struct SegmentView {
     pub wrappers: Vec<String>,
     /// True for the inner command of `xargs`, `find -exec` or `sh -c`.
     pub nested: bool,
+    /// What the engine says about this command on its own, in the evaluated mode (the whole
+    /// call may still ask because it runs several commands or was not fully understood).
+    pub verdict: Behavior,
+    /// Why, in words (`deny rule rules.toml:3: prefix 'rm'`, `never run: privilege
+    /// escalation`, `a known read-only command`).
+    pub verdict_reason: String,
 }
 
 /// The simulator's answer.
@@ -67,6 +75,12 @@ pub struct Explanation {
     pub matched_rules: Vec<MatchedRule>,
     /// The commands of a shell call (empty for other tools).
     pub segments: Vec<SegmentView>,
+    /// The destinations the call addresses (recipients, `#channels`, chats, `owner/repo`,
+    /// agents, hosts), as `destination` rules see them; empty when it addresses none.
+    pub destinations: Vec<String>,
+    /// False when a recipient-like argument could not be read as a destination: allow rules
+    /// of the `destination` kind then never cover the call.
+    pub destinations_complete: bool,
     /// For shell calls: whether the analyser understood the whole script.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub understood: Option<bool>,
@@ -79,12 +93,15 @@ pub struct Explanation {
     pub reviewer_would_decide: bool,
 }
 
-/// Orders matchers by specificity: exact input > path glob > command prefix > all; within a
-/// kind, longer (more literal characters or words) is more specific.
+/// Orders matchers by specificity: exact input > path glob > destination > command prefix >
+/// all; within a kind, longer (more literal characters or words) is more specific, and for
+/// `all`, a rule naming its tool is more specific than one for `*`. Compare the returned
+/// pairs (kind rank, length); the largest is the most specific.
 pub fn specificity(rule: &Rule) -> (u8, usize) {
     match &rule.matcher {
-        RuleMatcher::Exact { input } => (3, input.to_string().len()),
-        RuleMatcher::Path { glob } => (2, glob.chars().filter(|c| !matches!(c, '*' | '?')).count()),
+        RuleMatcher::Exact { input } => (4, input.to_string().len()),
+        RuleMatcher::Path { glob } => (3, glob.chars().filter(|c| !matches!(c, '*' | '?')).count()),
+        RuleMatcher::Destination { pattern } => (2, pattern.chars().filter(|c| *c != '*').count()),
         RuleMatcher::Prefix { words } => (1, words.iter().filter(|w| w.as_str() != "*").count()),
         RuleMatcher::All => (0, usize::from(rule.tool != "*")),
     }
@@ -141,6 +158,12 @@ pub(crate) fn why_matches(
                 .find(|(p, _)| m.is_match(p))
                 .map(|(p, kind)| format!("glob '{glob}' matches {kind} {}", p.display()))
         }),
+        RuleMatcher::Destination { pattern } => prepared
+            .destinations
+            .found
+            .iter()
+            .find(|d| crate::destinations::destination_matches(pattern, d))
+            .map(|d| format!("destination '{pattern}' matches {d}")),
     }?;
     Some(format!("{} {scope} rule: {what}", rule.behavior))
 }
@@ -174,16 +197,21 @@ impl PermissionEngine {
             })
             .collect();
         let (segments, understood, compound) = match (&request.access, &prepared.analysis) {
-            (ToolAccess::Command { .. }, Some(a)) => (
+            (ToolAccess::Command { cwd, .. }, Some(a)) => (
                 a.segments
                     .iter()
-                    .map(|s| SegmentView {
-                        words: s.words.clone(),
-                        full_words: s.full_words.clone(),
-                        assignments: s.assignments.clone(),
-                        redirects: s.redirects.clone(),
-                        wrappers: s.wrappers.clone(),
-                        nested: s.nested,
+                    .map(|s| {
+                        let (verdict, verdict_reason) = segment_verdict(s, cwd, request, ctx);
+                        SegmentView {
+                            words: s.words.clone(),
+                            full_words: s.full_words.clone(),
+                            assignments: s.assignments.clone(),
+                            redirects: s.redirects.clone(),
+                            wrappers: s.wrappers.clone(),
+                            nested: s.nested,
+                            verdict,
+                            verdict_reason,
+                        }
                     })
                     .collect(),
                 Some(a.understood),
@@ -207,10 +235,75 @@ impl PermissionEngine {
             source: decision.source,
             matched_rules,
             segments,
+            destinations: prepared.destinations.found.clone(),
+            destinations_complete: prepared.destinations.complete,
             understood,
             compound,
             actions: decision.actions,
             reviewer_would_decide,
         }
     }
+}
+
+/// The engine's answer for one command segment on its own: deny rules and dangerous commands,
+/// then ask rules and options or variables that run other code, then allow rules, then the
+/// mode (`full_access` allows, otherwise only known read-only commands are allowed).
+fn segment_verdict(
+    segment: &CommandSegment,
+    cwd: &std::path::Path,
+    request: &PermissionRequest,
+    ctx: &PermissionContext<'_>,
+) -> (Behavior, String) {
+    let rule_for = |behavior: Behavior| {
+        ctx.rules
+            .iter()
+            .filter(|r| r.behavior == behavior && applies(r, request, ctx))
+            .filter_map(|r| match &r.matcher {
+                RuleMatcher::Prefix { words }
+                    if prefix_matches(words, &segment.words)
+                        || (behavior != Behavior::Allow
+                            && prefix_matches(words, &segment.full_words)) =>
+                {
+                    Some((r, words))
+                }
+                _ => None,
+            })
+            .max_by_key(|(r, _)| specificity(r))
+            .map(|(r, words)| format!("{behavior} rule {}: prefix '{}'", r.id, words.join(" ")))
+    };
+    if let Some(why) = rule_for(Behavior::Deny) {
+        return (Behavior::Deny, why);
+    }
+    if let Some(why) = dangerous(segment, cwd, ctx.paths) {
+        return (Behavior::Deny, format!("never run: {why}"));
+    }
+    if let Some(why) = rule_for(Behavior::Ask) {
+        return (Behavior::Ask, why);
+    }
+    if ctx.mode != PermissionMode::FullAccess {
+        if let Some(why) = hidden_code_option(segment) {
+            return (Behavior::Ask, format!("uses {why}"));
+        }
+        if let Some(var) = risky_assignment(segment) {
+            return (
+                Behavior::Ask,
+                format!("sets {var}, which changes what runs"),
+            );
+        }
+    }
+    if segment.redirects.is_empty()
+        && let Some(why) = rule_for(Behavior::Allow)
+    {
+        return (Behavior::Allow, why);
+    }
+    if ctx.mode == PermissionMode::FullAccess {
+        return (Behavior::Allow, "full access mode".to_string());
+    }
+    if segment_is_read_only(segment) {
+        return (Behavior::Allow, "a known read-only command".to_string());
+    }
+    (
+        Behavior::Ask,
+        "not known to be read-only: needs approval".to_string(),
+    )
 }

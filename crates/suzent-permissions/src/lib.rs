@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod audit;
+mod destinations;
 mod engine;
 mod explain;
 mod paths;
@@ -16,6 +17,7 @@ mod rules;
 mod rules_file;
 mod shell;
 
+pub use destinations::{Destinations, destination_matches, extract_destinations};
 pub use engine::{
     Evaluation, PermissionContext, PermissionEngine, PermissionRequest, ToolAccess, reason_codes,
 };

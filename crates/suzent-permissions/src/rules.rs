@@ -3,7 +3,10 @@
 //! A rule names a tool (or `*`) and a matcher. Deny and ask rules match a request when they
 //! match ANY part of it (any command segment at any nesting, any path); allow rules cover a
 //! request only when EVERY part is covered by some allow rule (see [`covers_request`]).
+//! The parts of a request are its paths, its command segments and redirect targets, and its
+//! destinations (recipients, channels, repositories, agents, hosts; see `destinations`).
 
+use crate::destinations::{Destinations, destination_matches, extract_destinations};
 use crate::engine::{PermissionContext, PermissionRequest, ToolAccess};
 use crate::paths::{PathPolicy, expand_home};
 use crate::shell::{ShellAnalysis, analyze_command};
@@ -20,10 +23,13 @@ pub(crate) struct Prepared {
     pub paths: Vec<PathBuf>,
     /// Resolved write-redirect targets of a command.
     pub redirects: Vec<PathBuf>,
+    /// The destinations the arguments address (for `destination` rules).
+    pub destinations: Destinations,
 }
 
 impl Prepared {
     pub(crate) fn new(request: &PermissionRequest, policy: &PathPolicy) -> Prepared {
+        let destinations = extract_destinations(&request.args);
         match &request.access {
             ToolAccess::Read(paths) | ToolAccess::Write(paths) => Prepared {
                 analysis: None,
@@ -32,6 +38,7 @@ impl Prepared {
                     .filter_map(|p| policy.resolve(p).ok())
                     .collect(),
                 redirects: Vec::new(),
+                destinations,
             },
             ToolAccess::Command { command, cwd } => {
                 let analysis = analyze_command(command);
@@ -43,12 +50,14 @@ impl Prepared {
                     analysis: Some(analysis),
                     paths: Vec::new(),
                     redirects,
+                    destinations,
                 }
             }
             ToolAccess::Other => Prepared {
                 analysis: None,
                 paths: Vec::new(),
                 redirects: Vec::new(),
+                destinations,
             },
         }
     }
@@ -98,7 +107,7 @@ pub(crate) fn command_path(word: &str, cwd: &Path) -> PathBuf {
 }
 
 /// Checks a rule before it is stored. Errors name the field (`tool: empty`,
-/// `matcher.words: empty prefix`, `matcher.glob: ...`).
+/// `matcher.words: empty prefix`, `matcher.glob: ...`, `matcher.pattern: ...`).
 pub fn validate_rule(draft: &RuleDraft) -> Result<(), String> {
     let tool = draft.tool.trim();
     if tool.is_empty() {
@@ -133,6 +142,8 @@ pub fn validate_rule(draft: &RuleDraft) -> Result<(), String> {
                 .map(|_| ())
                 .map_err(|e| format!("matcher.glob: {e}"))
         }
+        RuleMatcher::Destination { pattern } => crate::destinations::validate_pattern(pattern)
+            .map_err(|e| format!("matcher.pattern: {e}")),
     }
 }
 
@@ -182,11 +193,19 @@ pub(crate) fn matches_any(
                 .any(|p| m.is_match(p)),
             Err(_) => false,
         },
+        RuleMatcher::Destination { pattern } => prepared
+            .destinations
+            .found
+            .iter()
+            .any(|d| destination_matches(pattern, d)),
     }
 }
 
 /// Whether the allow rules among `rules` cover every part of the request: every path, every
-/// command segment (at every nesting) and every write-redirect target.
+/// command segment (at every nesting), every write-redirect target and every destination.
+/// A request whose destinations could not all be read is never covered by part-wise rules
+/// (only by `all` or `exact`); a tool without paths or commands is covered only through its
+/// destinations, and only when there is at least one.
 pub(crate) fn covers_request(
     allow_rules: &[&Rule],
     request: &PermissionRequest,
@@ -217,6 +236,22 @@ pub(crate) fn covers_request(
         })
         .collect();
     let path_covered = |p: &PathBuf| globs.iter().any(|g| g.is_match(p));
+    let patterns: Vec<&str> = rules
+        .iter()
+        .filter_map(|r| match &r.matcher {
+            RuleMatcher::Destination { pattern } => Some(pattern.as_str()),
+            _ => None,
+        })
+        .collect();
+    let destinations = &prepared.destinations;
+    let destinations_covered = destinations.complete
+        && destinations
+            .found
+            .iter()
+            .all(|d| patterns.iter().any(|p| destination_matches(p, d)));
+    if !destinations_covered {
+        return false;
+    }
     match &request.access {
         ToolAccess::Read(paths) | ToolAccess::Write(paths) => {
             !paths.is_empty()
@@ -238,7 +273,7 @@ pub(crate) fn covers_request(
                 && prepared.redirects.len() == redirect_count
                 && prepared.redirects.iter().all(path_covered)
         }
-        ToolAccess::Other => false,
+        ToolAccess::Other => destinations.determined(),
     }
 }
 

@@ -11,9 +11,16 @@
 //! tool = "read_file"
 //! behavior = "deny"
 //! path = "~/.ssh/**"             # or: exact = { ... }, or: all = true
+//!
+//! [[rule]]
+//! tool = "*"
+//! behavior = "deny"
+//! recipient = "*@competitor.example"   # a destination: address, #channel, owner/repo, host
 //! ```
 //!
-//! Each rule needs `tool`, `behavior` and exactly one matcher (`all`, `exact`, `prefix`, `path`).
+//! Each rule needs `tool`, `behavior` and exactly one matcher (`all`, `exact`, `prefix`, `path`,
+//! `recipient`). `recipient` is the `destination` matcher (the key is not called `destination`
+//! because that word names a rule's global/session scope elsewhere).
 //! A rule that is invalid (unknown key, missing or extra matcher, bad glob) is reported with its
 //! line and ignored: it never turns into a wider rule. A file that is not TOML at all yields no
 //! rules and one problem.
@@ -67,6 +74,8 @@ struct Entry {
     prefix: Option<PrefixWords>,
     #[serde(default)]
     path: Option<String>,
+    #[serde(default)]
+    recipient: Option<String>,
     #[serde(default)]
     description: Option<String>,
 }
@@ -139,10 +148,19 @@ fn entry_to_draft(value: toml::Value) -> Result<RuleDraft, String> {
     if let Some(glob) = entry.path {
         matchers.push(RuleMatcher::Path { glob });
     }
+    if let Some(pattern) = entry.recipient {
+        matchers.push(RuleMatcher::Destination { pattern });
+    }
     let matcher = match matchers.len() {
         1 => matchers.remove(0),
-        0 => return Err("matcher: none of all, exact, prefix, path is set".to_string()),
-        _ => return Err("matcher: more than one of all, exact, prefix, path is set".to_string()),
+        0 => {
+            return Err("matcher: none of all, exact, prefix, path, recipient is set".to_string());
+        }
+        _ => {
+            return Err(
+                "matcher: more than one of all, exact, prefix, path, recipient is set".to_string(),
+            );
+        }
     };
     let draft = RuleDraft {
         tool: entry.tool,
@@ -151,7 +169,10 @@ fn entry_to_draft(value: toml::Value) -> Result<RuleDraft, String> {
         destination: RuleDestination::Global,
         description: entry.description,
     };
-    validate_rule(&draft)?;
+    validate_rule(&draft).map_err(|e| match e.strip_prefix("matcher.pattern:") {
+        Some(rest) => format!("recipient:{rest}"),
+        None => e,
+    })?;
     Ok(draft)
 }
 

@@ -92,7 +92,94 @@ fn matcher() -> impl Strategy<Value = RuleMatcher> {
                 glob: g.to_string()
             }
         ),
+        destination_pattern().prop_map(|pattern| RuleMatcher::Destination { pattern }),
     ]
+}
+
+fn destination_pattern() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "*",
+        "*@example.com",
+        "bob@example.com",
+        "*@evil.com",
+        "octo/*",
+        "octo/secret",
+        "#general",
+        "#*",
+        "agent-*",
+        "*.evil.com",
+        "a\\*b@example.com",
+    ])
+    .prop_map(str::to_string)
+}
+
+/// Arguments of a messaging call: recipient-like fields drawn from a pool (clean, listed,
+/// wrapped, unreadable), beside other fields.
+fn message_args() -> impl Strategy<Value = serde_json::Value> {
+    const RECIPIENTS: &[&str] = &[
+        "bob@example.com",
+        "Eve <eve@evil.com>",
+        "bob@example.com, eve@evil.com",
+        "bob@example.com eve@evil.com",
+        "a*b@example.com",
+        "CEO@EXAMPLE.COM",
+    ];
+    (
+        prop::collection::vec(prop::sample::select(RECIPIENTS), 0..3),
+        prop::option::of(prop::sample::select(vec!["general", "#general", "C0123"])),
+        prop::option::of(prop::sample::select(vec!["secret", "hello", "octo/hello"])),
+        prop::option::of(prop::sample::select(vec![
+            "https://www.evil.com/x",
+            "http://docs.example.com@a.evil.com/",
+            "file:///etc/passwd",
+        ])),
+        any::<bool>(),
+    )
+        .prop_map(|(to, channel, repo, url, odd)| {
+            let mut args = serde_json::Map::new();
+            args.insert("text".into(), json!("hello"));
+            if !to.is_empty() {
+                args.insert("to".into(), json!(to));
+            }
+            if let Some(c) = channel {
+                args.insert("channel".into(), json!(c));
+            }
+            if let Some(r) = repo {
+                args.insert("owner".into(), json!("octo"));
+                args.insert("repo".into(), json!(r));
+            }
+            if let Some(u) = url {
+                args.insert("url".into(), json!(u));
+            }
+            if odd {
+                args.insert("cc".into(), json!({"id": "U1"}));
+            }
+            serde_json::Value::Object(args)
+        })
+}
+
+fn evaluate_message(
+    w: &Ws,
+    mode: PermissionMode,
+    rules: &[Rule],
+    args: &serde_json::Value,
+) -> Behavior {
+    let request = PermissionRequest {
+        tool_name: "mcp__mail__send".into(),
+        args: args.clone(),
+        access: ToolAccess::Other,
+        requires_approval: true,
+    };
+    let ctx = PermissionContext {
+        mode,
+        paths: &w.policy,
+        rules,
+        chat_id: "c",
+    };
+    PermissionEngine::new()
+        .evaluate(&request, &ctx)
+        .decision
+        .behavior
 }
 
 fn rule(i: usize, behavior: Behavior, matcher: RuleMatcher) -> Rule {
@@ -194,6 +281,48 @@ proptest! {
         rules.push(rule(99, Behavior::Deny, RuleMatcher::Prefix { words: vec![program] }));
         for mode in [PermissionMode::Default, PermissionMode::Auto, PermissionMode::FullAccess] {
             prop_assert_eq!(evaluate(&w, mode, &rules, &command), Behavior::Deny, "{:?} in {}", command, mode);
+        }
+    }
+
+    #[test]
+    fn adding_a_deny_rule_never_turns_a_message_into_allow(
+        args in message_args(),
+        mode in mode(),
+        existing in prop::collection::vec((prop::sample::select(vec![Behavior::Allow, Behavior::Ask]), matcher()), 0..4),
+        deny in matcher(),
+    ) {
+        let w = ws();
+        let mut rules: Vec<Rule> = existing
+            .into_iter()
+            .enumerate()
+            .map(|(i, (b, m))| Rule { tool: "mcp__mail__send".into(), ..rule(i, b, m) })
+            .collect();
+        let before = evaluate_message(&w, mode, &rules, &args);
+        rules.push(Rule { tool: "*".into(), ..rule(99, Behavior::Deny, deny.clone()) });
+        let after = evaluate_message(&w, mode, &rules, &args);
+        prop_assert!(after >= before, "{args} in {mode}: {before} became {after}");
+        if before != Behavior::Allow {
+            prop_assert_ne!(after, Behavior::Allow);
+        }
+        // A deny destination rule that matches any destination denies in every mode.
+        if let RuleMatcher::Destination { pattern } = &deny {
+            let found = suzent_permissions::extract_destinations(&args).found;
+            if found.iter().any(|d| suzent_permissions::destination_matches(pattern, d)) {
+                prop_assert_eq!(after, Behavior::Deny, "{} in {}", args, mode);
+            }
+        }
+    }
+
+    #[test]
+    fn destination_matching_never_panics_on_arbitrary_patterns(
+        pattern in "\\PC{0,30}",
+        destination in "\\PC{0,40}",
+        to in "\\PC{0,60}",
+    ) {
+        let _ = suzent_permissions::destination_matches(&pattern, &destination);
+        let d = suzent_permissions::extract_destinations(&json!({"to": to, "url": destination}));
+        if d.determined() {
+            prop_assert!(d.found.iter().all(|x| !x.contains(char::is_whitespace)));
         }
     }
 

@@ -116,6 +116,18 @@ fn the_explanation_marks_the_decisive_rule_and_says_why_each_matched() {
     assert_eq!(e.segments.len(), 2);
     assert_eq!(e.segments[1].words, vec!["rm", "-rf", "x"]);
     assert_eq!(e.compound, Some(true));
+    let verdicts: Vec<(Behavior, &str)> = e
+        .segments
+        .iter()
+        .map(|s| (s.verdict, s.verdict_reason.as_str()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        vec![
+            (ALLOW, "allow rule rule-0: prefix 'git *'"),
+            (DENY, "deny rule rule-2: prefix 'rm -rf x'"),
+        ]
+    );
     let json = serde_json::to_value(&e).unwrap();
     for key in [
         "behavior",
@@ -304,5 +316,55 @@ fn every_matching_rule_is_listed_whatever_its_behavior() {
     assert_eq!(
         eval.decision.matched_rules,
         vec!["rule-0".to_string(), "rule-1".to_string()]
+    );
+}
+
+#[test]
+fn each_segment_gets_its_own_verdict_in_the_evaluated_mode() {
+    let f = fixture();
+    let policy = PathPolicy::new(&f.ws, &[]).unwrap();
+    let rules = [rule(0, "ask run_command(npm publish)", &f)];
+    let explain = |mode, command: &'static str| {
+        let ctx = PermissionContext {
+            mode,
+            paths: &policy,
+            rules: &rules,
+            chat_id: CHAT,
+        };
+        let e = PermissionEngine::new().explain(&request(Cmd(command), &f), &ctx);
+        let verdicts: Vec<(Behavior, String)> = e
+            .segments
+            .iter()
+            .map(|s| (s.verdict, s.verdict_reason.clone()))
+            .collect();
+        (e.behavior, verdicts)
+    };
+    assert_eq!(
+        explain(D, "ls && rm -rf /"),
+        (
+            DENY,
+            vec![
+                (ALLOW, "a known read-only command".to_string()),
+                (DENY, "never run: recursive removal of '/'".to_string()),
+            ]
+        )
+    );
+    assert_eq!(
+        explain(FULL, "cargo build; npm publish; LD_PRELOAD=x.so ls"),
+        (
+            ASK,
+            vec![
+                (ALLOW, "full access mode".to_string()),
+                (ASK, "ask rule rule-0: prefix 'npm publish'".to_string()),
+                (ALLOW, "full access mode".to_string()),
+            ]
+        )
+    );
+    assert_eq!(
+        explain(D, "cargo build | LD_PRELOAD=x.so ls").1,
+        vec![
+            (ASK, "not known to be read-only: needs approval".to_string()),
+            (ASK, "sets LD_PRELOAD, which changes what runs".to_string()),
+        ]
     );
 }

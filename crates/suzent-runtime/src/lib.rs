@@ -34,6 +34,7 @@ pub use audit_read::{AuditEntry, AuditFilter, AuditRead, MAX_AUDIT_LIMIT};
 pub use error::RuntimeError;
 pub use mcp::{McpImport, McpTestResult, McpTestTool};
 pub use paths::Paths;
+pub use runtime::{CANVAS_ACTION_KIND, CANVAS_SENDER, MAX_ACTION_CONTEXT_BYTES, action_text};
 pub use runtime::{
     CreateChat, DoctorCheck, DoctorReport, OnAsk, RunOptions, RunSummary, Runtime, RuntimeOptions,
 };
@@ -42,7 +43,10 @@ pub use runtime::{PermissionState, RULES_FILE};
 pub use settings::{KeyStatus, ProviderSettings, ProvidersSettings, Settings, SettingsPatch};
 pub use suzent_core::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
 pub use suzent_core::{PhaseStatus, Plan, PlanPhase};
-pub use suzent_mcp::{McpServerConfig, McpServerInfo, McpServerState, McpToolInfo, McpToolStatus};
+pub use suzent_core::{Surface, SurfaceAction, SurfaceHistoryEntry};
+pub use suzent_mcp::{
+    McpError, McpServerConfig, McpServerInfo, McpServerState, McpToolInfo, McpToolStatus,
+};
 pub use suzent_permissions::{Explanation, MatchedRule, RuleFileProblem, SegmentView};
 pub use suzent_store::{
     ApprovalRecord, ApprovalStatus, ChatRecord, InboxMessage, InboxStatus, NewInboxMessage,

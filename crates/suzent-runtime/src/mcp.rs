@@ -11,12 +11,12 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use suzent_mcp::{
-    CachedSchemas, McpError, McpRegistry, McpServerConfig, McpServerInfo, McpToolInfo, RemoteTool,
-    SchemaCache, qualify_all,
+    CachedSchemas, McpError, McpRegistry, McpServerConfig, McpServerInfo, McpToolInfo,
+    McpToolStatus, RemoteTool, SchemaCache, qualify_all,
 };
 use suzent_permissions::ToolAccess;
 use suzent_store::{McpSchemaRow, Store};
-use suzent_tools::{Tool, ToolContext, ToolError, ToolSpec};
+use suzent_tools::{Capability, CatalogTool, Tool, ToolContext, ToolError, ToolSpec};
 
 /// Capability id of a server's tools (`mcp:fs`).
 pub(crate) fn mcp_capability(server: &str) -> String {
@@ -264,6 +264,53 @@ impl Runtime {
                 })
                 .collect(),
         })
+    }
+
+    /// Lists one server's tools now on its pooled connection (started if needed) and caches
+    /// their schemas; returns the server's tools as the registry knows them afterwards. A
+    /// failure is recorded: the server shows `failed` with the error until its backoff ends.
+    pub async fn refresh_mcp_server(&self, name: &str) -> Result<Vec<McpToolInfo>, RuntimeError> {
+        self.mcp().refresh(name).await?;
+        Ok(self
+            .mcp()
+            .snapshot()
+            .iter()
+            .filter(|t| t.toolkit_slug == name)
+            .cloned()
+            .collect())
+    }
+
+    /// The capability catalog ConfigView shows: the built-in capabilities, then one toolset per
+    /// MCP server with known tools (id `mcp:SERVER`, tools by their model-facing names; servers
+    /// that are disabled are left out). No I/O: servers not listed yet have no toolset.
+    pub fn tool_catalog(&self) -> Vec<Capability> {
+        let mut catalog = self.registry().catalog();
+        let mut by_server: Vec<(String, Vec<CatalogTool>)> = Vec::new();
+        for t in self.mcp().snapshot().iter() {
+            if t.status == McpToolStatus::Disabled {
+                continue;
+            }
+            let tool = CatalogTool {
+                id: t.qualified_name.clone(),
+                name: t.title.clone().unwrap_or_else(|| t.tool_name.clone()),
+                description: t.description.clone(),
+                runtime_name: t.qualified_name.clone(),
+                requires_approval: t.requires_approval,
+            };
+            match by_server.iter_mut().find(|(s, _)| *s == t.toolkit_slug) {
+                Some((_, tools)) => tools.push(tool),
+                None => by_server.push((t.toolkit_slug.clone(), vec![tool])),
+            }
+        }
+        catalog.extend(by_server.into_iter().map(|(server, tools)| Capability {
+            id: mcp_capability(&server),
+            label: format!("MCP: {server}"),
+            description: format!(
+                "Tools of the MCP server '{server}'. The agent activates them with tool_search when it needs them."
+            ),
+            tools,
+        }));
+        catalog
     }
 
     /// Imports the servers of a Claude Desktop configuration file.

@@ -2,11 +2,14 @@
 
 mod agents;
 mod background;
+mod canvas;
 mod content;
 mod inbox;
 mod permissions_api;
 mod review_hook;
+mod summaries;
 
+pub use canvas::{CANVAS_ACTION_KIND, CANVAS_SENDER, MAX_ACTION_CONTEXT_BYTES, action_text};
 pub use content::{DEFAULT_MODEL_SOURCE, EMBEDDING_MODEL_ENV, MAX_BLOCK_CHARS, SKILL_DIRS_ENV};
 pub use permissions_api::{PermissionState, RULES_FILE};
 
@@ -213,9 +216,15 @@ impl Runtime {
         let audit = AuditLog::start(options.paths.audit_log());
         permissions_api::report_rule_file(&options.paths.config_dir);
         if config.sandbox {
-            suzent_tools::sandbox_available().map_err(|e| RuntimeError::InvalidInput {
-                field: "sandbox".into(),
-                message: e.to_string(),
+            let image = config
+                .sandbox_image
+                .clone()
+                .unwrap_or_else(|| suzent_tools::DEFAULT_SANDBOX_IMAGE.to_string());
+            suzent_tools::sandbox_available(config.sandbox_backend, &image).map_err(|e| {
+                RuntimeError::InvalidInput {
+                    field: "sandbox".into(),
+                    message: e.to_string(),
+                }
             })?;
         }
         let bg = background::BackgroundState::new(&options.paths.data_dir)?;
@@ -390,8 +399,12 @@ impl Runtime {
     }
 
     /// Deletes a chat with its transcript, approvals and session rules.
+    /// Unless automatic summaries are off (`chat_summary_idle_secs = 0`), what the chat said
+    /// since its last summary is first summarized into archival memory (a failure there is
+    /// logged and the chat is deleted all the same).
     pub async fn delete_chat(&self, chat_id: &str) -> Result<(), RuntimeError> {
         self.chat(chat_id).await?;
+        self.summarize_before_delete(chat_id).await;
         self.inner.store.delete_chat(chat_id).await?;
         if let Ok(mut sessions) = self.inner.sessions.lock() {
             sessions.remove(chat_id);
@@ -563,18 +576,25 @@ impl Runtime {
         self.check_model(chat.model.as_deref())?;
         let session = self.session(chat_id);
         let _guard = session.run_lock.lock().await;
-        let run_id = new_id();
-        self.inner
-            .store
-            .append_message(
-                chat_id,
-                Some(&run_id),
-                &ChatMessage::User {
-                    text: text.to_string(),
-                },
-            )
-            .await?;
-        self.run(&session, &chat, run_id, options).await
+        // Tool calls waiting for the user are answered first: a message after them would leave
+        // calls without results in the transcript, which model providers refuse.
+        let pending = self.inner.store.pending_approvals(Some(chat_id)).await?;
+        if !pending.is_empty() {
+            let names: Vec<&str> = pending.iter().map(|p| p.tool_name.as_str()).collect();
+            return Err(RuntimeError::InvalidInput {
+                field: "text".into(),
+                message: format!(
+                    "chat '{chat_id}' is waiting for the user's approval of {} tool call(s) ({}); answer them (resume_approvals) before sending a new message",
+                    pending.len(),
+                    names.join(", ")
+                ),
+            });
+        }
+        // The message is stored by the run, after the calls an interrupted turn left open are
+        // settled.
+        let mut opening = Some(Opening::User(text.to_string()));
+        self.run_with(&session, &chat, new_id(), options, &mut opening)
+            .await
     }
 
     /// Answers pending approvals and continues the suspended turn (seed 000 `resume_approvals`).
@@ -852,6 +872,8 @@ impl Runtime {
             sandbox: None,
             plans: None,
             memory: None,
+            canvas: None,
+            tool_call_id: None,
             skills: None,
         })
     }
@@ -871,6 +893,22 @@ impl Runtime {
         run_id: String,
         options: RunOptions,
     ) -> Result<RunSummary, RuntimeError> {
+        self.run_with(session, chat, run_id, options, &mut None)
+            .await
+    }
+
+    /// Runs a turn that first stores `opening` (taken out of the option once stored): after the
+    /// tool calls the last turn left without results are settled, so the transcript never has
+    /// a message between calls and their results. Left in place when the run ends before that:
+    /// calls still wait for the user's approval, the run was cancelled, or it failed.
+    async fn run_with(
+        &self,
+        session: &Session,
+        chat: &ChatRecord,
+        run_id: String,
+        options: RunOptions,
+        opening: &mut Option<Opening>,
+    ) -> Result<RunSummary, RuntimeError> {
         let cancel = CancellationToken::new();
         if let Ok(mut token) = session.cancel.lock() {
             *token = cancel.clone();
@@ -882,7 +920,7 @@ impl Runtime {
             model: model.clone(),
         });
         let result = self
-            .run_loop(session, chat, &run_id, &options, &cancel)
+            .run_loop(session, chat, &run_id, &options, &cancel, opening)
             .await;
         // Everything this run audited is on disk before the run is announced as finished (a
         // CLI process may exit right after).
@@ -944,12 +982,14 @@ impl Runtime {
         run_id: &str,
         options: &RunOptions,
         cancel: &CancellationToken,
+        opening: &mut Option<Opening>,
     ) -> Result<RunSummary, LoopError> {
         let store = &self.inner.store;
         let config = self.config();
         let ctx = self.tool_context(chat, session, cancel.clone())?;
         let mut ctx = self.equip_context(chat, ctx).await?;
         self.equip_content(&mut ctx).await?; // plans, memory, skills (runtime/content.rs)
+        self.equip_canvas(&mut ctx); // render_ui's surfaces (runtime/canvas.rs)
         let selected = self.selected_tools(chat);
         self.inner.toolset.set_selection(&chat.id, &selected);
         let mut provider: Option<(Box<dyn ModelProvider>, String)> = None;
@@ -993,6 +1033,11 @@ impl Runtime {
                 if cancel.is_cancelled() {
                     return Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), last_text));
                 }
+                continue;
+            }
+            // Every call has its result: the message that opens this run joins the transcript.
+            if let Some(first) = opening.take() {
+                self.store_opening(chat, run_id, first).await?;
                 continue;
             }
             match messages.last().map(|m| &m.message) {
@@ -1082,6 +1127,37 @@ impl Runtime {
                 });
             }
         }
+    }
+
+    /// Stores the message that opens a run (see [`Opening`]).
+    async fn store_opening(
+        &self,
+        chat: &ChatRecord,
+        run_id: &str,
+        opening: Opening,
+    ) -> Result<(), RuntimeError> {
+        let store = &self.inner.store;
+        match opening {
+            Opening::User(text) => {
+                store
+                    .append_message(&chat.id, Some(run_id), &ChatMessage::User { text })
+                    .await?;
+            }
+            Opening::Inbox { message_id, text } => {
+                // `None`: recorded by an earlier attempt that died; the run continues from the
+                // transcript as it is (a finished answer ends it without a model call).
+                store
+                    .record_inbox_delivery(
+                        &message_id,
+                        &chat.id,
+                        Some(run_id),
+                        &ChatMessage::User { text },
+                    )
+                    .await?;
+                hold_point("inbox_recorded").await;
+            }
+        }
+        Ok(())
     }
 
     fn summary(
@@ -1327,7 +1403,10 @@ impl Runtime {
                 .await;
         };
         let started = Instant::now();
-        let result = tool.call(args, ctx).await;
+        // The call's own context knows its id (`render_ui` records which call drew a surface).
+        let mut ctx = ctx.clone();
+        ctx.tool_call_id = Some(call.id.clone());
+        let result = tool.call(args, &ctx).await;
         let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         hold_point("after_tool_ran").await;
         let result = match result {
@@ -1407,6 +1486,20 @@ impl Runtime {
             "reviewerModel": decision.reviewer_model,
         })).await;
     }
+}
+
+/// The message that opens a run, stored once the calls of the last turn all have results.
+pub(crate) enum Opening {
+    /// The user's message (`send_message`).
+    User(String),
+    /// An inbox message, stored with its delivery record: a redelivery after a crash finds the
+    /// record and stores nothing.
+    Inbox {
+        /// The inbox message id.
+        message_id: String,
+        /// Its transcript text ([`inbox::transcript_text`]).
+        text: String,
+    },
 }
 
 enum LoopError {

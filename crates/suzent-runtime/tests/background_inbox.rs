@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use suzent_core::{
     BackgroundTaskKind, BackgroundTaskStatus, ChatMessage, Config, PermissionMode, RunOutcome,
+    ToolCall,
 };
 use suzent_runtime::provider::StaticKeys;
 use suzent_runtime::{
@@ -55,7 +56,8 @@ async fn harness_with(
         keys: Arc::new(
             StaticKeys::new()
                 .with("openai", "sk-test")
-                .with("anthropic", "sk-ant-test"),
+                .with("anthropic", "sk-ant-test")
+                .with("gemini", "gm-test"),
         ),
         config: Some(config),
     })
@@ -512,11 +514,18 @@ async fn one_chat_messages_another_which_answers_and_the_answer_is_readable() {
 async fn a_sub_agent_reports_back_and_cannot_use_agent_send() {
     // The parent uses the Anthropic-format server, sub-agents the OpenAI-format one.
     let sub_server = ScriptedServer::start(vec![
-        call(
-            "x1",
-            "agent_send",
-            serde_json::json!({"agent_id": "whoever", "message": "escape"}),
-        ),
+        Turn::tool_calls(vec![
+            Item::tool_call(
+                "x1",
+                "agent_send",
+                serde_json::json!({"agent_id": "whoever", "message": "escape"}).to_string(),
+            ),
+            Item::tool_call(
+                "x2",
+                "spawn_agent",
+                serde_json::json!({"task": "go deeper", "profile": "explore"}).to_string(),
+            ),
+        ]),
         Turn::text("found 3 files"),
     ])
     .await;
@@ -564,6 +573,22 @@ async fn a_sub_agent_reports_back_and_cannot_use_agent_send() {
             if tool_name == "agent_send" && content.contains("not enabled"))
     });
     assert!(refused, "{child:?}");
+    // Depth 1: a sub-agent cannot start a sub-agent of its own.
+    let deeper = child.iter().any(|m| {
+        matches!(m,
+        ChatMessage::Tool { tool_call_id, is_error: true, content, .. }
+            if tool_call_id == "x2" && content.contains("not enabled"))
+    });
+    assert!(deeper, "{child:?}");
+    assert_eq!(h.runtime.list_chats().await.unwrap().len(), 2);
+    assert_eq!(
+        h.runtime
+            .background_tasks()
+            .iter()
+            .filter(|t| t.kind == BackgroundTaskKind::Agent)
+            .count(),
+        1
+    );
     let offered = sub_server.requests()[0].to_string();
     assert!(offered.contains("read_file"));
     assert!(!offered.contains("agent_send"));
@@ -607,5 +632,393 @@ async fn a_chat_in_sandbox_mode_cannot_write_outside_its_workspace() {
     // Off again: the host runs it.
     h.runtime.set_sandbox(&chat, Some(false)).await.unwrap();
     assert!(!h.runtime.sandbox_enabled(&chat).await.unwrap());
+    h.runtime.shutdown().await;
+}
+
+/// Asserts that in an OpenAI-format request every tool call of an assistant message is answered
+/// by `tool` messages before any other message follows (providers refuse anything else).
+fn assert_every_call_answered_before_the_next_message(request: &serde_json::Value) {
+    let messages = request["messages"].as_array().unwrap();
+    let mut open: Vec<String> = Vec::new();
+    for m in messages {
+        if m["role"] == "tool" {
+            let id = m["tool_call_id"].as_str().unwrap().to_string();
+            assert!(
+                open.contains(&id),
+                "result for a call that is not open: {m}"
+            );
+            open.retain(|o| o != &id);
+            continue;
+        }
+        assert!(
+            open.is_empty(),
+            "calls {open:?} have no result before {m}\nrequest: {request}"
+        );
+        if let Some(calls) = m["tool_calls"].as_array() {
+            open.extend(calls.iter().map(|c| c["id"].as_str().unwrap().to_string()));
+        }
+    }
+    assert!(open.is_empty(), "calls {open:?} have no result at the end");
+}
+
+/// The roles (and for tool results the call id) of an OpenAI-format request, in order.
+fn shape(request: &serde_json::Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| match m["tool_call_id"].as_str() {
+            Some(id) => format!("tool:{id}"),
+            None => m["role"].as_str().unwrap().to_string(),
+        })
+        .collect()
+}
+
+fn inbox_message(id: &str, target: &str, text: &str) -> suzent_runtime::NewInboxMessage {
+    suzent_runtime::NewInboxMessage {
+        id: id.into(),
+        target: target.into(),
+        sender: "tester".into(),
+        kind: "agent_message".into(),
+        text: text.into(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_inbox_message_to_a_chat_killed_mid_turn_comes_after_a_result_for_every_open_call() {
+    let server = ScriptedServer::start(vec![Turn::text("noted")]).await;
+    let h = harness(&server, None).await;
+    let chat = h.chat(None).await;
+    std::fs::write(h.ws.join("notes.txt"), "note-content-7").unwrap();
+    // The transcript a process leaves when it is killed while the first of two calls runs: the
+    // assistant message with both calls is stored, the first call's step is recorded as
+    // running, no result exists.
+    let store = suzent_store::Store::open(&h.runtime.paths().database())
+        .await
+        .unwrap();
+    let running_args = serde_json::json!({"content": "echo ran >> count.txt"}).to_string();
+    store
+        .append_message(
+            &chat,
+            Some("run-dead"),
+            &ChatMessage::User {
+                text: "do two things".into(),
+            },
+        )
+        .await
+        .unwrap();
+    store
+        .append_message(
+            &chat,
+            Some("run-dead"),
+            &ChatMessage::Assistant {
+                text: String::new(),
+                tool_calls: vec![
+                    ToolCall {
+                        id: "c_running".into(),
+                        name: "run_command".into(),
+                        arguments: running_args.clone(),
+                    },
+                    ToolCall {
+                        id: "c_open".into(),
+                        name: "read_file".into(),
+                        arguments: serde_json::json!({"file_path": "notes.txt"}).to_string(),
+                    },
+                ],
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        store
+            .begin_tool_step(&chat, "c_running", "run_command", &running_args)
+            .await
+            .unwrap()
+    );
+    h.runtime
+        .enqueue_inbox(inbox_message("m-open", &chat, "status please"))
+        .await
+        .unwrap();
+    eventually("the delivery turn", || async {
+        h.runtime.inbox(Some(&chat)).await.unwrap()[0].status == InboxStatus::Delivered
+    })
+    .await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_every_call_answered_before_the_next_message(&requests[0]);
+    assert_eq!(
+        shape(&requests[0]),
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool:c_running",
+            "tool:c_open",
+            "user"
+        ]
+    );
+    let transcript = h.transcript(&chat).await;
+    let result = |id: &str| {
+        transcript
+            .iter()
+            .find_map(|m| match m {
+                ChatMessage::Tool {
+                    tool_call_id,
+                    content,
+                    is_error,
+                    ..
+                } if tool_call_id == id => Some((*is_error, content.clone())),
+                _ => None,
+            })
+            .unwrap()
+    };
+    // The call that was running is reported as interrupted and never runs again; the call that
+    // never started is decided and runs now.
+    let (interrupted_error, interrupted) = result("c_running");
+    assert!(
+        interrupted_error && interrupted.contains("interrupted"),
+        "{interrupted}"
+    );
+    assert!(
+        !h.ws.join("count.txt").exists(),
+        "the interrupted call ran again"
+    );
+    let (open_error, opened) = result("c_open");
+    assert!(!open_error && opened.contains("note-content-7"), "{opened}");
+    assert_eq!(h.inbox_messages(&chat).await.len(), 1);
+    assert!(
+        matches!(transcript.last(), Some(ChatMessage::Assistant { text, .. }) if text == "noted")
+    );
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_inbox_message_waits_for_a_pending_approval_and_is_delivered_once_after_it() {
+    let server = ScriptedServer::start(vec![call(
+        "w1",
+        "run_command",
+        serde_json::json!({"content": "printf approved > out.txt"}),
+    )])
+    .await;
+    let h = harness(&server, None).await;
+    let chat = h
+        .runtime
+        .create_chat(CreateChat {
+            workspace: Some(h.ws.clone()),
+            mode: Some(PermissionMode::Default),
+            ..CreateChat::default()
+        })
+        .await
+        .unwrap()
+        .id;
+    let summary = h
+        .runtime
+        .send_message(&chat, "write it", RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(summary.outcome, RunOutcome::Suspended);
+    h.runtime
+        .enqueue_inbox(inbox_message("m-wait", &chat, "while you wait"))
+        .await
+        .unwrap();
+    // The dispatcher's slow poll is 2 s: give it two rounds. The message stays queued, no
+    // attempt is used up, nothing is written into the transcript, the model is not asked.
+    tokio::time::sleep(Duration::from_millis(4500)).await;
+    let queued = h.runtime.inbox(Some(&chat)).await.unwrap();
+    assert_eq!(
+        (queued[0].status, queued[0].attempts),
+        (InboxStatus::Pending, 0)
+    );
+    assert_eq!(h.inbox_messages(&chat).await, Vec::<String>::new());
+    assert_eq!(server.requests().len(), 1);
+    // A user message would come between the call and its result: refused, nothing stored.
+    let refused = h
+        .runtime
+        .send_message(&chat, "and another thing", RunOptions::default())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("waiting for the user's approval") && refused.contains("run_command"),
+        "{refused}"
+    );
+    // Answering the approval continues the turn: the call runs, then the message joins the
+    // turn in place (after the call's result, before the next model step), once.
+    server.push_turns(vec![Turn::text("written, and got your message")]);
+    let resumed = h
+        .runtime
+        .resume_approvals(
+            &chat,
+            vec![suzent_core::ApprovalResponse {
+                request_id: summary.pending[0].id.clone(),
+                action_id: "allow_once".into(),
+                tool_call_id: None,
+                feedback: None,
+            }],
+            RunOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(resumed.text, "written, and got your message");
+    let delivered = h.runtime.inbox(Some(&chat)).await.unwrap();
+    assert_eq!(
+        (delivered[0].status, delivered[0].attempts),
+        (InboxStatus::Delivered, 1)
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.ws.join("out.txt")).unwrap(),
+        "approved"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    for r in &requests {
+        assert_every_call_answered_before_the_next_message(r);
+    }
+    assert_eq!(
+        shape(&requests[1]),
+        ["system", "user", "assistant", "tool:w1", "user"]
+    );
+    assert!(requests[1].to_string().contains("while you wait"));
+    // Nothing more follows: no second delivery, no extra turn.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(h.inbox_messages(&chat).await.len(), 1);
+    assert_eq!(server.requests().len(), 2);
+    h.runtime.shutdown().await;
+}
+
+/// The content of the tool result answering call `id`.
+fn result_of(transcript: &[ChatMessage], id: &str) -> (bool, String) {
+    transcript
+        .iter()
+        .find_map(|m| match m {
+            ChatMessage::Tool {
+                tool_call_id,
+                content,
+                is_error,
+                ..
+            } if tool_call_id == id => Some((*is_error, content.clone())),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no result for {id} in {transcript:?}"))
+}
+
+fn spawn_call(id: &str, task: &str) -> Item {
+    Item::tool_call(
+        id,
+        "spawn_agent",
+        serde_json::json!({"task": task, "profile": "explore"}).to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spawning_beyond_the_sub_agent_limits_is_refused_with_the_limit_named() {
+    // Sub-agents answer slowly (about 1 s per stream frame), so they are all still running
+    // while the parents spawn.
+    let slow = || Turn::text("sub done").delayed(1000);
+    let sub_server = ScriptedServer::start(vec![slow(), slow(), slow()]).await;
+    let a_server = ScriptedServer::start(vec![
+        Turn::tool_calls(vec![
+            spawn_call("a1", "task a1"),
+            spawn_call("a2", "task a2"),
+            spawn_call("a3", "task a3"),
+        ]),
+        Turn::text("a delegated"),
+    ])
+    .await;
+    let b_server = ScriptedServer::start(vec![
+        Turn::tool_calls(vec![
+            spawn_call("b1", "task b1"),
+            spawn_call("b2", "task b2"),
+        ]),
+        Turn::text("b delegated"),
+    ])
+    .await;
+    let h = harness_with(&sub_server, Some(&a_server), |c| {
+        c.subagent_model = Some("openai/gpt-sub".into());
+        c.subagent_max_per_chat = 2;
+        c.subagent_max_running = 3;
+        c.providers.gemini.base_url = Some(b_server.base_url());
+    })
+    .await;
+    let a = h.chat(Some("anthropic/claude-test")).await;
+    let b = h.chat(Some("gemini/gemini-test")).await;
+    h.runtime
+        .send_message(&a, "delegate three", RunOptions::default())
+        .await
+        .unwrap();
+    h.runtime
+        .send_message(&b, "delegate two", RunOptions::default())
+        .await
+        .unwrap();
+    let ta = h.transcript(&a).await;
+    // The Gemini wire format has no call ids: the runtime numbers them.
+    let tb = h.transcript(&b).await;
+    for (t, id) in [(&ta, "a1"), (&ta, "a2"), (&tb, "gemini-call-1")] {
+        let (error, text) = result_of(t, id);
+        assert!(
+            !error && text.starts_with("started sub-agent"),
+            "{id}: {text}"
+        );
+    }
+    let (error, per_chat) = result_of(&ta, "a3");
+    assert!(error, "{per_chat}");
+    assert!(
+        per_chat.contains("sub-agent limit reached")
+            && per_chat.contains("subagent_max_per_chat = 2")
+            && per_chat.contains("not started"),
+        "{per_chat}"
+    );
+    let (error, global) = result_of(&tb, "gemini-call-2");
+    assert!(error, "{global}");
+    assert!(
+        global.contains("sub-agent limit reached")
+            && global.contains("3 sub-agents are running")
+            && global.contains("subagent_max_running = 3"),
+        "{global}"
+    );
+    // The refused tasks left nothing behind: no chat, no sidebar entry.
+    let agents = |h: &Harness| {
+        h.runtime
+            .background_tasks()
+            .into_iter()
+            .filter(|t| t.kind == BackgroundTaskKind::Agent)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(agents(&h).len(), 3);
+    assert!(
+        agents(&h)
+            .iter()
+            .all(|t| t.status == BackgroundTaskStatus::Running)
+    );
+    assert_eq!(h.runtime.list_chats().await.unwrap().len(), 5);
+    // Once they have reported back, the slots are free again.
+    eventually("the sub-agents to finish", || async {
+        agents(&h)
+            .iter()
+            .all(|t| t.status == BackgroundTaskStatus::Finished)
+    })
+    .await;
+    sub_server.push_turns(vec![Turn::text("sub done again")]);
+    // A's reports may still be in delivery (each starts a turn): wait for A to be idle.
+    eventually("A's report turns", || async {
+        h.runtime
+            .inbox(Some(&a))
+            .await
+            .unwrap()
+            .iter()
+            .all(|m| m.status == InboxStatus::Delivered)
+            && h.runtime.inbox(Some(&a)).await.unwrap().len() == 2
+    })
+    .await;
+    a_server.push_turns(vec![
+        Turn::tool_calls(vec![spawn_call("a4", "task a4")]),
+        Turn::text("a delegated again"),
+    ]);
+    h.runtime
+        .send_message(&a, "delegate once more", RunOptions::default())
+        .await
+        .unwrap();
+    let (error, text) = result_of(&h.transcript(&a).await, "a4");
+    assert!(!error && text.starts_with("started sub-agent"), "{text}");
     h.runtime.shutdown().await;
 }

@@ -537,3 +537,57 @@ async fn mcp_calls_go_through_the_permission_engine() {
     let status = h2.runtime.mcp_tools(Some("whoami"), false).await[0].status;
     assert_eq!(status, McpToolStatus::Active);
 }
+
+#[tokio::test]
+async fn refreshing_a_server_loads_its_tools_into_the_catalog_as_a_toolset_and_failures_are_recorded()
+ {
+    let h = harness(Vec::new(), &["ReadFileTool"]).await;
+    let builtin = h.runtime.tool_catalog();
+    assert!(builtin.iter().all(|c| !c.id.starts_with("mcp:")));
+    h.runtime
+        .add_mcp_server("plain", misbehaving("plain", h.dir.path()))
+        .unwrap();
+    // Nothing is listed before the first need: no toolset yet.
+    assert_eq!(h.runtime.tool_catalog(), builtin);
+
+    let tools = h.runtime.refresh_mcp_server("plain").await.unwrap();
+    assert!(tools.iter().all(|t| t.status == McpToolStatus::Active));
+    let whoami = tools.iter().find(|t| t.tool_name == "whoami").unwrap();
+    assert_eq!(whoami.qualified_name, "mcp__plain__whoami");
+    let catalog = h.runtime.tool_catalog();
+    assert_eq!(&catalog[..builtin.len()], &builtin[..]);
+    let toolset = catalog.last().unwrap();
+    assert_eq!(toolset.id, "mcp:plain");
+    assert_eq!(toolset.label, "MCP: plain");
+    let names: Vec<&str> = toolset
+        .tools
+        .iter()
+        .map(|t| t.runtime_name.as_str())
+        .collect();
+    let expected: Vec<&str> = tools.iter().map(|t| t.qualified_name.as_str()).collect();
+    assert_eq!(names, expected);
+    // Untrusted: even the read-only tool asks.
+    assert!(toolset.tools.iter().all(|t| t.requires_approval));
+
+    // A disabled server's tools leave the catalog.
+    h.runtime.set_mcp_server_enabled("plain", false).unwrap();
+    assert_eq!(h.runtime.tool_catalog(), builtin);
+
+    // A server whose command exits fails the refresh, and the failure is shown on the server.
+    h.runtime
+        .add_mcp_server(
+            "broken",
+            McpServerConfig::stdio("node", vec!["-e".into(), "process.exit(3)".into()]),
+        )
+        .unwrap();
+    let err = h.runtime.refresh_mcp_server("broken").await.unwrap_err();
+    assert!(err.to_string().contains("'broken'"), "{err}");
+    let broken = h
+        .runtime
+        .mcp_servers()
+        .into_iter()
+        .find(|s| s.name == "broken")
+        .unwrap();
+    assert_eq!(broken.state, suzent_runtime::McpServerState::Failed);
+    assert_eq!(broken.last_error.as_deref(), Some(err.to_string().as_str()));
+}

@@ -129,8 +129,77 @@ async fn validation_errors_name_the_field() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("matcher.words"), "{e}");
+    let e = rt
+        .add_rule(
+            RuleDraft {
+                tool: "agent_send".into(),
+                behavior: Behavior::Deny,
+                matcher: RuleMatcher::Destination {
+                    pattern: " ".into(),
+                },
+                destination: RuleDestination::Global,
+                description: None,
+            },
+            None,
+        )
+        .await
+        .unwrap_err();
+    match &e {
+        RuntimeError::InvalidInput { field, message } => {
+            assert_eq!(
+                (field.as_str(), message.as_str()),
+                ("rule", "matcher.pattern: empty")
+            );
+        }
+        other => panic!("{other}"),
+    }
     assert!(matches!(
         rt.get_mode("no-such-chat").await,
         Err(RuntimeError::ChatNotFound(_))
     ));
+}
+
+#[tokio::test]
+async fn a_stored_destination_rule_applies_to_the_agent_a_call_addresses() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path()).await;
+    let chat = rt.create_chat(CreateChat::default()).await.unwrap();
+    let rule = rt
+        .add_rule(
+            RuleDraft {
+                tool: "agent_send".into(),
+                behavior: Behavior::Deny,
+                matcher: RuleMatcher::Destination {
+                    pattern: "reviewer-*".into(),
+                },
+                destination: RuleDestination::Session,
+                description: Some("never message the reviewers".into()),
+            },
+            Some(&chat.id),
+        )
+        .await
+        .unwrap();
+    // The matcher survives the store.
+    let listed = rt.list_rules(Some(&chat.id)).await.unwrap();
+    assert_eq!(listed, vec![rule.clone()]);
+    let explain = |agent: &str| {
+        let rt = rt.clone();
+        let chat = chat.id.clone();
+        let args = json!({"agent_id": agent, "message": "hi"});
+        async move {
+            rt.explain_permission("agent_send", args, None, Some(&chat))
+                .await
+                .unwrap()
+        }
+    };
+    let e = explain("Reviewer-2").await;
+    assert_eq!(
+        (e.behavior, e.reason_code.as_str()),
+        (Behavior::Deny, "rule_deny")
+    );
+    assert_eq!(e.destinations, vec!["Reviewer-2".to_string()]);
+    assert_eq!(e.matched_rules[0].rule.id, rule.id);
+    let e = explain("writer-1").await;
+    assert_eq!(e.behavior, Behavior::Allow);
+    assert!(e.matched_rules.is_empty());
 }

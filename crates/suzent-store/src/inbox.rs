@@ -468,6 +468,29 @@ impl Store {
         Ok(status)
     }
 
+    /// Gives `owner`'s leased message back to the queue without using up an attempt (the
+    /// target could not take it yet, e.g. it waits for the user's approval): pending again, due
+    /// now, the attempt this lease counted taken back. `false` when the lease is not theirs.
+    ///
+    /// Errors: [`StoreError::Database`].
+    pub async fn release_inbox(&self, id: &str, owner: &str) -> Result<bool, StoreError> {
+        let now = ts(&self.now());
+        let done = sqlx::query(
+            "UPDATE inbox SET status = 'pending', attempts = MAX(attempts - 1, 0),
+                              lease_owner = NULL, lease_until = NULL, next_attempt_at = ?,
+                              updated_at = ?
+             WHERE id = ? AND status = 'processing' AND lease_owner = ?",
+        )
+        .bind(&now)
+        .bind(&now)
+        .bind(id)
+        .bind(owner)
+        .execute(&self.pool)
+        .await
+        .db(|| format!("releasing inbox message '{id}'"))?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// Withdraws a message that is still pending. `false` when it is already being delivered,
     /// delivered, failed or unknown.
     ///

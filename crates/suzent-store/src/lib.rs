@@ -21,6 +21,8 @@ mod memory;
 mod plans;
 mod rules;
 mod settings;
+mod summaries;
+mod surfaces;
 mod transcript;
 mod types;
 
@@ -31,6 +33,7 @@ pub use inbox::{
 };
 pub use mcp::McpSchemaRow;
 pub use memory::{ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, decode_embedding, fts_query};
+pub use summaries::{SummaryDue, SummaryRecord};
 pub use types::{
     ApprovalRecord, ApprovalStatus, ChatPatch, ChatRecord, NewChat, PendingApproval, StoredMessage,
     ToolStepStatus,

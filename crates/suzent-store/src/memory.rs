@@ -60,7 +60,7 @@ pub fn fts_query(text: &str) -> Option<String> {
     (!words.is_empty()).then(|| words.join(" OR "))
 }
 
-fn encode_embedding(v: &[f32]) -> Vec<u8> {
+pub(crate) fn encode_embedding(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 

@@ -162,6 +162,31 @@ async fn a_failed_attempt_waits_with_capped_exponential_backoff_then_gives_up() 
 }
 
 #[tokio::test]
+async fn a_released_message_is_queued_again_without_using_up_an_attempt() {
+    let (_d, store) = store_with_chats(&["a"]).await;
+    store.enqueue_inbox(&msg("m", "a", "x")).await.unwrap();
+    for _ in 0..20 {
+        let claimed = store
+            .claim_inbox("d", LEASE, None, &[])
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(claimed.attempts, 1);
+        // Only the lease holder can release it.
+        assert!(!store.release_inbox("m", "other").await.unwrap());
+        assert!(store.release_inbox("m", "d").await.unwrap());
+        let m = store.inbox_message("m").await.unwrap().unwrap();
+        assert_eq!(
+            (m.status, m.attempts, m.lease_owner, m.last_error),
+            (InboxStatus::Pending, 0, None, None)
+        );
+    }
+    // Still due at once, and never failed however often it waited.
+    assert!(store.has_due_inbox("a").await.unwrap());
+    assert!(!store.release_inbox("m", "d").await.unwrap());
+}
+
+#[tokio::test]
 async fn a_delivery_is_recorded_in_the_transcript_once() {
     let (_d, store) = store_with_chats(&["a"]).await;
     let text = ChatMessage::User {

@@ -374,16 +374,17 @@ impl BackgroundCommands {
         let writer2 = writer
             .try_clone()
             .map_err(|e| failed(format!("cannot start the shell: {e}")))?;
-        let child = {
-            let mut command = crate::builtin::run_command::build_command(
+        let (child, container) = {
+            let (mut command, container) = crate::builtin::run_command::build_command(
                 script,
                 ctx,
                 Stdio::from(writer),
                 Stdio::from(writer2),
-            );
-            command
+            )?;
+            let child = command
                 .spawn()
-                .map_err(|e| failed(format!("cannot start the shell: {e}")))?
+                .map_err(|e| failed(format!("cannot start the shell: {e}")))?;
+            (child, container)
         };
         let (eof_tx, eof_rx) = tokio::sync::oneshot::channel::<()>();
         {
@@ -432,7 +433,8 @@ impl BackgroundCommands {
         }
         let this = self.clone();
         tokio::spawn(async move {
-            this.supervise(entry, child, eof_rx, timeout, done_tx).await;
+            this.supervise(entry, child, container, eof_rx, timeout, done_tx)
+                .await;
         });
         Ok(id)
     }
@@ -441,6 +443,8 @@ impl BackgroundCommands {
         &self,
         entry: Arc<Entry>,
         child: Box<dyn ChildWrapper>,
+        // Killed when dropped unless marked exited: also when this task is dropped.
+        container: Option<crate::sandbox::DockerContainer>,
         mut eof: tokio::sync::oneshot::Receiver<()>,
         timeout: Duration,
         done: watch::Sender<bool>,
@@ -462,6 +466,9 @@ impl BackgroundCommands {
         };
         let status = match end {
             End::Exited(status) => {
+                if let Some(c) = &container {
+                    c.exited();
+                }
                 // Output of leftovers may still be on its way; then stop what the shell left.
                 if tokio::time::timeout(GRACE_AFTER_EXIT, &mut eof)
                     .await
@@ -476,6 +483,9 @@ impl BackgroundCommands {
                 (BackgroundTaskStatus::Finished, code, signal)
             }
             End::TimedOut | End::Stopped => {
+                if let Some(c) = &container {
+                    c.kill();
+                }
                 terminate_tree(child.as_mut()).await;
                 let _ = tokio::time::timeout(DRAIN, &mut eof).await;
                 let final_status = if matches!(end, End::TimedOut) {

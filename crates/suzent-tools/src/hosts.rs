@@ -1,10 +1,10 @@
-//! Services the runtime lends to tools through [`crate::ToolContext`]: the plan store and
-//! long-term memory. The traits live here so that tools never depend on the store; the runtime
+//! Services the runtime lends to tools through [`crate::ToolContext`]: the plan store, the
+//! canvas and long-term memory. The traits live here so that tools never depend on the store; the runtime
 //! implements them.
 
 use async_trait::async_trait;
 use serde::Serialize;
-use suzent_core::Plan;
+use suzent_core::{Plan, Surface, SurfaceChange};
 
 /// Keeps each chat's plan (`planning_update`). Implementations store the plan before they
 /// announce it (`plan_updated`).
@@ -14,6 +14,28 @@ pub trait PlanHost: Send + Sync + std::fmt::Debug + 'static {
     async fn load_plan(&self, chat_id: &str) -> Result<Option<Plan>, String>;
     /// Stores the chat's plan and announces it.
     async fn save_plan(&self, chat_id: &str, plan: &Plan) -> Result<(), String>;
+}
+
+/// Keeps each chat's canvas surfaces (`render_ui`). Implementations store a change and record
+/// it in the surface's history before they announce it (`surface_updated`, `surface_deleted`).
+#[async_trait]
+pub trait CanvasHost: Send + Sync + std::fmt::Debug + 'static {
+    /// The chat's live surface with this id, if any.
+    async fn load_surface(
+        &self,
+        chat_id: &str,
+        surface_id: &str,
+    ) -> Result<Option<Surface>, String>;
+    /// Stores `surface` (new when its `version` is 1, else replacing `version - 1`; an error
+    /// when another change was stored in between), records `change` and announces it.
+    async fn save_surface(&self, surface: &Surface, change: &SurfaceChange) -> Result<(), String>;
+    /// Deletes the surface (its history is kept) and announces it; `false` when there was none.
+    async fn delete_surface(
+        &self,
+        chat_id: &str,
+        surface_id: &str,
+        change: &SurfaceChange,
+    ) -> Result<bool, String>;
 }
 
 /// How `memory_block_update` changes a block.
@@ -29,7 +51,9 @@ pub enum BlockOperation {
 }
 
 /// One archival memory found by `memory_search`.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct MemoryHit {
     /// Entry id.
     pub id: i64,
@@ -44,7 +68,9 @@ pub struct MemoryHit {
 }
 
 /// The answer of a memory search.
-#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct MemorySearchResult {
     /// The hits, best first.
     pub hits: Vec<MemoryHit>,

@@ -48,6 +48,7 @@ pub use builtin::grep_search::{GrepArgs, GrepTool};
 pub use builtin::memory_tools::{MemoryArchiveTool, MemoryBlockUpdateTool, MemorySearchTool};
 pub use builtin::planning::{PlanAction, PlanningArgs, PlanningTool};
 pub use builtin::read_file::{ReadFileArgs, ReadFileTool};
+pub use builtin::render_ui::{RenderAction, RenderUiArgs, RenderUiTool};
 pub use builtin::run_command::{NONINTERACTIVE_ENV, RunCommandArgs, RunCommandTool};
 pub use builtin::skill_execute::{SkillExecuteArgs, SkillExecuteTool};
 pub use builtin::tool_search::{ToolCatalogView, ToolSearchArgs, ToolSearchHost, ToolSearchTool};
@@ -58,7 +59,7 @@ pub use commands::{
     BackgroundCommands, CommandFinished, CommandLimits, CommandObserver, CommandSnapshot,
     OutputPage, REPORT_TAIL_CHARS,
 };
-pub use hosts::{BlockOperation, MemoryHit, MemoryHost, MemorySearchResult, PlanHost};
+pub use hosts::{BlockOperation, CanvasHost, MemoryHit, MemoryHost, MemorySearchResult, PlanHost};
 pub use metadata::{
     RegisterError, RegistryExt, ToolCategory, ToolMetadata, ToolSummary, metadata_of,
 };
@@ -67,7 +68,10 @@ pub use registry::{
     CAPABILITIES, Capability, CapabilityInfo, CatalogTool, DuplicateTool, EQUIPS, LEGACY_GROUPS,
     ToolRegistry, UnknownTool, default_registry,
 };
-pub use sandbox::{Sandbox, SandboxUnavailable, sandbox_available};
+pub use sandbox::{
+    DEFAULT_SANDBOX_IMAGE, DockerContainer, Sandbox, SandboxBackend, SandboxKind,
+    SandboxUnavailable, SandboxedCommand, sandbox_available, sbpl_string,
+};
 pub use search::{SearchEntry, SearchHit, ToolIndex, tokenize};
 pub use skills::{Skill, SkillProblem, SkillSet, SkillSource};
 pub use tool::{ReadStamp, ReadTracker, Tool, ToolContext, ToolError, ToolSpec};

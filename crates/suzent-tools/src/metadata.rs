@@ -140,6 +140,7 @@ fn capability_style(capability: &str) -> (&'static str, &'static str) {
         "web" => ("globe", "sky"),
         "memory" => ("brain", "violet"),
         "browser" => ("app-window", "orange"),
+        "canvas" => ("layout-dashboard", "pink"),
         "agents" => ("bot", "emerald"),
         c if c.starts_with("mcp:") => ("plug", "amber"),
         _ => ("wrench", "gray"),

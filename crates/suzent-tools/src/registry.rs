@@ -42,6 +42,11 @@ pub const CAPABILITIES: &[CapabilityInfo] = &[
         description: "Plan multi-step work and keep long-term memory.",
     },
     CapabilityInfo {
+        id: "canvas",
+        label: "Canvas & UI",
+        description: "Show cards, tables, forms and progress on the canvas beside the chat.",
+    },
+    CapabilityInfo {
         id: "browser",
         label: "Browser",
         description: "Control browser tabs through the Suzent extension or a managed browser.",
@@ -287,6 +292,7 @@ pub fn default_registry() -> ToolRegistry {
         Arc::new(crate::builtin::memory_tools::MemoryBlockUpdateTool::new()),
         Arc::new(crate::builtin::memory_tools::MemoryArchiveTool::new()),
         Arc::new(crate::builtin::skill_execute::SkillExecuteTool::new()),
+        Arc::new(crate::builtin::render_ui::RenderUiTool::new()),
     ];
     let mut registry = ToolRegistry::new();
     for tool in tools {

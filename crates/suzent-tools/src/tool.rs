@@ -138,6 +138,10 @@ pub struct ToolContext {
     pub plans: Option<Arc<dyn crate::hosts::PlanHost>>,
     /// Long-term memory (`memory_search`, `memory_block_update`); `None`: unavailable.
     pub memory: Option<Arc<dyn crate::hosts::MemoryHost>>,
+    /// Where `render_ui` keeps the chat's canvas surfaces; `None`: no canvas in this session.
+    pub canvas: Option<Arc<dyn crate::hosts::CanvasHost>>,
+    /// Id of the tool call being run, when the runtime runs one (`render_ui` records it).
+    pub tool_call_id: Option<String>,
     /// The skills the user enabled (`skill_execute`); `None`: no skills.
     pub skills: Option<Arc<crate::skills::SkillSet>>,
 }
@@ -166,6 +170,8 @@ impl ToolContext {
             sandbox: None,
             plans: None,
             memory: None,
+            canvas: None,
+            tool_call_id: None,
             skills: None,
         }
     }

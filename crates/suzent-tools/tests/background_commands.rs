@@ -9,7 +9,9 @@ mod common;
 use common::Env;
 use serde_json::json;
 use std::time::Duration;
-use suzent_tools::{BackgroundCommands, CommandLimits, Sandbox, ToolError};
+use suzent_tools::{
+    BackgroundCommands, CommandLimits, DEFAULT_SANDBOX_IMAGE, Sandbox, SandboxBackend, ToolError,
+};
 
 /// Processes of this process group that are still alive (zombies count as gone).
 fn live_members(pgid: i32) -> Vec<i32> {
@@ -351,6 +353,8 @@ fn sandboxed(env: &mut Env, network: bool) {
         persistence: env.ctx.persistence_dir.clone(),
         shared: env.ctx.shared_dir.clone(),
         network,
+        backend: SandboxBackend::Bubblewrap,
+        image: DEFAULT_SANDBOX_IMAGE.into(),
     });
 }
 
@@ -412,4 +416,37 @@ async fn in_the_sandbox_the_network_is_off_unless_allowed() {
         .await
         .unwrap();
     assert!(on.contains("net:0"), "{on}");
+}
+
+#[tokio::test]
+async fn the_docker_backend_without_an_engine_refuses_instead_of_running_on_the_host() {
+    let engine = std::process::Command::new("docker").arg("info").output();
+    let expected = match &engine {
+        Ok(o) if o.status.success() => {
+            eprintln!("a Docker engine answers here; the refusal is shown where none does");
+            return;
+        }
+        Ok(_) => "the Docker engine does not answer",
+        Err(_) => "the docker CLI is not installed",
+    };
+    let (mut env, _out) = env();
+    sandboxed(&mut env, false);
+    if let Some(sb) = env.ctx.sandbox.as_mut() {
+        sb.backend = SandboxBackend::Docker;
+    }
+    let marker = env.ws().join("ran-on-the-host.txt");
+    let script = format!("touch {}", marker.display());
+    for tool in ["run_command", "start_command"] {
+        let r = env
+            .call(tool, json!({"content": script, "timeout": 30}))
+            .await;
+        let Err(ToolError::Failed(msg)) = r else {
+            panic!("{tool}: expected a refusal, got {r:?}")
+        };
+        assert!(msg.contains("no sandbox is available"), "{msg}");
+        assert!(msg.contains("sandbox_backend = \"docker\""), "{msg}");
+        assert!(msg.contains(expected), "{msg}");
+        assert!(msg.contains("not run on the host"), "{msg}");
+    }
+    assert!(!marker.exists(), "the command ran on the host");
 }

@@ -97,7 +97,8 @@ fn tools_are_found_by_runtime_name_and_by_class_name() {
             "memory_search",
             "memory_block_update",
             "memory_archive",
-            "skill_execute"
+            "skill_execute",
+            "render_ui"
         ]
     );
 }
@@ -274,6 +275,15 @@ fn the_catalog_has_the_configview_shape() {
                 {"id": "MemoryArchiveTool", "name": "Archive memory",
                  "description": d("memory_archive"), "runtimeName": "memory_archive",
                  "requiresApproval": false}
+            ]
+        },
+        {
+            "id": "canvas",
+            "label": "Canvas & UI",
+            "description": "Show cards, tables, forms and progress on the canvas beside the chat.",
+            "tools": [
+                {"id": "RenderUiTool", "name": "Render UI", "description": d("render_ui"),
+                 "runtimeName": "render_ui", "requiresApproval": false}
             ]
         },
         {

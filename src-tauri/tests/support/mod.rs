@@ -178,6 +178,8 @@ pub struct Desktop {
     pub step: usize,
     /// From the WebDriver session request (which launches the app) to its first screen.
     pub first_paint: Duration,
+    /// tauri-driver's WebDriver endpoint (`http://127.0.0.1:PORT`); a new session relaunches the app.
+    pub webdriver_url: String,
 }
 
 pub fn free_port() -> Result<u16> {
@@ -266,23 +268,9 @@ impl Desktop {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
 
-        let mut caps = serde_json::Map::new();
-        caps.insert("browserName".into(), json!("wry"));
-        caps.insert(
-            "tauri:options".into(),
-            json!({ "application": env!("CARGO_BIN_EXE_suzent-desktop") }),
-        );
+        let webdriver_url = format!("http://127.0.0.1:{port}");
         let launched = Instant::now();
-        let client = ClientBuilder::rustls()?
-            .capabilities(caps)
-            .connect(&format!("http://127.0.0.1:{port}"))
-            .await
-            .with_context(|| {
-                format!(
-                    "creating the WebDriver session; log:\n{}",
-                    std::fs::read_to_string(&log_file).unwrap_or_default()
-                )
-            })?;
+        let client = launch_app(&webdriver_url, &log_file).await?;
         let mut desktop = Desktop {
             client: Some(client),
             server,
@@ -293,10 +281,39 @@ impl Desktop {
             shots,
             step: 0,
             first_paint: Duration::ZERO,
+            webdriver_url,
         };
         desktop.wait_for_app().await?;
         desktop.first_paint = launched.elapsed();
         Ok(desktop)
+    }
+
+    /// Quits the app (ends the WebDriver session, which ends the app process) and starts it again
+    /// with the same home, workspace and model server, as a user reopening Suzent would.
+    pub async fn restart(&mut self) -> Result<()> {
+        let exe = Path::new(env!("CARGO_BIN_EXE_suzent-desktop"));
+        if tree_memory(self.driver.child.id(), exe).is_none() {
+            bail!("no running app process under tauri-driver to restart");
+        }
+        if let Some(client) = self.client.take() {
+            client
+                .close()
+                .await
+                .context("closing the WebDriver session (quitting the app)")?;
+        }
+        // The single-instance plugin hands a second start over to a running app: wait for the
+        // old process to be gone first.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while tree_memory(self.driver.child.id(), exe).is_some() {
+            if Instant::now() > deadline {
+                bail!("the app was still running 20 s after its WebDriver session was closed");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        self.client = Some(launch_app(&self.webdriver_url, &self.log_file).await?);
+        self.wait_for_app()
+            .await
+            .context("the restarted app did not render its first screen")
     }
 
     pub fn client(&self) -> &Client {
@@ -456,6 +473,26 @@ impl Desktop {
     pub fn workspace(&self) -> &Path {
         self.workspace.path()
     }
+}
+
+/// Opens a WebDriver session through tauri-driver at `webdriver_url`, which launches the app.
+async fn launch_app(webdriver_url: &str, log_file: &Path) -> Result<Client> {
+    let mut caps = serde_json::Map::new();
+    caps.insert("browserName".into(), json!("wry"));
+    caps.insert(
+        "tauri:options".into(),
+        json!({ "application": env!("CARGO_BIN_EXE_suzent-desktop") }),
+    );
+    ClientBuilder::rustls()?
+        .capabilities(caps)
+        .connect(webdriver_url)
+        .await
+        .with_context(|| {
+            format!(
+                "creating the WebDriver session; log:\n{}",
+                std::fs::read_to_string(log_file).unwrap_or_default()
+            )
+        })
 }
 
 /// Memory of a process tree, from `/proc`.

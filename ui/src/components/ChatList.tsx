@@ -6,6 +6,8 @@ function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean
   const { actions } = useStore();
   const [editing, setEditing] = useState(false);
   const [confirming, setConfirming] = useState(false);
+  // Deleting first stores a summary of the chat in memory (a model call), which takes a moment.
+  const [deleting, setDeleting] = useState(false);
   const [title, setTitle] = useState(chat.title);
 
   const commit = () => {
@@ -52,10 +54,20 @@ function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean
       )}
       {confirming ? (
         <span className="chat-confirm">
-          <button type="button" className="btn tiny danger" data-testid="chat-delete-confirm" onClick={() => void actions.deleteChat(chat.id)}>
-            Delete
+          <button
+            type="button"
+            className="btn tiny danger"
+            data-testid="chat-delete-confirm"
+            disabled={deleting}
+            title={deleting ? "Saving a summary of the chat to memory, then deleting it" : undefined}
+            onClick={() => {
+              setDeleting(true);
+              void actions.deleteChat(chat.id).finally(() => setDeleting(false));
+            }}
+          >
+            {deleting ? "Deleting…" : "Delete"}
           </button>
-          <button type="button" className="btn tiny ghost" onClick={() => setConfirming(false)}>
+          <button type="button" className="btn tiny ghost" disabled={deleting} onClick={() => setConfirming(false)}>
             Keep
           </button>
         </span>

@@ -1,12 +1,26 @@
-import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
+import { Fragment, useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import { MODE_EXPLANATIONS, MODE_LABELS } from "../format";
 import { useActiveChat, useStore } from "../store";
 import type { PermissionMode } from "../types";
 import { ApprovalDialog } from "./ApprovalDialog";
+import { CanvasPanel } from "./canvas/CanvasPanel";
+import { SurfaceView } from "./canvas/SurfaceView";
 import { Markdown } from "./Markdown";
+import { PlanView } from "./PlanView";
 import { ToolCard } from "./ToolCard";
 
 const MODES: PermissionMode[] = ["default", "auto", "full_access"];
+
+/**
+ * A canvas action the user sent (runtime `submit_surface_action`): the inbox message as the
+ * transcript stores it (`[inbox message ID from canvas (KIND)]` then the text), or its text alone
+ * while it is on its way. Returns the text after the header, or null for other messages.
+ */
+function canvasActionText(text: string): string | null {
+  const m = /^\[inbox message \S+ from canvas \([^)]*\)\]\n([\s\S]*)$/.exec(text);
+  const body = m ? m[1] : text;
+  return body.startsWith("[canvas] ") ? body.slice("[canvas] ".length) : null;
+}
 
 function ModeSwitch({ chatId, mode }: { chatId: string; mode: PermissionMode }) {
   const { actions } = useStore();
@@ -103,9 +117,18 @@ export function ChatView() {
   const chat = useActiveChat();
   const view = chat ? state.views[chat.id] : undefined;
   const pending = chat ? (state.pending[chat.id] ?? []) : [];
+  const plan = chat ? (state.plans[chat.id] ?? null) : null;
   const running = !!view?.running;
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
+  const surfaces = chat ? (state.surfaces[chat.id] ?? []) : [];
+  const canvasSurfaces = surfaces.filter((s) => s.target === "canvas");
+  // The user's show/hide choice per chat; by default the canvas shows when it has surfaces.
+  const [canvasChoice, setCanvasChoice] = useState<Record<string, boolean>>({});
+  const canvasOpen = chat ? (canvasChoice[chat.id] ?? canvasSurfaces.length > 0) : false;
+  const setCanvasOpen = (open: boolean) => {
+    if (chat) setCanvasChoice((c) => ({ ...c, [chat.id]: open }));
+  };
 
   // Follow the stream while the user is at the bottom.
   useEffect(() => {
@@ -138,79 +161,139 @@ export function ChatView() {
     );
   }
 
+  const toolIds = new Set(view?.items.flatMap((it) => (it.kind === "tool" ? [it.id] : [])) ?? []);
+  const inlineOf = (toolCallId: string) => surfaces.filter((s) => s.target === "inline" && s.toolCallId === toolCallId);
+  const canvasOf = (toolCallId: string) => canvasSurfaces.filter((s) => s.toolCallId === toolCallId);
+  // Inline surfaces whose tool call is not (yet) in the transcript go at its end.
+  const orphans = surfaces.filter((s) => s.target === "inline" && !(s.toolCallId && toolIds.has(s.toolCallId)));
+
   return (
-    <section className="chat" aria-label={`Chat: ${chat.title}`}>
-      <header className="chat-head">
-        <div className="chat-title">
-          <h1>{chat.title}</h1>
-          <span className="muted small" title={chat.workspace}>
-            {chat.workspace}
-            {chat.model ? ` · ${chat.model}` : state.settings?.defaultModel ? ` · ${state.settings.defaultModel}` : ""}
-          </span>
+    <div className="chat-layout">
+      <section className="chat" aria-label={`Chat: ${chat.title}`}>
+        <header className="chat-head">
+          <div className="chat-title">
+            <h1>{chat.title}</h1>
+            <span className="muted small" title={chat.workspace}>
+              {chat.workspace}
+              {chat.model ? ` · ${chat.model}` : state.settings?.defaultModel ? ` · ${state.settings.defaultModel}` : ""}
+            </span>
+          </div>
+          <div className="chat-head-actions">
+            <ModeSwitch chatId={chat.id} mode={chat.mode} />
+            <button
+              type="button"
+              className="btn small ghost canvas-toggle"
+              data-testid="canvas-toggle"
+              aria-expanded={canvasOpen}
+              aria-controls={canvasOpen ? "canvas-panel" : undefined}
+              title={canvasOpen ? "Hide the canvas" : "Show the canvas"}
+              onClick={() => setCanvasOpen(!canvasOpen)}
+            >
+              Canvas{canvasSurfaces.length > 0 ? ` (${canvasSurfaces.length})` : ""}
+            </button>
+          </div>
+        </header>
+        <p className="mode-explain" id="mode-explain">
+          <strong>{MODE_LABELS[chat.mode]}:</strong> {MODE_EXPLANATIONS[chat.mode]}
+        </p>
+        <div
+          className="transcript"
+          ref={scroller}
+          aria-live="polite"
+          aria-busy={running}
+          onScroll={(e) => {
+            const el = e.currentTarget;
+            stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+          }}
+        >
+          {!view?.loaded && <p className="muted center">Loading…</p>}
+          {view?.loaded && view.items.length === 0 && (
+            <div className="empty-state small">
+              <p className="muted">
+                Nothing here yet. Try “List the files in this folder” or “Write a README for this project”.
+              </p>
+            </div>
+          )}
+          {view?.items.map((it) => {
+            switch (it.kind) {
+              case "user": {
+                const action = canvasActionText(it.text);
+                if (action !== null) {
+                  return (
+                    <div key={it.key} className="msg canvas-action" data-testid="message-canvas-action">
+                      <div className="bubble">
+                        <strong>Sent from the canvas</strong>
+                        <code>{action}</code>
+                      </div>
+                    </div>
+                  );
+                }
+                return (
+                  <div key={it.key} className="msg user" data-testid="message-user">
+                    <div className="bubble">{it.text}</div>
+                  </div>
+                );
+              }
+              case "assistant":
+                return (
+                  <div key={it.key} className="msg assistant" data-testid="message-assistant">
+                    <Markdown text={it.text} />
+                  </div>
+                );
+              case "tool":
+                return (
+                  <Fragment key={it.key}>
+                    <ToolCard item={it} />
+                    {inlineOf(it.id).map((s) => (
+                      <SurfaceView key={`inline-${s.surfaceId}`} surface={s} />
+                    ))}
+                    {canvasOf(it.id).map((s) => (
+                      <button
+                        key={`chip-${s.surfaceId}`}
+                        type="button"
+                        className="btn tiny ghost canvas-chip"
+                        onClick={() => {
+                          setCanvasOpen(true);
+                          window.setTimeout(() =>
+                            document.querySelector(`.canvas-panel [data-testid="surface-${s.surfaceId.replace(/["\\]/g, "\\$&")}"]`)?.scrollIntoView({ block: "nearest" }),
+                          );
+                        }}
+                      >
+                        On the canvas: {s.title ?? s.surfaceId}
+                      </button>
+                    ))}
+                  </Fragment>
+                );
+              case "error":
+                return (
+                  <div key={it.key} className="msg inline-error" role="alert" data-testid="error-banner" data-scope="turn">
+                    <strong>The turn failed.</strong> {it.message}
+                  </div>
+                );
+            }
+          })}
+          {orphans.map((s) => (
+            <SurfaceView key={`inline-${s.surfaceId}`} surface={s} />
+          ))}
+          {running && (
+            <div className="typing" aria-label="Working">
+              <span />
+              <span />
+              <span />
+            </div>
+          )}
         </div>
-        <ModeSwitch chatId={chat.id} mode={chat.mode} />
-      </header>
-      <p className="mode-explain" id="mode-explain">
-        <strong>{MODE_LABELS[chat.mode]}:</strong> {MODE_EXPLANATIONS[chat.mode]}
-      </p>
-      <div
-        className="transcript"
-        ref={scroller}
-        aria-live="polite"
-        aria-busy={running}
-        onScroll={(e) => {
-          const el = e.currentTarget;
-          stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-        }}
-      >
-        {!view?.loaded && <p className="muted center">Loading…</p>}
-        {view?.loaded && view.items.length === 0 && (
-          <div className="empty-state small">
-            <p className="muted">
-              Nothing here yet. Try “List the files in this folder” or “Write a README for this project”.
-            </p>
-          </div>
+        {plan && <PlanView key={chat.id} plan={plan} />}
+        <Composer chatId={chat.id} running={running} blocked={pending.length > 0} />
+        {pending.length > 0 && (
+          <ApprovalDialog
+            key={chat.id}
+            approvals={pending}
+            onResolve={(answers) => actions.answerApprovals(chat.id, answers)}
+          />
         )}
-        {view?.items.map((it) => {
-          switch (it.kind) {
-            case "user":
-              return (
-                <div key={it.key} className="msg user" data-testid="message-user">
-                  <div className="bubble">{it.text}</div>
-                </div>
-              );
-            case "assistant":
-              return (
-                <div key={it.key} className="msg assistant" data-testid="message-assistant">
-                  <Markdown text={it.text} />
-                </div>
-              );
-            case "tool":
-              return <ToolCard key={it.key} item={it} />;
-            case "error":
-              return (
-                <div key={it.key} className="msg inline-error" role="alert" data-testid="error-banner" data-scope="turn">
-                  <strong>The turn failed.</strong> {it.message}
-                </div>
-              );
-          }
-        })}
-        {running && (
-          <div className="typing" aria-label="Working">
-            <span />
-            <span />
-            <span />
-          </div>
-        )}
-      </div>
-      <Composer chatId={chat.id} running={running} blocked={pending.length > 0} />
-      {pending.length > 0 && (
-        <ApprovalDialog
-          key={chat.id}
-          approvals={pending}
-          onResolve={(answers) => actions.answerApprovals(chat.id, answers)}
-        />
-      )}
-    </section>
+      </section>
+      {canvasOpen && <CanvasPanel key={chat.id} surfaces={canvasSurfaces} onHide={() => setCanvasOpen(false)} />}
+    </div>
   );
 }

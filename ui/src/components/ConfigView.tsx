@@ -2,7 +2,52 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import { api } from "../api";
 import { useStore } from "../store";
 import { InlineCode } from "./InlineCode";
+import { McpServers } from "./McpServers";
 import type { Capability, CatalogTool } from "../types";
+
+/** Whether a catalog capability is an MCP server's toolset (`mcp:SERVER`). */
+export const isMcpToolset = (cap: Capability) => cap.id.startsWith("mcp:");
+
+/**
+ * An MCP server's toolset in the catalog: its tools are never part of the selection (MCP tools
+ * are deferred: the agent activates them with tool_search), so the rows are read-only.
+ */
+function McpToolset({ cap, activated }: { cap: Capability; activated: Set<string> }) {
+  const server = cap.id.slice("mcp:".length);
+  return (
+    <section className="card capability mcp-toolset" data-testid={`config-toolset-mcp-${server}`} aria-label={cap.label}>
+      <div className="cap-header">
+        <span className="cap-title">
+          <strong>{cap.label}</strong>
+          <span className="muted">
+            {cap.tools.length} tool{cap.tools.length === 1 ? "" : "s"} · activated on demand
+          </span>
+        </span>
+        {cap.description && <span className="cap-desc">{cap.description}</span>}
+      </div>
+      <ul className="tool-list">
+        {cap.tools.map((t) => (
+          <li key={t.id}>
+            <div className="tool-row" data-testid={`config-mcp-tool-${t.runtimeName}`}>
+              <span className="tool-text">
+                <span className="tool-title">
+                  <strong>{t.name}</strong> <code>{t.runtimeName}</code>
+                  {t.requiresApproval && <span className="badge warn">needs approval</span>}
+                  {activated.has(t.runtimeName) && <span className="badge">activated by the agent</span>}
+                </span>
+                {t.description && (
+                  <span className="muted">
+                    <InlineCode text={t.description} />
+                  </span>
+                )}
+              </span>
+            </div>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
 
 // Legacy selection names that stand for a whole capability (suzent-tools LEGACY_GROUPS): configs
 // written before the Shell capability was split still say `ShellTool`.
@@ -218,7 +263,7 @@ export function ConfigView() {
         </p>
       )}
       <div className="capabilities">
-        {catalog.map((cap) => (
+        {catalog.filter((cap) => !isMcpToolset(cap)).map((cap) => (
           <fieldset key={cap.id} className="card capability">
             <legend className="sr-only">{cap.label}</legend>
             <CapabilityHeader cap={cap} selected={selected} onToggle={(on) => setMany(cap.tools.map((t) => t.id), on)} />
@@ -234,6 +279,9 @@ export function ConfigView() {
               ))}
             </ul>
           </fieldset>
+        ))}
+        {catalog.filter(isMcpToolset).map((cap) => (
+          <McpToolset key={cap.id} cap={cap} activated={activated} />
         ))}
       </div>
       <footer className="page-actions">
@@ -256,6 +304,7 @@ export function ConfigView() {
           </button>
         )}
       </footer>
+      <McpServers />
     </section>
   );
 }

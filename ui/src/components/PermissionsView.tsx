@@ -1,8 +1,8 @@
-import { useCallback, useEffect, useState } from "react";
-import { api } from "../api";
-import { describeMatcher, formatShort, formatTime, MODE_EXPLANATIONS, MODE_LABELS } from "../format";
+import { useCallback, useEffect, useId, useState, type FormEvent } from "react";
+import { api, ApiError, errorMessage } from "../api";
+import { describeMatcher, describeRule, formatShort, formatTime, MODE_EXPLANATIONS, MODE_LABELS } from "../format";
 import { useStore } from "../store";
-import type { AuditEntry, PermissionMode, Rule, RuleDraft } from "../types";
+import type { AuditEntry, Explanation, JsonValue, PermissionMode, Rule, RuleDraft } from "../types";
 import { InlineCode } from "./InlineCode";
 import { RuleEditor } from "./RuleEditor";
 
@@ -173,6 +173,279 @@ function DefaultModeSection() {
   );
 }
 
+/** Example arguments offered when a tool is picked in the simulator (others start as `{}`). */
+const EXAMPLE_ARGS: Record<string, JsonValue> = {
+  run_command: { content: "ls && rm -rf /" },
+  start_command: { content: "npm run dev" },
+  read_file: { file_path: "README.md" },
+  write_file: { file_path: "notes.txt", content: "hello" },
+  edit_file: { file_path: "notes.txt", old_string: "hello", new_string: "hi" },
+  glob_search: { pattern: "**/*.rs" },
+  grep_search: { pattern: "TODO" },
+  webpage_fetch: { url: "https://example.com/" },
+  agent_send: { agent_id: "agent-1", message: "hello" },
+};
+
+const exampleArgs = (tool: string) => JSON.stringify(EXAMPLE_ARGS[tool] ?? {}, null, 2);
+
+/** Parses the simulator's argument text: a JSON object, or a sentence saying what is wrong. */
+export function parseArgs(text: string): { args: JsonValue } | { error: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    return { error: `Arguments are not valid JSON (${e instanceof Error ? e.message : String(e)}).` };
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
+    return { error: 'Arguments must be a JSON object, e.g. {"content": "ls"}.' };
+  }
+  return { args: parsed as JsonValue };
+}
+
+const SOURCE_LABELS: Record<string, string> = {
+  rule: "a rule",
+  mode: "the mode",
+  shell_policy: "the shell policy",
+  path_policy: "the path policy",
+  tool_default: "the tool's default",
+  auto_classifier: "the reviewer model",
+  headless: "a headless run",
+  user: "you",
+};
+
+function ExplanationView({ e }: { e: Explanation }) {
+  return (
+    <div className="card explain-result" data-testid="explain-result" aria-live="polite">
+      <div className="explain-verdict">
+        <span className={`badge behavior-${e.behavior}`} data-testid="explain-behavior">
+          {e.behavior}
+        </span>
+        <code className="reason-code" data-testid="explain-reason-code">
+          {e.reasonCode}
+        </code>
+        <span className={`risk risk-${e.risk}`} data-testid="explain-risk">
+          {e.risk} risk
+        </span>
+        <span className="muted small">
+          decided by {SOURCE_LABELS[e.source] ?? e.source} · mode {MODE_LABELS[e.mode]}
+        </span>
+      </div>
+      <p data-testid="explain-reason">
+        <InlineCode text={e.reason} />
+      </p>
+      {e.reviewerWouldDecide && <p className="note small">In Auto mode this call goes to the reviewer model instead of asking you.</p>}
+
+      <h3>Rules that matched</h3>
+      {e.matchedRules.length === 0 ? (
+        <p className="muted" data-testid="explain-no-rules">
+          No rule matched this call.
+        </p>
+      ) : (
+        <ul className="explain-list" data-testid="explain-rules">
+          {e.matchedRules.map((m) => (
+            <li key={m.rule.id} data-testid="explain-rule" data-decisive={m.decisive}>
+              <span className={`badge behavior-${m.rule.behavior}`}>{m.rule.behavior}</span>{" "}
+              {m.decisive && <strong className="decisive">decides · </strong>}
+              <span>{describeRule(m.rule)}</span> <code className="reason-code">{m.rule.id}</code>
+              <div className="muted small">{m.why}</div>
+            </li>
+          ))}
+        </ul>
+      )}
+
+      {e.segments.length > 0 && (
+        <>
+          <h3>Commands in the script</h3>
+          {e.understood === false && (
+            <p className="note small">The analyser could not follow the whole script, so it cannot be allowed without approval.</p>
+          )}
+          {e.compound && <p className="muted small">The script runs several commands; each is checked and any deny denies the call.</p>}
+          <div className="table-wrap">
+            <table className="table" data-testid="explain-segments">
+              <thead>
+                <tr>
+                  <th scope="col">#</th>
+                  <th scope="col">Command</th>
+                  <th scope="col">Verdict</th>
+                  <th scope="col">Why</th>
+                </tr>
+              </thead>
+              <tbody>
+                {e.segments.map((s, i) => (
+                  <tr key={i} data-testid="explain-segment">
+                    <td>{i + 1}</td>
+                    <td className="break-any">
+                      <code>{s.words.join(" ")}</code>
+                      {s.wrappers.length > 0 && <div className="muted small">inside {s.wrappers.join(" › ")}</div>}
+                      {s.assignments.length > 0 && <div className="muted small">with {s.assignments.join(" ")}</div>}
+                      {s.redirects.length > 0 && <div className="muted small">writes {s.redirects.join(", ")}</div>}
+                      {s.nested && <div className="muted small">nested command</div>}
+                    </td>
+                    <td>
+                      <span className={`badge behavior-${s.verdict}`}>{s.verdict}</span>
+                    </td>
+                    <td>{s.verdictReason}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+
+      {(e.destinations.length > 0 || !e.destinationsComplete) && (
+        <>
+          <h3>Addressed to</h3>
+          <p data-testid="explain-destinations">
+            {e.destinations.map((d) => (
+              <code key={d} className="destination">
+                {d}
+              </code>
+            ))}
+          </p>
+          {!e.destinationsComplete && (
+            <p className="note small">Some recipients could not be read, so recipient allow rules do not cover this call.</p>
+          )}
+        </>
+      )}
+    </div>
+  );
+}
+
+/** The decision simulator: what the engine would decide for a call, and why. Nothing runs. */
+function ExplainSection() {
+  const { state } = useStore();
+  const id = useId();
+  const tools = (state.catalog ?? []).flatMap((c) => c.tools.map((t) => t.runtimeName));
+  const firstTool = tools.includes("run_command") ? "run_command" : (tools[0] ?? "");
+  const [tool, setTool] = useState(firstTool);
+  const [argsText, setArgsText] = useState(exampleArgs(firstTool));
+  const [mode, setMode] = useState<PermissionMode | "">("");
+  const [chatId, setChatId] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  // Whether the error is about the arguments (marks the text area invalid).
+  const [argsInvalid, setArgsInvalid] = useState(false);
+  const [result, setResult] = useState<Explanation | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  // The catalog loads after the first render: pick a tool once it is there.
+  useEffect(() => {
+    if (!tool && firstTool) {
+      setTool(firstTool);
+      setArgsText(exampleArgs(firstTool));
+    }
+  }, [tool, firstTool]);
+
+  const pickTool = (next: string) => {
+    // Untouched example arguments follow the tool; edited ones are kept.
+    if (argsText === exampleArgs(tool)) setArgsText(exampleArgs(next));
+    setTool(next);
+  };
+
+  const submit = async (ev: FormEvent) => {
+    ev.preventDefault();
+    setResult(null);
+    if (!tool) {
+      setError("Tool is required: pick the tool to simulate.");
+      setArgsInvalid(false);
+      return;
+    }
+    const parsed = parseArgs(argsText);
+    if ("error" in parsed) {
+      setError(parsed.error);
+      setArgsInvalid(true);
+      return;
+    }
+    setError(null);
+    setArgsInvalid(false);
+    setBusy(true);
+    try {
+      setResult(await api.explainPermission(tool, parsed.args, mode || null, chatId || null));
+    } catch (e) {
+      const field = e instanceof ApiError ? e.field : null;
+      setError(`The decision could not be explained: ${errorMessage(e)}${field ? ` (field: ${field})` : ""}`);
+      setArgsInvalid(field === "args");
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="explain-h" data-testid="explain-panel">
+      <h2 id="explain-h">Explain a decision</h2>
+      <p className="muted">
+        What the permission engine would decide for a tool call: the decision, every rule that matched, each command of a
+        script and who the call addresses. Nothing runs and nothing is recorded.
+      </p>
+      <form className="card" onSubmit={(e) => void submit(e)} noValidate aria-label="Explain a decision">
+        <div className="grid">
+          <div className="field">
+            <label htmlFor={`${id}-tool`}>Tool</label>
+            <select id={`${id}-tool`} data-testid="explain-tool" value={tool} onChange={(e) => pickTool(e.target.value)}>
+              {!tool && <option value="">Choose a tool…</option>}
+              {(state.catalog ?? []).map((c) => (
+                <optgroup key={c.id} label={c.label}>
+                  {c.tools.map((t) => (
+                    <option key={t.runtimeName} value={t.runtimeName}>
+                      {t.runtimeName}
+                    </option>
+                  ))}
+                </optgroup>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor={`${id}-mode`}>Mode</label>
+            <select id={`${id}-mode`} data-testid="explain-mode" value={mode} onChange={(e) => setMode(e.target.value as PermissionMode | "")}>
+              <option value="">{chatId ? "The chat's mode" : "The default mode"}</option>
+              {MODES.map((m) => (
+                <option key={m} value={m}>
+                  {MODE_LABELS[m]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor={`${id}-chat`}>Chat</label>
+            <select id={`${id}-chat`} data-testid="explain-chat" value={chatId} onChange={(e) => setChatId(e.target.value)}>
+              <option value="">No chat (global rules only)</option>
+              {state.chats.map((c) => (
+                <option key={c.id} value={c.id}>
+                  {c.title}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field wide">
+            <label htmlFor={`${id}-args`}>Arguments (JSON object)</label>
+            <textarea
+              id={`${id}-args`}
+              data-testid="explain-args"
+              className="mono"
+              rows={4}
+              spellCheck={false}
+              value={argsText}
+              aria-invalid={argsInvalid}
+              aria-describedby={error ? `${id}-err` : undefined}
+              onChange={(e) => setArgsText(e.target.value)}
+            />
+            {error && (
+              <span className="field-error" id={`${id}-err`} role="alert" data-testid="explain-error">
+                {error}
+              </span>
+            )}
+          </div>
+        </div>
+        <div className="form-actions">
+          <button type="submit" className="btn primary" data-testid="explain-run" disabled={busy}>
+            {busy ? "Explaining…" : "Explain"}
+          </button>
+        </div>
+      </form>
+      {result && <ExplanationView e={result} />}
+    </section>
+  );
+}
 
 function AuditSection() {
   const { state, actions } = useStore();
@@ -295,7 +568,7 @@ function AuditSection() {
   );
 }
 
-/** Permissions page: rules, the default mode, the audit log. */
+/** Permissions page: the default mode, rules, the decision simulator, the audit log. */
 export function PermissionsView() {
   return (
     <section className="page">
@@ -307,6 +580,7 @@ export function PermissionsView() {
       </header>
       <DefaultModeSection />
       <RulesSection />
+      <ExplainSection />
       <AuditSection />
     </section>
   );

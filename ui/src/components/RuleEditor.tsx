@@ -21,10 +21,12 @@ interface Form {
   exact: string;
   prefix: string;
   glob: string;
+  /** Destination pattern (recipient, #channel, owner/repo, agent id, host). */
+  pattern: string;
   description: string;
 }
 
-type Errors = Partial<Record<"tool" | "chat" | "exact" | "prefix" | "glob", string>>;
+type Errors = Partial<Record<"tool" | "chat" | "exact" | "prefix" | "glob" | "pattern", string>>;
 
 /** Checks the form and builds the draft, or says which field is wrong. */
 export function validateRule(f: Form): { draft: RuleDraft; chatId: string | null } | { errors: Errors } {
@@ -54,6 +56,12 @@ export function validateRule(f: Form): { draft: RuleDraft; chatId: string | null
     const glob = f.glob.trim();
     if (!glob) errors.glob = "Path glob is required, e.g. ~/project/**.";
     else matcher = { kind: "path", glob };
+  } else if (f.kind === "destination") {
+    const pattern = f.pattern.trim();
+    if (!pattern) errors.pattern = "Recipient pattern is required, e.g. *@example.com, #general or octo/*.";
+    else if (/\s/.test(pattern))
+      errors.pattern = "Recipient pattern must not contain spaces: it matches one address, channel, repository or host.";
+    else matcher = { kind: "destination", pattern };
   }
   if (Object.keys(errors).length > 0) return { errors };
   const description = f.description.trim();
@@ -68,6 +76,8 @@ const HELP: Record<MatcherKind, string> = {
   exact: "Only calls whose arguments are exactly this JSON object.",
   prefix: "Shell commands whose words start with these words.",
   path: "File paths matching a gitignore-style glob; ~ is your home folder.",
+  destination:
+    "Who or what a call addresses: e-mail recipients, #channels, chat or agent ids, owner/repo, URL hosts. * matches anything, \\* is a literal star; case does not matter. An allow rule never covers a call whose recipients cannot all be read.",
 };
 
 /** Form that adds a permission rule. */
@@ -82,6 +92,7 @@ export function RuleEditor({ tools, chats, chatId, onSubmit }: RuleEditorProps) 
     exact: "",
     prefix: "",
     glob: "",
+    pattern: "",
     description: "",
   });
   const [errors, setErrors] = useState<Errors>({});
@@ -99,7 +110,7 @@ export function RuleEditor({ tools, chats, chatId, onSubmit }: RuleEditorProps) 
     setBusy(true);
     try {
       await onSubmit(r.draft, r.chatId);
-      setF((prev) => ({ ...prev, tool: "", exact: "", prefix: "", glob: "", description: "" }));
+      setF((prev) => ({ ...prev, tool: "", exact: "", prefix: "", glob: "", pattern: "", description: "" }));
     } finally {
       setBusy(false);
     }
@@ -185,6 +196,7 @@ export function RuleEditor({ tools, chats, chatId, onSubmit }: RuleEditorProps) 
             <option value="exact">Exact arguments</option>
             <option value="prefix">Command prefix</option>
             <option value="path">Path glob</option>
+            <option value="destination">Recipient / destination</option>
           </select>
           <small className="muted">{HELP[f.kind]}</small>
         </div>
@@ -232,6 +244,21 @@ export function RuleEditor({ tools, chats, chatId, onSubmit }: RuleEditorProps) 
               onChange={(e) => set("glob", e.target.value)}
             />
             {err("glob")}
+          </div>
+        )}
+        {f.kind === "destination" && (
+          <div className="field wide">
+            <label htmlFor={`${id}-pattern`}>Recipient pattern</label>
+            <input
+              id={`${id}-pattern`}
+              data-testid="rule-recipient"
+              value={f.pattern}
+              placeholder="*@example.com, #general, octo/*, *.example.com"
+              aria-invalid={!!errors.pattern}
+              aria-describedby={described("pattern")}
+              onChange={(e) => set("pattern", e.target.value)}
+            />
+            {err("pattern")}
           </div>
         )}
         <div className="field wide">

@@ -4,6 +4,7 @@
 // approval (a pending write_file), firstrun (nothing configured), error (commands fail).
 import { emit } from "@tauri-apps/api/event";
 import { mockIPC } from "@tauri-apps/api/mocks";
+import { isMcpCommand, mcpCommand, mcpToolsets } from "./mockMcp";
 import type {
   AgentEvent,
   AuditEntry,
@@ -12,12 +13,17 @@ import type {
   Capability,
   ChatRecord,
   PendingApproval,
+  MemoryBlock,
   PermissionDecision,
+  Plan,
   Rule,
   RuleDraft,
   Settings,
   SettingsPatch,
+  Skill,
   StoredMessage,
+  Surface,
+  SurfaceAction,
 } from "../types";
 
 const now = () => new Date().toISOString();
@@ -181,6 +187,7 @@ async function scriptedTurn(chatId: string, text: string) {
   const runId = id("run");
   transcripts[chatId]?.push(msg(runId, { role: "user", text }));
   await send({ name: "run_started", value: { chatId, runId, model: settings.defaultModel ?? "" } });
+  await advancePlan(chatId);
   const reply = `Here is what I found about “${text}”:\n\n1. The workspace has a \`README.md\`.\n2. Tests live in \`tests/\`.\n\n\`\`\`rust\nfn main() {\n    println!("hello");\n}\n\`\`\``;
   for (const piece of reply.match(/.{1,12}/gs) ?? []) {
     await sleep(25);
@@ -190,6 +197,113 @@ async function scriptedTurn(chatId: string, text: string) {
   await send({ name: "run_finished", value: { chatId, runId, outcome: "completed" } });
   transcripts[chatId]?.push(msg(runId, { role: "assistant", text: reply, toolCalls: [] }));
   return { runId, outcome: "completed" as const, pending: [], text: reply, error: null };
+}
+
+// Plans, memory and skills (the Memory page and the chat's plan view).
+const plans: Record<string, Plan> = {};
+const memoryBlocks: MemoryBlock[] = [
+  { name: "persona", content: "", maxChars: 2000 },
+  { name: "user", content: "Name: Mira. Prefers metric units and short answers.", maxChars: 2000 },
+  { name: "facts", content: "The release ships on Fridays.", maxChars: 2000 },
+  { name: "context", content: "", maxChars: 2000 },
+];
+const archive = [
+  { id: 1, content: "Summary of chat 'Release prep': the release ships Friday; notes in metric units.", createdAt: "2026-01-03T10:00:00Z" },
+  { id: 2, content: "Mira's team deploys from the main branch only.", createdAt: "2026-01-02T09:00:00Z" },
+];
+const skills: Skill[] = [
+  { name: "skill-authoring", description: "How to write a new skill: folder layout, SKILL.md front matter, scripts.", dir: "/home/me/.local/share/suzent/builtin-skills/skill-authoring", source: "built_in", enabled: true },
+  { name: "release-notes", description: "Drafts release notes from the git log since the last tag.", dir: "/home/me/.config/suzent/skills/release-notes", source: "user", enabled: false },
+];
+
+/** Each scripted turn moves the chat's plan one phase on (and creates it on the first turn). */
+async function advancePlan(chatId: string) {
+  const old = plans[chatId];
+  const at = old ? old.phases.findIndex((p) => p.status === "in_progress") : -1;
+  const phases = (old?.phases ?? [
+    { id: "explore", title: "Look at the workspace", capabilities: ["filesystem"], status: "pending" as const },
+    { id: "change", title: "Make the change", capabilities: ["filesystem"], status: "pending" as const },
+    { id: "verify", title: "Run the tests", capabilities: ["shell"], status: "pending" as const },
+  ]).map((p, i) => ({ ...p, status: i <= at ? ("completed" as const) : i === at + 1 ? ("in_progress" as const) : ("pending" as const) }));
+  plans[chatId] = { goal: "Answer the question and check it", phases, updatedAt: now() };
+  await send({ name: "plan_updated", value: { chatId, plan: plans[chatId] } });
+}
+
+// A canvas surface in the first chat: a release checklist with a table, a form and progress.
+const surfaces: Surface[] = [
+  {
+    chatId: "c1",
+    surfaceId: "release",
+    target: "canvas",
+    title: "Release checklist",
+    root: "root",
+    version: 1,
+    toolCallId: "t2",
+    createdAt: now(),
+    updatedAt: now(),
+    dataModel: {
+      progress: 0.4,
+      steps: [
+        { step: "Fix the title typo", state: "done" },
+        { step: "Shorten the install section", state: "done" },
+        { step: "Push to main", state: "blocked by a rule" },
+      ],
+      form: { version: "0.2.0", notes: "", notify: true },
+    },
+    components: [
+      { id: "root", component: { Column: { children: { explicitList: ["intro", "status", "progress", "steps", "tabs"] } } } },
+      { id: "intro", component: { Text: { text: { literalString: "Two of three steps are **done**." } } } },
+      { id: "status", component: { Badge: { text: { literalString: "needs you" }, tone: "warning" } } },
+      { id: "progress", component: { Progress: { value: { path: "/progress" }, label: { literalString: "Release" } } } },
+      {
+        id: "steps",
+        component: { Table: { columns: [{ header: "Step", key: "step" }, { header: "State", key: "state" }], rows: { path: "/steps" } } },
+      },
+      {
+        id: "tabs",
+        component: { Tabs: { tabItems: [{ title: { literalString: "Publish" }, child: "form" }, { title: { literalString: "Preview" }, child: "preview" }] } },
+      },
+      { id: "form", component: { Column: { children: { explicitList: ["version", "notes", "notify", "publish"] } } } },
+      { id: "version", component: { TextField: { label: { literalString: "Version" }, text: { path: "/form/version" } } } },
+      { id: "notes", component: { TextField: { label: { literalString: "Release notes" }, text: { path: "/form/notes" }, textFieldType: "longText" } } },
+      { id: "notify", component: { CheckBox: { label: { literalString: "Tell the team" }, value: { path: "/form/notify" } } } },
+      {
+        id: "publish",
+        component: {
+          Button: {
+            child: "publishText",
+            primary: true,
+            action: {
+              name: "publish",
+              context: [
+                { key: "version", value: { path: "/form/version" } },
+                { key: "notes", value: { path: "/form/notes" } },
+                { key: "notify", value: { path: "/form/notify" } },
+              ],
+            },
+          },
+        },
+      },
+      { id: "publishText", component: { Text: { text: { literalString: "Publish" } } } },
+      {
+        id: "preview",
+        component: {
+          HtmlFrame: {
+            html: { literalString: "<h3>Suzent Demo 0.2.0</h3><p style='color:#4f46e5'>Shorter install.</p>" },
+            height: 120,
+            title: "Release page preview",
+          },
+        },
+      },
+    ],
+  },
+];
+
+function submitSurfaceAction(chatId: string, action: SurfaceAction) {
+  const s = surfaces.find((x) => x.chatId === chatId && x.surfaceId === action.surfaceId) ?? fail(`no surface "${action.surfaceId}" in this chat`);
+  const text = `[canvas] action "${action.name}" on surface "${s.surfaceId}" (button "${action.sourceComponentId}"): ${JSON.stringify(action.context ?? {})}`;
+  const at = now();
+  return { id: id("inbox"), target: chatId, sender: "canvas", kind: "canvas_action", text, status: "pending", attempts: 0, maxAttempts: 5, nextAttemptAt: at, leaseOwner: null, leaseUntil: null, lastError: null, createdAt: at, deliveredAt: null };
 }
 
 function fail(message: string): never {
@@ -244,7 +358,7 @@ export function installMockBackend() {
           return { ...c };
         }
         case "get_catalog":
-          return catalog;
+          return [...catalog, ...mcpToolsets()];
         case "get_settings":
           return settings;
         case "save_settings": {
@@ -288,7 +402,42 @@ export function installMockBackend() {
           Object.assign(t, { status: "stopped", exitCode: 143, finishedAt: now() });
           return { ...t };
         }
+        case "get_plan":
+          return plans[args.chatId as string] ?? null;
+        case "memory_blocks":
+          return memoryBlocks.map((b) => ({ ...b }));
+        case "set_memory_block": {
+          const b = memoryBlocks.find((x) => x.name === args.name) ?? fail(`unknown block '${String(args.name)}'`);
+          const content = String(args.content).trim();
+          if ([...content].length > b.maxChars) fail(`block '${b.name}' would hold ${[...content].length} characters; the limit is ${b.maxChars}`);
+          b.content = content;
+          return { ...b };
+        }
+        case "search_memory": {
+          const words = String(args.query).toLowerCase().split(/\W+/).filter(Boolean);
+          const hits = archive
+            .filter((e) => words.some((w) => e.content.toLowerCase().includes(w)))
+            .map((e, i) => ({ ...e, score: 1 / (61 + i), matchedBy: ["text"] }));
+          return { hits, textOnlyReason: "no embedding model at /home/me/.local/share/suzent/models/all-MiniLM-L6-v2" };
+        }
+        case "list_skills":
+          return skills.map((x) => ({ ...x }));
+        case "set_skill_enabled": {
+          const k = skills.find((x) => x.name === args.name) ?? fail(`no skill named '${String(args.name)}'`);
+          k.enabled = Boolean(args.enabled);
+          return skills.map((x) => ({ ...x }));
+        }
+        case "list_surfaces":
+          return surfaces.filter((s) => s.chatId === args.chatId);
+        case "submit_surface_action":
+          return submitSurfaceAction(String(args.chatId), args.action as SurfaceAction);
+        case "delete_surface": {
+          const i = surfaces.findIndex((s) => s.chatId === args.chatId && s.surfaceId === args.surfaceId);
+          if (i >= 0) surfaces.splice(i, 1);
+          return i >= 0;
+        }
         default:
+          if (isMcpCommand(cmd)) return mcpCommand(cmd, args);
           fail(`the mock backend has no command '${cmd}'`);
       }
     },

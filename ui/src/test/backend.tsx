@@ -103,6 +103,10 @@ export function backend(handlers: Record<string, Handler> = {}) {
     pending_approvals: () => [],
     background_tasks: () => [],
     get_messages: () => [],
+    get_plan: () => null,
+    mcp_servers: () => [],
+    mcp_tools: () => [],
+    list_surfaces: () => [],
   };
   const all = { ...defaults, ...handlers };
   mockIPC(

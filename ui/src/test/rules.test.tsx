@@ -3,7 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import { PermissionsView } from "../components/PermissionsView";
 import { RuleEditor } from "../components/RuleEditor";
-import type { Rule } from "../types";
+import type { Explanation, Rule } from "../types";
 import { backend, chat, renderWithStore } from "./backend";
 
 function editor() {
@@ -88,6 +88,166 @@ describe("rule editor", () => {
   });
 });
 
+describe("rule editor: recipients", () => {
+  it("builds a destination rule and names the field when empty or spaced", async () => {
+    const onSubmit = editor();
+    await userEvent.type(screen.getByTestId("rule-tool"), "*");
+    await userEvent.selectOptions(screen.getByTestId("rule-behavior"), "deny");
+    await userEvent.selectOptions(screen.getByTestId("rule-matcher-kind"), "destination");
+    expect(screen.getByText(/e-mail recipients, #channels/)).toBeInTheDocument();
+    await add();
+    expect(screen.getByRole("alert")).toHaveTextContent(/^Recipient pattern is required/);
+    expect(screen.getByTestId("rule-recipient")).toHaveAttribute("aria-invalid", "true");
+    await userEvent.type(screen.getByTestId("rule-recipient"), "a@example.com b@example.com");
+    await add();
+    expect(screen.getByRole("alert")).toHaveTextContent(/^Recipient pattern must not contain spaces/);
+    expect(onSubmit).not.toHaveBeenCalled();
+    await userEvent.clear(screen.getByTestId("rule-recipient"));
+    await userEvent.type(screen.getByTestId("rule-recipient"), " *@evil.com ");
+    await add();
+    expect(onSubmit).toHaveBeenCalledWith(
+      { tool: "*", behavior: "deny", matcher: { kind: "destination", pattern: "*@evil.com" }, destination: "global", description: null },
+      null,
+    );
+  });
+});
+
+const explanation = (over: Partial<Explanation> = {}): Explanation => ({
+  tool: "run_command",
+  mode: "default",
+  behavior: "deny",
+  reasonCode: "dangerous_command",
+  reason: "This command is never run by the agent: recursive removal of '/' (`rm -rf /`).",
+  risk: "high",
+  source: "shell_policy",
+  matchedRules: [
+    {
+      rule: { id: "r9", tool: "run_command", behavior: "allow", matcher: { kind: "prefix", words: ["ls"] }, destination: "global", createdAt: "2026-01-01T00:00:00Z", description: null },
+      why: "allow global rule: prefix 'ls' matches segment 1: ls",
+      decisive: false,
+    },
+  ],
+  segments: [
+    { words: ["ls"], fullWords: ["ls"], assignments: [], redirects: [], wrappers: [], nested: false, verdict: "allow", verdictReason: "allow rule r9: prefix 'ls'" },
+    { words: ["rm", "-rf", "/"], fullWords: ["rm", "-rf", "/"], assignments: [], redirects: [], wrappers: [], nested: false, verdict: "deny", verdictReason: "never run: recursive removal of '/'" },
+  ],
+  destinations: [],
+  destinationsComplete: true,
+  understood: true,
+  compound: true,
+  actions: [],
+  reviewerWouldDecide: false,
+  ...over,
+});
+
+describe("decision simulator", () => {
+  const setup = (explain: (a: Record<string, unknown>) => unknown) => {
+    const be = backend({ list_chats: () => [chat()], list_rules: () => [], read_audit_log: () => [], explain_permission: explain });
+    renderWithStore(<PermissionsView />);
+    return be;
+  };
+  const args = () => screen.getByTestId("explain-args");
+  const run = () => userEvent.click(screen.getByTestId("explain-run"));
+
+  it("refuses arguments that are not a JSON object, saying why, without calling the backend", async () => {
+    const be = setup(() => explanation());
+    await waitFor(() => expect(screen.getByTestId("explain-tool")).toHaveValue("run_command"));
+    await userEvent.clear(args());
+    await userEvent.type(args(), "{{content: ls");
+    await run();
+    expect(screen.getByTestId("explain-error")).toHaveTextContent(/^Arguments are not valid JSON \(/);
+    expect(args()).toHaveAttribute("aria-invalid", "true");
+    await userEvent.clear(args());
+    await userEvent.type(args(), '[["ls"]');
+    await run();
+    expect(screen.getByTestId("explain-error")).toHaveTextContent('Arguments must be a JSON object, e.g. {"content": "ls"}.');
+    expect(be.callsOf("explain_permission")).toEqual([]);
+  });
+
+  it("shows the decision, every matched rule, each segment with its verdict", async () => {
+    const be = setup(() => explanation());
+    await waitFor(() => expect(screen.getByTestId("explain-tool")).toHaveValue("run_command"));
+    // The example arguments of the default tool are the dangerous script.
+    expect(JSON.parse((args() as HTMLTextAreaElement).value)).toEqual({ content: "ls && rm -rf /" });
+    await userEvent.selectOptions(screen.getByTestId("explain-mode"), "full_access");
+    await userEvent.selectOptions(screen.getByTestId("explain-chat"), "c1");
+    await run();
+    expect(await screen.findByTestId("explain-behavior")).toHaveTextContent("deny");
+    expect(be.callsOf("explain_permission")).toEqual([
+      { tool: "run_command", args: { content: "ls && rm -rf /" }, mode: "full_access", chatId: "c1" },
+    ]);
+    expect(screen.getByTestId("explain-reason-code")).toHaveTextContent("dangerous_command");
+    expect(screen.getByTestId("explain-risk")).toHaveTextContent("high risk");
+    expect(screen.getByTestId("explain-reason")).toHaveTextContent("recursive removal of '/'");
+    const rules = screen.getAllByTestId("explain-rule");
+    expect(rules).toHaveLength(1);
+    expect(rules[0]).toHaveTextContent("allow global rule: prefix 'ls' matches segment 1: ls");
+    expect(rules[0]).toHaveAttribute("data-decisive", "false");
+    const segments = screen.getAllByTestId("explain-segment");
+    expect(segments.map((s) => s.textContent)).toEqual([
+      "1lsallowallow rule r9: prefix 'ls'",
+      "2rm -rf /denynever run: recursive removal of '/'",
+    ]);
+    expect(screen.queryByTestId("explain-destinations")).toBeNull();
+  });
+
+  it("shows the destinations and the decisive rule of a messaging call, and a backend error naming the field", async () => {
+    let fail = false;
+    const be = setup((a) => {
+      if (fail) throw { kind: "invalid_input", message: "invalid args: unknown field `command`", field: "args" };
+      return explanation({
+        tool: a.tool as string,
+        behavior: "allow",
+        reasonCode: "rule_allow",
+        reason: "Allowed by your permission rules.",
+        risk: "low",
+        source: "rule",
+        segments: [],
+        understood: null,
+        compound: null,
+        destinations: ["bob@example.com", "#general"],
+        destinationsComplete: false,
+        matchedRules: [
+          {
+            rule: { id: "r1", tool: "agent_send", behavior: "allow", matcher: { kind: "destination", pattern: "*@example.com" }, destination: "global", createdAt: "2026-01-01T00:00:00Z", description: null },
+            why: "allow global rule: destination '*@example.com' matches bob@example.com",
+            decisive: true,
+          },
+        ],
+      });
+    });
+    await waitFor(() => expect(screen.getByTestId("explain-tool")).toHaveValue("run_command"));
+    await userEvent.selectOptions(screen.getByTestId("explain-tool"), "write_file");
+    // Untouched example arguments follow the picked tool.
+    expect(JSON.parse((args() as HTMLTextAreaElement).value)).toEqual({ file_path: "notes.txt", content: "hello" });
+    await userEvent.clear(args());
+    await userEvent.type(args(), '{{"to": "bob@example.com", "channel": "general"}');
+    await run();
+    expect(await screen.findByTestId("explain-behavior")).toHaveTextContent("allow");
+    expect(be.callsOf("explain_permission")[0]).toEqual({
+      tool: "write_file",
+      args: { to: "bob@example.com", channel: "general" },
+      mode: null,
+      chatId: null,
+    });
+    const rule = screen.getByTestId("explain-rule");
+    expect(rule).toHaveAttribute("data-decisive", "true");
+    expect(rule).toHaveTextContent("decides");
+    expect(rule).toHaveTextContent("calls addressed to *@example.com");
+    expect(screen.getByTestId("explain-destinations")).toHaveTextContent("bob@example.com#general");
+    expect(screen.getByText(/Some recipients could not be read/)).toBeInTheDocument();
+    expect(screen.queryByTestId("explain-segments")).toBeNull();
+
+    fail = true;
+    await run();
+    expect(await screen.findByTestId("explain-error")).toHaveTextContent(
+      "The decision could not be explained: invalid args: unknown field `command` (field: args)",
+    );
+    expect(args()).toHaveAttribute("aria-invalid", "true");
+    expect(screen.queryByTestId("explain-result")).toBeNull();
+  });
+});
+
 describe("permissions page", () => {
   const rule: Rule = {
     id: "r1",
@@ -126,6 +286,15 @@ describe("permissions page", () => {
     await userEvent.click(screen.getAllByTestId("rule-delete")[0]);
     await waitFor(() => expect(screen.getAllByTestId("rule-row")).toHaveLength(1));
     expect(be.callsOf("delete_rule")).toEqual([{ ruleId: "r1" }]);
+  });
+
+  it("describes a destination rule by what it addresses", async () => {
+    backend({
+      list_rules: () => [{ ...rule, tool: "*", matcher: { kind: "destination", pattern: "*@evil.com" } }],
+      read_audit_log: () => [],
+    });
+    renderWithStore(<PermissionsView />);
+    expect(await screen.findByTestId("rule-row")).toHaveTextContent("calls addressed to *@evil.com");
   });
 
   it("shows the audit log newest first and passes the filters", async () => {

@@ -1,5 +1,6 @@
 //! Rule matching and evaluation never panic: the input is split into a rule pattern, a glob and
-//! a command, evaluated against a real temporary workspace.
+//! a command, evaluated against a real temporary workspace; the glob doubles as a destination
+//! pattern and the command as the recipients and URL of a messaging call.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -7,7 +8,8 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use suzent_core::{Behavior, PermissionMode, Rule, RuleDestination, RuleMatcher};
 use suzent_permissions::{
-    PathPolicy, PermissionContext, PermissionEngine, PermissionRequest, ToolAccess, prefix_matches,
+    PathPolicy, PermissionContext, PermissionEngine, PermissionRequest, ToolAccess,
+    destination_matches, extract_destinations, prefix_matches,
 };
 
 struct Ws {
@@ -59,7 +61,22 @@ fuzz_target!(|data: &[u8]| {
     let words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
     let _ = prefix_matches(&pattern, &words);
     let w = ws();
+    let _ = destination_matches(&glob, &command);
     let rules = vec![
+        rule(
+            "deny-destination",
+            Behavior::Deny,
+            RuleMatcher::Destination {
+                pattern: glob.clone(),
+            },
+        ),
+        rule(
+            "allow-destination",
+            Behavior::Allow,
+            RuleMatcher::Destination {
+                pattern: pattern.join(" "),
+            },
+        ),
         rule("deny", Behavior::Deny, RuleMatcher::Path { glob }),
         rule(
             "ask",
@@ -83,18 +100,30 @@ fuzz_target!(|data: &[u8]| {
         },
         requires_approval: true,
     };
-    for mode in [
-        PermissionMode::Default,
-        PermissionMode::Auto,
-        PermissionMode::FullAccess,
-    ] {
+    let message_args =
+        serde_json::json!({ "to": command, "url": command, "owner": "o", "repo": command });
+    let _ = extract_destinations(&message_args);
+    let message = PermissionRequest {
+        tool_name: "run_command".into(),
+        args: message_args,
+        access: ToolAccess::Other,
+        requires_approval: true,
+    };
+    for (request, mode) in [&request, &message].into_iter().flat_map(|r| {
+        [
+            PermissionMode::Default,
+            PermissionMode::Auto,
+            PermissionMode::FullAccess,
+        ]
+        .map(move |m| (r, m))
+    }) {
         let ctx = PermissionContext {
             mode,
             paths: &w.policy,
             rules: &rules,
             chat_id: "fuzz",
         };
-        let eval = PermissionEngine::new().evaluate(&request, &ctx);
+        let eval = PermissionEngine::new().evaluate(request, &ctx);
         // A deny rule that matched always wins.
         if eval.matched.iter().any(|r| r.behavior == Behavior::Deny) {
             assert_eq!(eval.decision.behavior, Behavior::Deny);

@@ -74,7 +74,8 @@ impl Fixture {
     }
 }
 
-/// `behavior tool(pattern)`, optionally prefixed `session:`. `allow *` is every call of every tool.
+/// `behavior tool(pattern)`, optionally prefixed `session:`. `allow *` is every call of every tool;
+/// a pattern `dest:GLOB` is a destination rule, `=TEXT` an exact-input rule.
 pub fn rule(i: usize, spec: &str, f: &Fixture) -> Rule {
     let spec = f.expand(spec);
     let (destination, spec) = match spec.strip_prefix("session:") {
@@ -89,6 +90,10 @@ pub fn rule(i: usize, spec: &str, f: &Fixture) -> Rule {
             let pattern = pattern.strip_suffix(')').unwrap();
             let matcher = if pattern == "*" {
                 RuleMatcher::All
+            } else if let Some(glob) = pattern.strip_prefix("dest:") {
+                RuleMatcher::Destination {
+                    pattern: glob.to_string(),
+                }
             } else if let Some(exact) = pattern.strip_prefix('=') {
                 RuleMatcher::Exact {
                     input: json!({ "content": exact }),
@@ -122,7 +127,16 @@ pub enum Call {
     Cmd(&'static str),
     Read(&'static str),
     Write(&'static str),
-    Other { requires_approval: bool },
+    Other {
+        requires_approval: bool,
+    },
+    /// Any tool with these JSON arguments and no paths or commands (MCP tools, `agent_send`,
+    /// `webpage_fetch`).
+    Tool {
+        tool: &'static str,
+        args: &'static str,
+        requires_approval: bool,
+    },
 }
 
 pub fn request(call: Call, f: &Fixture) -> PermissionRequest {
@@ -146,9 +160,17 @@ pub fn request(call: Call, f: &Fixture) -> PermissionRequest {
             ToolAccess::Write(vec![f.path(p)]),
         ),
         Call::Other { .. } => ("web_search", json!({"query": "rust"}), ToolAccess::Other),
+        Call::Tool { tool, args, .. } => (
+            tool,
+            serde_json::from_str(args).unwrap_or_else(|e| panic!("bad args {args}: {e}")),
+            ToolAccess::Other,
+        ),
     };
     let requires_approval = match call {
-        Call::Other { requires_approval } => requires_approval,
+        Call::Other { requires_approval }
+        | Call::Tool {
+            requires_approval, ..
+        } => requires_approval,
         Call::Write(_) | Call::Cmd(_) => true,
         Call::Read(_) => false,
     };

@@ -19,11 +19,9 @@ use suzent_core::{
 use suzent_store::{AgentLink, ChatRecord, NewInboxMessage};
 use suzent_tools::{AgentHost, AgentProfile, AgentSummary, SpawnRequest};
 
-/// Sub-agents one chat may have running at once.
-pub const MAX_SUBAGENTS_PER_CHAT: usize = 4;
-/// Sub-agents running at once in one runtime.
-pub const MAX_SUBAGENTS: usize = 8;
-/// Nesting depth of sub-agents (1: only top-level chats delegate).
+/// Nesting depth of sub-agents: 1, only top-level chats delegate. Fixed by design (sub-agents get
+/// no agent tools); the concurrency limits are `subagent_max_running` and
+/// `subagent_max_per_chat` in `config.toml`.
 pub const MAX_SUBAGENT_DEPTH: i64 = 1;
 /// Characters of one tool result shown by `agent_read`.
 const READ_TOOL_RESULT_CHARS: usize = 600;
@@ -303,7 +301,13 @@ impl AgentHost for Agents {
         {
             return Err("sub-agents cannot start sub-agents".into());
         }
+        // Checking the limits and registering the new sub-agent happen under one gate, so
+        // spawns racing from several chats cannot overshoot them.
+        let gate = rt.inner.bg.spawn_gate.lock().await;
         {
+            let config = rt.config();
+            let max_running = usize::try_from(config.subagent_max_running).unwrap_or(usize::MAX);
+            let max_per_chat = usize::try_from(config.subagent_max_per_chat).unwrap_or(usize::MAX);
             let subs = rt
                 .inner
                 .bg
@@ -312,14 +316,16 @@ impl AgentHost for Agents {
                 .unwrap_or_else(PoisonError::into_inner);
             let running: Vec<&BackgroundTask> =
                 subs.values().filter(|t| !t.status.is_final()).collect();
-            if running.len() >= MAX_SUBAGENTS {
+            let mine = running.iter().filter(|t| t.chat_id == caller).count();
+            if mine >= max_per_chat {
                 return Err(format!(
-                    "{MAX_SUBAGENTS} sub-agents are already running; wait for one to report back"
+                    "sub-agent limit reached: this chat already has {mine} sub-agents running (subagent_max_per_chat = {max_per_chat}); the task was not started. Wait for one to report back or stop one with agent_stop"
                 ));
             }
-            if running.iter().filter(|t| t.chat_id == caller).count() >= MAX_SUBAGENTS_PER_CHAT {
+            if running.len() >= max_running {
                 return Err(format!(
-                    "this chat already has {MAX_SUBAGENTS_PER_CHAT} sub-agents running; wait for one to report back or stop one with agent_stop"
+                    "sub-agent limit reached: {} sub-agents are running in this app (subagent_max_running = {max_running}); the task was not started. Wait for one to report back",
+                    running.len()
                 ));
             }
         }
@@ -377,6 +383,7 @@ impl AgentHost for Agents {
             finished_at: None,
         };
         rt.update_subagent(task.clone());
+        drop(gate);
         let child_id = child.id.clone();
         let profile = request.profile;
         if request.background {

@@ -10,8 +10,8 @@ use std::time::Duration;
 use suzent_core::{AgentEvent, BackgroundTask, BackgroundTaskKind};
 use suzent_store::{ChatRecord, NewInboxMessage};
 use suzent_tools::{
-    BackgroundCommands, CommandFinished, CommandLimits, CommandObserver, Sandbox, ToolContext,
-    sandbox_available,
+    BackgroundCommands, CommandFinished, CommandLimits, CommandObserver, Sandbox, SandboxKind,
+    ToolContext, sandbox_available,
 };
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -33,6 +33,8 @@ pub(crate) struct BackgroundState {
     pub(crate) shutdown: CancellationToken,
     /// Sub-agents started by this runtime: chat id -> sidebar view.
     pub(crate) subagents: Mutex<HashMap<String, BackgroundTask>>,
+    /// Held while a sub-agent is checked against the limits and registered.
+    pub(crate) spawn_gate: tokio::sync::Mutex<()>,
     /// Keeps the command output directory until the runtime is gone.
     _output_dir: tempfile::TempDir,
 }
@@ -64,6 +66,7 @@ impl BackgroundState {
             dispatcher_started: std::sync::atomic::AtomicBool::new(false),
             shutdown: CancellationToken::new(),
             subagents: Mutex::new(HashMap::new()),
+            spawn_gate: tokio::sync::Mutex::new(()),
             _output_dir: dir,
         })
     }
@@ -198,10 +201,7 @@ impl Runtime {
     ) -> Result<(), RuntimeError> {
         self.chat(chat_id).await?;
         if enabled == Some(true) {
-            sandbox_available().map_err(|e| RuntimeError::InvalidInput {
-                field: "sandbox".into(),
-                message: e.to_string(),
-            })?;
+            self.sandbox_kind()?;
         }
         let value = match enabled {
             Some(b) => serde_json::Value::Bool(b),
@@ -223,16 +223,30 @@ impl Runtime {
         })
     }
 
+    /// The sandbox the configured `sandbox_backend` resolves to here, or why there is none
+    /// (error on the `sandbox` field).
+    pub(crate) fn sandbox_kind(&self) -> Result<SandboxKind, RuntimeError> {
+        let config = self.config();
+        sandbox_available(config.sandbox_backend, &sandbox_image(&config)).map_err(|e| {
+            RuntimeError::InvalidInput {
+                field: "sandbox".into(),
+                message: e.to_string(),
+            }
+        })
+    }
+
     /// The `doctor` line about sandbox mode: whether a sandbox can be created here. Only a
     /// failure while sandbox mode is configured on is an error.
     pub(crate) fn sandbox_check(&self) -> super::DoctorCheck {
-        let wanted = self.config().sandbox;
-        match sandbox_available() {
-            Ok(()) => super::DoctorCheck {
+        let config = self.config();
+        let wanted = config.sandbox;
+        match sandbox_available(config.sandbox_backend, &sandbox_image(&config)) {
+            Ok(kind) => super::DoctorCheck {
                 name: "sandbox".into(),
                 ok: true,
                 detail: format!(
-                    "bubblewrap works here; sandbox mode is {}",
+                    "{} works here; sandbox mode is {}",
+                    kind.describe(),
                     if wanted { "on" } else { "off" }
                 ),
             },
@@ -259,11 +273,14 @@ impl Runtime {
             }));
         }
         if self.sandbox_enabled(&chat.id).await? {
+            let config = self.config();
             ctx.sandbox = Some(Sandbox {
                 workspace: ctx.workspace_root.clone(),
                 persistence: ctx.persistence_dir.clone(),
                 shared: ctx.shared_dir.clone(),
-                network: self.config().sandbox_network,
+                network: config.sandbox_network,
+                backend: config.sandbox_backend,
+                image: sandbox_image(&config),
             });
         }
         Ok(ctx)
@@ -283,6 +300,14 @@ impl Runtime {
             task,
         });
     }
+}
+
+/// The Docker sandbox's image: `sandbox_image` or the default.
+fn sandbox_image(config: &suzent_core::Config) -> String {
+    config
+        .sandbox_image
+        .clone()
+        .unwrap_or_else(|| suzent_tools::DEFAULT_SANDBOX_IMAGE.to_string())
 }
 
 fn sandbox_key(chat_id: &str) -> String {

@@ -32,12 +32,6 @@ const DISABLED_SKILLS_KEY: &str = "skills.disabled";
 /// Setting naming the provider embedding model (`openai/text-embedding-3-small`); when set, it
 /// replaces the local model.
 const EMBEDDING_PROVIDER_KEY: &str = "memory.embedding_model";
-/// Characters of transcript sent for an end-of-chat summary (the most recent ones).
-const SUMMARY_INPUT_CHARS: usize = 24_000;
-/// Instructions for the end-of-chat summary.
-const SUMMARY_PROMPT: &str = "Summarize the following conversation for long-term memory in at \
-    most 5 short sentences: durable facts about the user and their work, decisions taken, and \
-    open items. Write plain text without preamble.";
 /// Lowest cosine similarity a vector hit needs to count.
 const MIN_SIMILARITY: f32 = 0.3;
 /// Candidates each search contributes before fusion.
@@ -55,6 +49,8 @@ pub(crate) struct ContentState {
     memory: Arc<MemoryService>,
     builtin_skills: PathBuf,
     user_skills: PathBuf,
+    /// End-of-chat summaries (see `runtime/summaries.rs`).
+    pub(crate) summaries: super::summaries::SummaryState,
 }
 
 impl ContentState {
@@ -83,6 +79,7 @@ impl ContentState {
             }),
             builtin_skills,
             user_skills: paths.config_dir.join("skills"),
+            summaries: super::summaries::SummaryState::default(),
         }
     }
 }
@@ -162,15 +159,12 @@ impl MemoryService {
             .ok_or_else(|| "the embedder returned no vector".to_string())
     }
 
-    /// Stores entries (embedding them when a model is available); returns their ids.
-    pub(crate) async fn archive_many(
+    /// The embeddings of `texts` for storing them, or `None` each when there is no embedder.
+    pub(crate) async fn embeddings(
         &self,
-        user_id: &str,
-        chat_id: Option<&str>,
-        source: &str,
         texts: &[String],
-    ) -> Result<Vec<i64>, String> {
-        let vectors = match self.embedder().await {
+    ) -> Result<Vec<Option<Vec<f32>>>, String> {
+        Ok(match self.embedder().await {
             Ok(embedder) => {
                 let texts = texts.to_vec();
                 let vectors = tokio::task::spawn_blocking(move || {
@@ -183,7 +177,18 @@ impl MemoryService {
                 vectors.into_iter().map(Some).collect()
             }
             Err(_) => vec![None; texts.len()],
-        };
+        })
+    }
+
+    /// Stores entries (embedding them when a model is available); returns their ids.
+    pub(crate) async fn archive_many(
+        &self,
+        user_id: &str,
+        chat_id: Option<&str>,
+        source: &str,
+        texts: &[String],
+    ) -> Result<Vec<i64>, String> {
+        let vectors = self.embeddings(texts).await?;
         let entries: Vec<NewArchival> = texts
             .iter()
             .zip(vectors)
@@ -538,7 +543,7 @@ impl Runtime {
 
     /// The memory service with its embedding source chosen: the stored provider model if any
     /// (else the local model, loaded at first use).
-    async fn memory_service(&self) -> Result<Arc<MemoryService>, RuntimeError> {
+    pub(crate) async fn memory_service(&self) -> Result<Arc<MemoryService>, RuntimeError> {
         let memory = &self.inner.content.memory;
         let unset = memory
             .embedder
@@ -575,81 +580,6 @@ impl Runtime {
                 field: "model".into(),
                 message,
             })
-    }
-
-    /// Writes a summary of the chat into archival memory (source `summary`): the chat's model
-    /// is asked for the durable facts, decisions and open items of the conversation. Returns the
-    /// entry id, or `None` when the chat has no user message yet. Shells call it when a chat
-    /// ends (the desktop app when a chat is closed, `suzent memory summarize`).
-    pub async fn archive_chat_summary(&self, chat_id: &str) -> Result<Option<i64>, RuntimeError> {
-        let chat = self.chat(chat_id).await?;
-        let messages = self.inner.store.messages(chat_id).await?;
-        let mut transcript = String::new();
-        for m in &messages {
-            let (who, text) = match &m.message {
-                suzent_core::ChatMessage::User { text } => ("User", text),
-                suzent_core::ChatMessage::Assistant { text, .. } if !text.is_empty() => {
-                    ("Assistant", text)
-                }
-                _ => continue,
-            };
-            transcript.push_str(&format!("{who}: {}\n\n", text.trim()));
-        }
-        if !messages
-            .iter()
-            .any(|m| matches!(m.message, suzent_core::ChatMessage::User { .. }))
-        {
-            return Ok(None);
-        }
-        // The end of a long chat matters most: keep its last SUMMARY_INPUT_CHARS characters.
-        let skip = transcript
-            .chars()
-            .count()
-            .saturating_sub(SUMMARY_INPUT_CHARS);
-        let transcript: String = transcript.chars().skip(skip).collect();
-        let model = chat
-            .model
-            .clone()
-            .ok_or_else(|| RuntimeError::InvalidInput {
-                field: "model".into(),
-                message: "the chat has no model to summarize with".into(),
-            })?;
-        let config = self.config();
-        let (client, model_id) =
-            crate::provider::resolve::build_provider(&model, &config.providers, self.key_source())?;
-        let request = crate::provider::ModelRequest {
-            model: model_id,
-            system: SUMMARY_PROMPT.into(),
-            messages: vec![suzent_core::ChatMessage::User { text: transcript }],
-            tools: Vec::new(),
-        };
-        let response =
-            client
-                .stream(&request, &|_| {})
-                .await
-                .map_err(|e| RuntimeError::InvalidInput {
-                    field: "model".into(),
-                    message: format!("the summary request failed: {e}"),
-                })?;
-        let summary = response.text.trim();
-        if summary.is_empty() {
-            return Ok(None);
-        }
-        let ids = self
-            .memory_service()
-            .await?
-            .archive_many(
-                &super::whoami(),
-                Some(chat_id),
-                "summary",
-                &[format!("Summary of chat '{}': {summary}", chat.title)],
-            )
-            .await
-            .map_err(|message| RuntimeError::InvalidInput {
-                field: "memory".into(),
-                message,
-            })?;
-        Ok(ids.first().copied())
     }
 
     /// Gives a tool context the plan store, memory and the enabled skills.

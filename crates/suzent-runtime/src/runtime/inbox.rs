@@ -3,18 +3,25 @@
 //! a background turn (auto mode, non-interactive: what would ask is refused).
 //!
 //! Crash safety: the message is written into the target transcript together with a delivery
-//! record before its turn runs, under a lease renewed while the turn runs. If the process dies,
-//! the lease expires, the next dispatcher claims the message again, finds the record, and only
-//! continues the interrupted turn (if it is unfinished) before acknowledging it.
+//! record at the start of its turn, under a lease renewed while the turn runs. If the process
+//! dies, the lease expires, the next dispatcher claims the message again, finds the record, and
+//! only continues the interrupted turn (if it is unfinished) before acknowledging it.
+//!
+//! A target whose last turn died with tool calls still open is settled first, the way a resumed
+//! turn is: answered approvals run or are refused, a call that was running gets an
+//! "interrupted, effects unknown" error result and never runs twice. Only then is the message
+//! written, so every call is answered before it. A target whose calls wait for the user's
+//! approval is skipped: its messages stay queued (no attempt used up) until the approvals are
+//! answered.
 
-use super::{Runtime, Session, hold_point};
+use super::{Opening, Runtime, Session};
 use crate::error::RuntimeError;
 use crate::runtime::{OnAsk, RunOptions};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use suzent_core::{ChatMessage, PermissionMode, new_id};
-use suzent_store::{InboxMessage, NewInboxMessage, StoredMessage};
+use suzent_store::{InboxMessage, NewInboxMessage};
 
 /// The dispatcher's slow poll, for messages queued by other processes.
 const POLL: Duration = Duration::from_secs(2);
@@ -59,6 +66,8 @@ impl Runtime {
         }
         let rt = self.clone();
         tokio::spawn(async move { rt.dispatch_loop().await });
+        // End-of-chat summaries of idle chats (`runtime/summaries.rs`) run beside it.
+        self.start_summary_sweep();
     }
 
     async fn dispatch_loop(self) {
@@ -71,12 +80,23 @@ impl Runtime {
             let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
                 return;
             };
-            let busy = self.busy_chats();
-            let claimed = self
-                .inner
-                .store
-                .claim_inbox(&self.inner.bg.owner, self.inner.bg.lease, None, &busy)
-                .await;
+            let claimed = match self.blocked_targets().await {
+                Ok(blocked) => {
+                    self.inner
+                        .store
+                        .claim_inbox(&self.inner.bg.owner, self.inner.bg.lease, None, &blocked)
+                        .await
+                }
+                Err(e) => {
+                    drop(permit);
+                    tracing::warn!("inbox dispatcher: {e}");
+                    tokio::select! {
+                        () = tokio::time::sleep(POLL) => {}
+                        () = shutdown.cancelled() => return,
+                    }
+                    continue;
+                }
+            };
             match claimed {
                 Ok(Some(message)) => {
                     let rt = self.clone();
@@ -92,11 +112,14 @@ impl Runtime {
                     tracing::warn!("inbox dispatcher: {e}");
                 }
             }
+            // A message that is due but was not claimed belongs to a blocked agent or one with
+            // a delivery in flight: what unblocks it wakes the dispatcher (the end of a run or
+            // a delivery here, the slow poll for other processes), so no busy wait for it.
             let wait = match self.inner.store.next_inbox_wakeup().await {
-                Ok(Some(at)) => (at - chrono::Utc::now())
-                    .to_std()
-                    .unwrap_or(Duration::from_millis(10))
-                    .clamp(Duration::from_millis(10), POLL),
+                Ok(Some(at)) => match (at - chrono::Utc::now()).to_std() {
+                    Ok(later) => later.clamp(Duration::from_millis(10), POLL),
+                    Err(_) => POLL,
+                },
                 _ => POLL,
             };
             tokio::select! {
@@ -107,17 +130,25 @@ impl Runtime {
         }
     }
 
-    /// Chats with a turn running in this process.
-    fn busy_chats(&self) -> Vec<String> {
+    /// Agents the dispatcher leaves alone for now: chats with a turn running in this process
+    /// (their messages are delivered in place) and chats whose tool calls wait for the user's
+    /// approval (their messages wait until the approvals are answered).
+    async fn blocked_targets(&self) -> Result<Vec<String>, RuntimeError> {
         let sessions: Vec<(String, Arc<Session>)> = match self.inner.sessions.lock() {
             Ok(s) => s.iter().map(|(k, v)| (k.clone(), Arc::clone(v))).collect(),
-            Err(_) => return Vec::new(),
+            Err(_) => Vec::new(),
         };
-        sessions
+        let mut blocked: Vec<String> = sessions
             .into_iter()
             .filter(|(_, s)| s.run_lock.try_lock().is_err())
             .map(|(id, _)| id)
-            .collect()
+            .collect();
+        for approval in self.inner.store.pending_approvals(None).await? {
+            if !blocked.contains(&approval.chat_id) {
+                blocked.push(approval.chat_id);
+            }
+        }
+        Ok(blocked)
     }
 
     /// Delivers one claimed message to an idle agent: records it, runs the turn, acknowledges.
@@ -142,7 +173,10 @@ impl Runtime {
         heartbeat.abort();
         let store = &self.inner.store;
         let outcome = match result {
-            Ok(()) => store.complete_inbox(&message.id, &owner).await.map(|_| ()),
+            Ok(Delivery::Done) => store.complete_inbox(&message.id, &owner).await.map(|_| ()),
+            // Back to the queue without using up an attempt; the dispatcher skips the agent
+            // until its approvals are answered (the run that follows wakes it).
+            Ok(Delivery::Waiting) => store.release_inbox(&message.id, &owner).await.map(|_| ()),
             Err(e) => {
                 tracing::warn!(message = %message.id, "inbox delivery failed: {e}");
                 store
@@ -158,7 +192,11 @@ impl Runtime {
         self.inner.bg.inbox_wake.notify_one();
     }
 
-    async fn deliver_turn(&self, message: &InboxMessage) -> Result<(), RuntimeError> {
+    /// Runs the turn of one claimed message. The message is written into the transcript by the
+    /// run, once the calls an interrupted turn left open are settled (answered approvals run or
+    /// are refused, a call that was running when the process died gets an "interrupted" error,
+    /// never a second run), so no model request has calls without results before it.
+    async fn deliver_turn(&self, message: &InboxMessage) -> Result<Delivery, RuntimeError> {
         let chat = self.chat(&message.target).await?;
         let session = self.session(&chat.id);
         let _guard = session.run_lock.lock().await;
@@ -169,44 +207,36 @@ impl Runtime {
             .await?
             .is_empty()
         {
-            // A suspended turn waits for the user; the message waits (retried with backoff).
-            return Err(RuntimeError::InvalidInput {
-                field: "inbox target".into(),
-                message: format!("agent '{}' is waiting for the user's approval", chat.id),
-            });
-        }
-        let run_id = new_id();
-        let recorded = self
-            .inner
-            .store
-            .record_inbox_delivery(
-                &message.id,
-                &chat.id,
-                Some(&run_id),
-                &ChatMessage::User {
-                    text: transcript_text(message),
-                },
-            )
-            .await?;
-        hold_point("inbox_recorded").await;
-        let messages = self.inner.store.messages(&chat.id).await?;
-        if recorded.is_none() && !unfinished(&messages) {
-            // Delivered and answered before a crash: acknowledge only.
-            return Ok(());
+            // A suspended turn waits for the user; the message waits with it.
+            return Ok(Delivery::Waiting);
         }
         // Headless: auto mode with the non-interactive profile.
         let mut headless = chat.clone();
         headless.mode = PermissionMode::Auto;
+        let mut opening = Some(Opening::Inbox {
+            message_id: message.id.clone(),
+            text: transcript_text(message),
+        });
         let summary = self
-            .run(&session, &headless, run_id, headless_options())
+            .run_with(
+                &session,
+                &headless,
+                new_id(),
+                headless_options(),
+                &mut opening,
+            )
             .await?;
+        if opening.is_some() {
+            // Not written: calls still wait for approval, or the run stopped before.
+            return Ok(Delivery::Waiting);
+        }
         if let Some(e) = summary.error {
             return Err(RuntimeError::InvalidInput {
                 field: "inbox turn".into(),
                 message: e,
             });
         }
-        Ok(())
+        Ok(Delivery::Done)
     }
 
     /// Delivers the chat's due inbox messages into its running turn (before the next model
@@ -243,20 +273,20 @@ impl Runtime {
     }
 }
 
+/// How the delivery of one claimed message ended.
+enum Delivery {
+    /// Written into the transcript and its turn ran: acknowledge it.
+    Done,
+    /// Not written: the agent waits for the user's approval (or its run stopped before). The
+    /// message goes back to the queue without using up an attempt.
+    Waiting,
+}
+
 /// Run options of headless turns (inbox deliveries, sub-agents): calls that would ask are refused.
 #[allow(clippy::needless_update)] // other options may be added; they keep their defaults
 pub(crate) fn headless_options() -> RunOptions {
     RunOptions {
         on_ask: OnAsk::Deny,
         ..RunOptions::default()
-    }
-}
-
-/// Whether a transcript ends mid-turn (the last message is not a final assistant answer).
-fn unfinished(messages: &[StoredMessage]) -> bool {
-    match messages.last().map(|m| &m.message) {
-        Some(ChatMessage::Assistant { tool_calls, .. }) => !tool_calls.is_empty(),
-        Some(_) => true,
-        None => false,
     }
 }

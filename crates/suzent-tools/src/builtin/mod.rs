@@ -8,6 +8,7 @@ pub mod grep_search;
 pub mod memory_tools;
 pub mod planning;
 pub mod read_file;
+pub mod render_ui;
 pub mod run_command;
 pub mod skill_execute;
 pub mod tool_search;

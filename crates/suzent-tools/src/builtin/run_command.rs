@@ -5,6 +5,7 @@
 //! output collected so far is returned: a background child holding the output pipe open never
 //! makes the call hang. A timeout or a cancelled turn stops the whole tree (SIGTERM, then SIGKILL).
 
+use crate::sandbox::DockerContainer;
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
 use process_wrap::tokio::{ChildWrapper, CommandWrap};
@@ -272,30 +273,46 @@ fn spawn_failed(e: &std::io::Error) -> ToolError {
 }
 
 /// The shell command for `script` in the chat's workspace (inside its sandbox, if any), in its
-/// own session, stdin empty, prompts disabled. Shared with background commands.
+/// own session, stdin empty, prompts disabled. Shared with background commands. The container
+/// comes with a Docker-sandboxed command: it must be killed when the command is stopped (and
+/// marked exited when it ends on its own). Errors when the chat's sandbox cannot be used here:
+/// the command never runs on the host instead.
 pub(crate) fn build_command(
     script: &str,
     ctx: &ToolContext,
     out: Stdio,
     err: Stdio,
-) -> CommandWrap {
+) -> Result<(CommandWrap, Option<DockerContainer>), ToolError> {
     #[cfg(unix)]
-    let mut command = match &ctx.sandbox {
+    let (mut command, container) = match &ctx.sandbox {
         Some(sandbox) => {
-            let (program, args) = sandbox.command_line(script);
-            CommandWrap::with_new(program, |c| {
+            let sandboxed = sandbox.command(script, NONINTERACTIVE_ENV)?;
+            let args = sandboxed.args;
+            let command = CommandWrap::with_new(sandboxed.program, |c| {
                 c.args(args);
-            })
+            });
+            (command, sandboxed.container)
         }
-        None => CommandWrap::with_new("bash", |c| {
-            c.arg("-c").arg(script);
-        }),
+        None => {
+            let command = CommandWrap::with_new("bash", |c| {
+                c.arg("-c").arg(script);
+            });
+            (command, None)
+        }
     };
     #[cfg(windows)]
-    let mut command = CommandWrap::with_new("powershell.exe", |c| {
-        c.args(["-NoProfile", "-NonInteractive", "-Command"])
-            .arg(script);
-    });
+    let (mut command, container) = {
+        if ctx.sandbox.is_some() {
+            return Err(ToolError::Failed(
+                "sandbox mode is on but sandboxed commands are not supported on Windows; turn sandbox mode off (commands are not run on the host instead)".into(),
+            ));
+        }
+        let command = CommandWrap::with_new("powershell.exe", |c| {
+            c.args(["-NoProfile", "-NonInteractive", "-Command"])
+                .arg(script);
+        });
+        (command, None)
+    };
     command
         .command_mut()
         .current_dir(&ctx.workspace_root)
@@ -307,16 +324,20 @@ pub(crate) fn build_command(
     command.wrap(process_wrap::tokio::ProcessSession);
     #[cfg(windows)]
     command.wrap(process_wrap::tokio::JobObject);
-    command
+    Ok((command, container))
 }
 
 async fn run_script(script: &str, ctx: &ToolContext, timeout: Duration) -> Result<Run, ToolError> {
     // One pipe for stdout and stderr, so the output keeps its arrival order.
     let (reader, writer) = std::io::pipe().map_err(|e| spawn_failed(&e))?;
     let writer2 = writer.try_clone().map_err(|e| spawn_failed(&e))?;
-    let child = {
-        let mut command = build_command(script, ctx, Stdio::from(writer), Stdio::from(writer2));
-        command.spawn().map_err(|e| spawn_failed(&e))?
+    // A Docker-sandboxed command's container is killed when it is dropped before it is marked
+    // exited (a timeout, a cancellation, or this future being dropped).
+    let (child, container) = {
+        let (mut command, container) =
+            build_command(script, ctx, Stdio::from(writer), Stdio::from(writer2))?;
+        let child = command.spawn().map_err(|e| spawn_failed(&e))?;
+        (child, container)
         // `command` (holding our copies of the pipe's write end) is dropped here, so the reader
         // sees end-of-file once the processes of the tree are gone.
     };
@@ -360,6 +381,9 @@ async fn run_script(script: &str, ctx: &ToolContext, timeout: Duration) -> Resul
     };
     let (end, status, stopped_leftovers) = match waited {
         Ok(status) => {
+            if let Some(c) = &container {
+                c.exited();
+            }
             // Background output may still be on its way; then stop what the shell left behind.
             let eof = tokio::time::timeout(GRACE_AFTER_EXIT, &mut done_rx)
                 .await
@@ -371,6 +395,9 @@ async fn run_script(script: &str, ctx: &ToolContext, timeout: Duration) -> Resul
             (End::Exited, status.ok(), killed)
         }
         Err(end) => {
+            if let Some(c) = &container {
+                c.kill();
+            }
             terminate(child.as_mut());
             let status = match tokio::time::timeout(TERM_GRACE, child.wait()).await {
                 Ok(status) => status.ok(),

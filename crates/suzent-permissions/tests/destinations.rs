@@ -1,0 +1,303 @@
+//! Destination rules: who or what a call addresses (e-mail recipients, `#channels`, chats,
+//! `owner/repo`, agents, URL hosts). Allow rules cover a call only when every destination is
+//! known and matched (fail closed); deny and ask rules match when any destination matches.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+#[allow(unused_imports)]
+use Call::{Cmd, Other, Read, Tool, Write};
+use common::*;
+use pretty_assertions::assert_eq;
+use suzent_permissions::{PermissionEngine, parse_rules_file, specificity, validate_rule};
+
+const MAIL: &str = "mcp__gmail__send_email";
+const SLACK: &str = "mcp__slack__post_message";
+const GITHUB: &str = "mcp__github__create_issue";
+const TELEGRAM: &str = "mcp__telegram__send_message";
+
+/// An MCP call (asks by default, like an untrusted MCP tool).
+const fn mcp(tool: &'static str, args: &'static str) -> Call {
+    Tool {
+        tool,
+        args,
+        requires_approval: true,
+    }
+}
+
+const fn agent(args: &'static str) -> Call {
+    Tool {
+        tool: "agent_send",
+        args,
+        requires_approval: false,
+    }
+}
+
+const fn fetch(args: &'static str, private: bool) -> Call {
+    Tool {
+        tool: "webpage_fetch",
+        args,
+        requires_approval: private,
+    }
+}
+
+const EXAMPLE: &[&str] = &["allow mcp__gmail__send_email(dest:*@example.com)"];
+const NO_EVIL: &[&str] = &[
+    "allow mcp__gmail__send_email(*)",
+    "deny mcp__gmail__send_email(dest:*@evil.com)",
+];
+const OCTO: &[&str] = &["allow mcp__github__create_issue(dest:octo/*)"];
+
+fn destination_rows() -> Vec<Case> {
+    vec![
+        // Allow: every destination known and matched.
+        case!("allowed recipient domain", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "subject": "hi"}"#) => ALLOW, "rule_allow"),
+        case!("recipient domain compared without case", D, EXAMPLE, mcp(MAIL, r#"{"to": "Bob <BOB@Example.COM>"}"#) => ALLOW, "rule_allow"),
+        case!("other domain is not allowed", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@evil.com"}"#) => ASK, "tool_requires_approval"),
+        case!("suffix trick is not the domain", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com.evil.org"}"#) => ASK, "tool_requires_approval"),
+        case!("one of two recipients outside", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com, eve@evil.com"}"#) => ASK, "tool_requires_approval"),
+        case!("cc outside the allowed domain", D, EXAMPLE, mcp(MAIL, r#"{"to": ["bob@example.com"], "cc": "eve@evil.com"}"#) => ASK, "tool_requires_approval"),
+        case!("quoted display name with a comma", D, EXAMPLE, mcp(MAIL, r#"{"to": "\"Doe, Jane\" <jane@example.com>; ann@example.com"}"#) => ALLOW, "rule_allow"),
+        case!("recipient objects with an email field", D, EXAMPLE, mcp(MAIL, r#"{"message": {"recipients": [{"name": "A", "email": "a@example.com"}]}}"#) => ALLOW, "rule_allow"),
+        // Fail closed: undetermined destinations are never allowed by a destination rule.
+        case!("space separated recipients are unreadable", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com eve@evil.com"}"#) => ASK, "tool_requires_approval"),
+        case!("recipient object without an address", D, EXAMPLE, mcp(MAIL, r#"{"to": {"id": "U123"}}"#) => ASK, "tool_requires_approval"),
+        case!("a call without any destination", D, &["allow mcp__gmail__send_email(dest:*)"], mcp(MAIL, r#"{"subject": "hi"}"#) => ASK, "tool_requires_approval"),
+        case!("a boolean recipient", D, &["allow mcp__gmail__send_email(dest:*)"], mcp(MAIL, r#"{"to": true}"#) => ASK, "tool_requires_approval"),
+        case!("a literal star matches only a star", D, &["allow mcp__gmail__send_email(dest:a\\*b@example.com)"], mcp(MAIL, r#"{"to": "ab@example.com"}"#) => ASK, "tool_requires_approval"),
+        case!("an escaped star matches the star", D, &["allow mcp__gmail__send_email(dest:a\\*b@example.com)"], mcp(MAIL, r#"{"to": "a*b@example.com"}"#) => ALLOW, "rule_allow"),
+        // Deny and ask: any destination that matches.
+        case!("denied domain beats allow all", D, NO_EVIL, mcp(MAIL, r#"{"to": "bob@example.com; Eve <eve@EVIL.com>"}"#) => DENY, "rule_deny"),
+        case!("denied domain in full access", FULL, NO_EVIL, mcp(MAIL, r#"{"bcc": ["eve@evil.com"]}"#) => DENY, "rule_deny"),
+        case!("denied domain in auto", AUTO, NO_EVIL, mcp(MAIL, r#"{"to": "eve@evil.com"}"#) => DENY, "rule_deny"),
+        case!("denied recipient beside an unreadable one", D, NO_EVIL, mcp(MAIL, r#"{"to": ["eve@evil.com", true]}"#) => DENY, "rule_deny"),
+        case!("deny on every tool by recipient", D, &["deny *(dest:*@evil.com)"], mcp(SLACK, r#"{"channel": "general", "to": "eve@evil.com"}"#) => DENY, "rule_deny"),
+        case!("other recipients pass the deny rule", D, NO_EVIL, mcp(MAIL, r#"{"to": "bob@example.com"}"#) => ALLOW, "rule_allow"),
+        // Channels and chats.
+        case!("ask rule on a channel without its hash", D, &["allow mcp__slack__post_message(*)", "ask mcp__slack__post_message(dest:#general)"], mcp(SLACK, r##"{"channel": "general", "text": "hi"}"##) => ASK, "rule_ask"),
+        case!("allowed channel", D, &["allow mcp__slack__post_message(dest:#random)"], mcp(SLACK, r##"{"channel": "#random", "text": "hi"}"##) => ALLOW, "rule_allow"),
+        case!("another channel is not allowed", D, &["allow mcp__slack__post_message(dest:#random)"], mcp(SLACK, r##"{"channel_id": "general", "text": "hi"}"##) => ASK, "tool_requires_approval"),
+        case!("allowed telegram chat id", D, &["allow mcp__telegram__send_message(dest:-100123)"], mcp(TELEGRAM, r#"{"chat_id": -100123, "text": "hi"}"#) => ALLOW, "rule_allow"),
+        case!("another telegram chat", D, &["allow mcp__telegram__send_message(dest:-100123)"], mcp(TELEGRAM, r#"{"chatId": -100999, "text": "hi"}"#) => ASK, "tool_requires_approval"),
+        // Repositories.
+        case!("allowed owner", D, OCTO, mcp(GITHUB, r#"{"owner": "octo", "repo": "hello", "title": "bug"}"#) => ALLOW, "rule_allow"),
+        case!("owner prefix is not the owner", D, OCTO, mcp(GITHUB, r#"{"owner": "octopus", "repo": "hello", "title": "bug"}"#) => ASK, "tool_requires_approval"),
+        case!("full repository name without case", D, OCTO, mcp(GITHUB, r#"{"repository": "OCTO/Hello"}"#) => ALLOW, "rule_allow"),
+        case!("denied repository beats allowed owner", D, &["allow mcp__github__create_issue(dest:octo/*)", "deny mcp__github__create_issue(dest:octo/secret)"], mcp(GITHUB, r#"{"owner": "octo", "repo": "secret"}"#) => DENY, "rule_deny"),
+        case!("a bare repo without owner is not under the owner", D, OCTO, mcp(GITHUB, r#"{"repo": "hello"}"#) => ASK, "tool_requires_approval"),
+        // Agents.
+        case!("denied agent", D, &["deny agent_send(dest:agent-8)"], agent(r#"{"agent_id": "agent-8", "message": "hi"}"#) => DENY, "rule_deny"),
+        case!("another agent passes", D, &["deny agent_send(dest:agent-8)"], agent(r#"{"agent_id": "agent-7", "message": "hi"}"#) => ALLOW, "tool_default_allow"),
+        case!("ask before messaging sub agents", AUTO, &["ask agent_send(dest:sub-*)"], agent(r#"{"agent_id": "SUB-42", "message": "hi"}"#) => ASK, "rule_ask"),
+        // URL hosts.
+        case!("denied host", D, &["deny webpage_fetch(dest:*.evil.com)"], fetch(r#"{"url": "https://www.evil.com/page"}"#, false) => DENY, "rule_deny"),
+        case!("credentials before the host do not hide it", D, &["deny webpage_fetch(dest:*.evil.com)"], fetch(r#"{"url": "http://docs.example.com@www.evil.com/"}"#, false) => DENY, "rule_deny"),
+        case!("a host that only contains the name", D, &["deny webpage_fetch(dest:*.evil.com)"], fetch(r#"{"url": "https://evil.com.example.org/"}"#, false) => ALLOW, "tool_default_allow"),
+        case!("allowed private host", D, &["allow webpage_fetch(dest:192.168.1.10)"], fetch(r#"{"url": "http://192.168.1.10:8080/status"}"#, true) => ALLOW, "rule_allow"),
+        case!("another private host asks", D, &["allow webpage_fetch(dest:192.168.1.10)"], fetch(r#"{"url": "http://192.168.1.11/"}"#, true) => ASK, "tool_requires_approval"),
+        // Destination rules cover destinations only.
+        case!("a destination rule does not cover a write", D, &["allow *(dest:*)"], Write("src/x.rs") => ASK, "write_requires_approval"),
+        case!("a destination deny rule ignores commands", D, &["deny *(dest:*)"], Cmd("ls") => ALLOW, "read_only_command"),
+        case!("a destination rule of another tool", D, &["allow mcp__slack__post_message(dest:*@example.com)"], mcp(MAIL, r#"{"to": "bob@example.com"}"#) => ASK, "tool_requires_approval"),
+        case!("session deny beats global destination allow", D, &["allow mcp__gmail__send_email(dest:*@example.com)", "session:deny mcp__gmail__send_email(dest:ceo@example.com)"], mcp(MAIL, r#"{"to": "ceo@example.com"}"#) => DENY, "rule_deny"),
+    ]
+}
+
+#[test]
+fn the_table_of_this_kind_has_at_least_40_rows() {
+    let rows = destination_rows().len();
+    assert!(rows >= 40, "{rows} rows");
+}
+
+#[test]
+fn destination_rules_allow_only_known_destinations_and_deny_any() {
+    run_table(destination_rows());
+}
+
+#[test]
+fn specificity_orders_exact_path_destination_prefix_all() {
+    let f = fixture();
+    let rules: Vec<Rule> = [
+        "deny *",
+        "deny run_command(git push)",
+        "deny mcp__gmail__send_email(dest:*@example.com)",
+        "deny read_file(~/.ssh/**)",
+        "deny mcp__gmail__send_email(=x)",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, s)| rule(i, s, &f))
+    .collect();
+    let mut ranked: Vec<&Rule> = rules.iter().collect();
+    ranked.sort_by_key(|r| std::cmp::Reverse(specificity(r)));
+    let ids: Vec<&str> = ranked.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, vec!["rule-4", "rule-3", "rule-2", "rule-1", "rule-0"]);
+    // Within the destination kind, more literal characters are more specific.
+    let a = rule(0, "deny x(dest:*@example.com)", &f);
+    let b = rule(1, "deny x(dest:ceo@example.com)", &f);
+    assert!(specificity(&b) > specificity(&a));
+}
+
+#[test]
+fn the_most_specific_destination_rule_is_cited_and_explained() {
+    let f = fixture();
+    let policy = PathPolicy::new(&f.ws, &[]).unwrap();
+    let rules: Vec<Rule> = [
+        "deny mcp__gmail__send_email(*)",
+        "deny mcp__gmail__send_email(dest:*@example.com)",
+        "deny mcp__gmail__send_email(dest:ceo@example.com)",
+        "allow mcp__gmail__send_email(dest:*)",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, s)| rule(i, s, &f))
+    .collect();
+    let ctx = PermissionContext {
+        mode: D,
+        paths: &policy,
+        rules: &rules,
+        chat_id: CHAT,
+    };
+    let req = request(
+        mcp(MAIL, r#"{"to": "CEO@example.com", "subject": "x"}"#),
+        &f,
+    );
+    let e = PermissionEngine::new().explain(&req, &ctx);
+    assert_eq!((e.behavior, e.reason_code.as_str()), (DENY, "rule_deny"));
+    assert!(e.reason.contains("to ceo@example.com"), "{}", e.reason);
+    assert_eq!(e.destinations, vec!["CEO@example.com".to_string()]);
+    assert!(e.destinations_complete);
+    let decisive: Vec<&str> = e
+        .matched_rules
+        .iter()
+        .filter(|m| m.decisive)
+        .map(|m| m.rule.id.as_str())
+        .collect();
+    assert_eq!(decisive, vec!["rule-2"]);
+    assert_eq!(e.matched_rules.len(), 4);
+    assert_eq!(
+        e.matched_rules[1].why,
+        "deny global rule: destination '*@example.com' matches CEO@example.com"
+    );
+}
+
+#[test]
+fn an_ask_for_one_destination_offers_a_rule_for_that_destination_only() {
+    let eval = eval_simple(
+        D,
+        NONE,
+        agent_ask(r#"{"agent_id": "worker*1", "message": "hi"}"#),
+    );
+    let rule = eval.decision.actions[1].rule.clone().unwrap();
+    assert_eq!(
+        rule.matcher,
+        RuleMatcher::Destination {
+            pattern: "worker\\*1".into()
+        }
+    );
+    // Several destinations: no single pattern covers them, so the whole tool is offered.
+    let eval = eval_simple(
+        D,
+        NONE,
+        mcp(MAIL, r#"{"to": "a@example.com, b@example.com"}"#),
+    );
+    let rule = eval.decision.actions[1].rule.clone().unwrap();
+    assert_eq!(rule.matcher, RuleMatcher::All);
+}
+
+const fn agent_ask(args: &'static str) -> Call {
+    Tool {
+        tool: "agent_send",
+        args,
+        requires_approval: true,
+    }
+}
+
+#[test]
+fn the_offered_destination_rule_allows_the_same_call_when_remembered() {
+    let call = mcp(MAIL, r#"{"to": "Bob <bob@example.com>"}"#);
+    let eval = eval_simple(D, NONE, call);
+    let draft = eval.decision.actions[2].rule.clone().unwrap();
+    assert_eq!(
+        draft.matcher,
+        RuleMatcher::Destination {
+            pattern: "bob@example.com".into()
+        }
+    );
+    let f = fixture();
+    let policy = PathPolicy::new(&f.ws, &[]).unwrap();
+    let rules = [Rule {
+        id: "remembered".into(),
+        tool: draft.tool,
+        behavior: draft.behavior,
+        matcher: draft.matcher,
+        destination: draft.destination,
+        chat_id: None,
+        created_at: chrono::Utc::now(),
+        description: draft.description,
+    }];
+    let ctx = PermissionContext {
+        mode: D,
+        paths: &policy,
+        rules: &rules,
+        chat_id: CHAT,
+    };
+    let eval = PermissionEngine::new().evaluate(&request(call, &f), &ctx);
+    assert_eq!(eval.decision.reason_code, "rule_allow");
+    let other = PermissionEngine::new().evaluate(
+        &request(mcp(MAIL, r#"{"to": "bob@example.org"}"#), &f),
+        &ctx,
+    );
+    assert_eq!(other.decision.reason_code, "tool_requires_approval");
+}
+
+#[test]
+fn destination_patterns_are_validated_naming_the_field() {
+    let draft = |pattern: &str| suzent_core::RuleDraft {
+        tool: "*".into(),
+        behavior: DENY,
+        matcher: RuleMatcher::Destination {
+            pattern: pattern.into(),
+        },
+        destination: RuleDestination::Global,
+        description: None,
+    };
+    assert_eq!(
+        validate_rule(&draft("  ")),
+        Err("matcher.pattern: empty".to_string())
+    );
+    assert!(
+        validate_rule(&draft("a@b.c d@e.f"))
+            .unwrap_err()
+            .starts_with("matcher.pattern: 'a@b.c d@e.f' contains ' '"),
+    );
+    assert_eq!(validate_rule(&draft("*@example.com")), Ok(()));
+}
+
+#[test]
+fn recipient_rules_in_a_rules_file_load_and_bad_ones_are_reported_by_line() {
+    let text = "[[rule]]\ntool = \"*\"\nbehavior = \"deny\"\nrecipient = \"*@evil.com\"\n\n[[rule]]\ntool = \"*\"\nbehavior = \"allow\"\nrecipient = \"\"\n\n[[rule]]\ntool = \"*\"\nbehavior = \"allow\"\nrecipient = \"octo/*\"\npath = \"**\"\n";
+    let file = parse_rules_file(text, "rules.toml");
+    assert_eq!(file.rules.len(), 1);
+    assert_eq!(
+        file.rules[0].matcher,
+        RuleMatcher::Destination {
+            pattern: "*@evil.com".into()
+        }
+    );
+    let problems: Vec<(usize, &str)> = file
+        .problems
+        .iter()
+        .map(|p| (p.line, p.message.as_str()))
+        .collect();
+    assert_eq!(
+        problems,
+        vec![
+            (6, "recipient: empty"),
+            (
+                11,
+                "matcher: more than one of all, exact, prefix, path, recipient is set"
+            ),
+        ]
+    );
+}

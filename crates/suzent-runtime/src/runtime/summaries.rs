@@ -1,0 +1,302 @@
+//! End-of-chat summaries into archival memory (issue 7: "a summary at the end of a chat").
+//!
+//! A desktop chat has no explicit end, so two moments count as one:
+//! - the chat has been idle for `chat_summary_idle_secs` (config; default 30 minutes) after its
+//!   last message: the dispatcher's summary sweep (started with the inbox dispatcher) summarizes
+//!   what was said since the chat's last summary;
+//! - the chat is being deleted: its unsummarized part is summarized before the transcript goes.
+//!
+//! Each chat has a mark (`chat_summaries.through_seq`): the last transcript position its
+//! summaries cover. The summary entry and the new mark are stored in one transaction, and a
+//! stretch already covered is never stored again, so every stretch of conversation is
+//! summarized exactly once. Sub-agent chats are not summarized: their results reach the
+//! delegating chat, whose summary covers them.
+
+use super::{Runtime, Session};
+use crate::error::RuntimeError;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+use suzent_core::ChatMessage;
+use suzent_store::{NewArchival, StoredMessage, SummaryRecord};
+
+/// Characters of transcript sent for a summary (the most recent ones).
+const SUMMARY_INPUT_CHARS: usize = 24_000;
+/// Instructions for the summary.
+const SUMMARY_PROMPT: &str = "Summarize the following conversation for long-term memory in at \
+    most 5 short sentences: durable facts about the user and their work, decisions taken, and \
+    open items. Write plain text without preamble.";
+/// Longest wait for the summary of a chat being deleted; the chat is deleted regardless.
+const DELETE_SUMMARY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Chats summarized per sweep (one model call each, one after the other).
+const SWEEP_BATCH: u32 = 8;
+/// Bounds of the pause between sweeps (half the idle time in between).
+const MIN_SWEEP_PAUSE: Duration = Duration::from_millis(250);
+const MAX_SWEEP_PAUSE: Duration = Duration::from_secs(60);
+
+/// The runtime's summary state.
+#[derive(Debug, Default)]
+pub(crate) struct SummaryState {
+    /// One summary at a time: the sweep and a deletion never summarize the same stretch twice,
+    /// and model calls for summaries never pile up.
+    lock: tokio::sync::Mutex<()>,
+    /// Chats whose automatic summary failed, and when: retried once the idle time has passed
+    /// again (so a failing provider is not called on every sweep).
+    failed: Mutex<HashMap<String, Instant>>,
+}
+
+impl Runtime {
+    /// Writes a summary of what was said in the chat since its last summary into archival
+    /// memory (source `summary`, text `Summary of chat '<title>': ...`): the chat's model (or
+    /// the default model) is asked for the durable facts, decisions and open items. Returns the
+    /// entry id, or `None` when there is nothing new with a user message in it (the stretch is
+    /// then marked as covered) or the model answered nothing.
+    ///
+    /// The runtime calls it itself at the end of a chat: when the chat has been idle for
+    /// `chat_summary_idle_secs` (see [`Runtime::start_dispatcher`]) and before
+    /// [`Runtime::delete_chat`]; `suzent memory summarize --chat ID` calls it on demand.
+    ///
+    /// Errors: [`RuntimeError::ChatNotFound`], [`RuntimeError::InvalidInput`] (`model`) when no
+    /// model is set or the model request failed, store errors.
+    pub async fn archive_chat_summary(&self, chat_id: &str) -> Result<Option<i64>, RuntimeError> {
+        let _one_at_a_time = self.inner.content.summaries.lock.lock().await;
+        self.summarize_new_stretch(chat_id).await
+    }
+
+    /// The summary of the chat's unsummarized stretch, stored with its mark. The caller holds
+    /// the summary lock.
+    async fn summarize_new_stretch(&self, chat_id: &str) -> Result<Option<i64>, RuntimeError> {
+        let chat = self.chat(chat_id).await?;
+        let store = &self.inner.store;
+        let through = store.summarized_through(chat_id).await?;
+        let messages = store.messages(chat_id).await?;
+        let Some(last_seq) = messages.last().map(|m| m.seq).filter(|&s| s > through) else {
+            return Ok(None);
+        };
+        let stretch: Vec<&StoredMessage> = messages.iter().filter(|m| m.seq > through).collect();
+        let has_user = stretch
+            .iter()
+            .any(|m| matches!(m.message, ChatMessage::User { .. }));
+        if !has_user {
+            store.record_chat_summary(chat_id, last_seq, None).await?;
+            return Ok(None);
+        }
+        let summary = self.ask_for_summary(&chat, &stretch).await?;
+        if summary.is_empty() {
+            store.record_chat_summary(chat_id, last_seq, None).await?;
+            return Ok(None);
+        }
+        let text = format!("Summary of chat '{}': {summary}", chat.title);
+        let memory = self.memory_service().await?;
+        let embedding = memory
+            .embeddings(std::slice::from_ref(&text))
+            .await
+            .map_err(|message| RuntimeError::InvalidInput {
+                field: "memory".into(),
+                message,
+            })?
+            .pop()
+            .flatten();
+        let entry = NewArchival {
+            user_id: super::whoami(),
+            chat_id: Some(chat_id.to_string()),
+            source: "summary".into(),
+            content: text,
+            embedding,
+        };
+        match store
+            .record_chat_summary(chat_id, last_seq, Some(&entry))
+            .await?
+        {
+            SummaryRecord::Recorded(id) => Ok(id),
+            SummaryRecord::AlreadyCovered => Ok(None),
+        }
+    }
+
+    /// Asks the chat's model for a summary of `stretch`; returns the trimmed text.
+    async fn ask_for_summary(
+        &self,
+        chat: &suzent_store::ChatRecord,
+        stretch: &[&StoredMessage],
+    ) -> Result<String, RuntimeError> {
+        let mut transcript = String::new();
+        for m in stretch {
+            let (who, text) = match &m.message {
+                ChatMessage::User { text } => ("User", text),
+                ChatMessage::Assistant { text, .. } if !text.is_empty() => ("Assistant", text),
+                _ => continue,
+            };
+            transcript.push_str(&format!("{who}: {}\n\n", text.trim()));
+        }
+        // The end of a long chat matters most: keep its last SUMMARY_INPUT_CHARS characters.
+        let skip = transcript
+            .chars()
+            .count()
+            .saturating_sub(SUMMARY_INPUT_CHARS);
+        let transcript: String = transcript.chars().skip(skip).collect();
+        let config = self.config();
+        let model = chat
+            .model
+            .clone()
+            .or(config.default_model.clone())
+            .ok_or_else(|| RuntimeError::InvalidInput {
+                field: "model".into(),
+                message: "the chat has no model to summarize with (set default_model)".into(),
+            })?;
+        let (client, model_id) =
+            crate::provider::resolve::build_provider(&model, &config.providers, self.key_source())?;
+        let request = crate::provider::ModelRequest {
+            model: model_id,
+            system: SUMMARY_PROMPT.into(),
+            messages: vec![ChatMessage::User { text: transcript }],
+            tools: Vec::new(),
+        };
+        let response =
+            client
+                .stream(&request, &|_| {})
+                .await
+                .map_err(|e| RuntimeError::InvalidInput {
+                    field: "model".into(),
+                    message: format!("the summary request failed: {e}"),
+                })?;
+        Ok(response.text.trim().to_string())
+    }
+
+    /// Before a chat is deleted: summarizes its unsummarized stretch, unless automatic
+    /// summaries are off. A failure (or a model slower than 30 s) is logged and does not keep
+    /// the chat from being deleted.
+    pub(crate) async fn summarize_before_delete(&self, chat_id: &str) {
+        if self.config().chat_summary_idle_secs == 0 {
+            return;
+        }
+        match self.inner.store.agent_link(chat_id).await {
+            Ok(None) => {}
+            Ok(Some(_)) => return,
+            Err(e) => {
+                tracing::warn!(chat = chat_id, "no summary before deleting the chat: {e}");
+                return;
+            }
+        }
+        match tokio::time::timeout(DELETE_SUMMARY_TIMEOUT, self.archive_chat_summary(chat_id)).await
+        {
+            Ok(Ok(Some(id))) => {
+                tracing::info!(
+                    chat = chat_id,
+                    entry = id,
+                    "summarized the chat before deleting it"
+                );
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(chat = chat_id, "no summary before deleting the chat: {e}");
+            }
+            Err(_) => tracing::warn!(
+                chat = chat_id,
+                "no summary before deleting the chat: the model took longer than {DELETE_SUMMARY_TIMEOUT:?}"
+            ),
+        }
+    }
+
+    /// Starts the summary sweep (with the inbox dispatcher): every half idle time (0.25-60 s)
+    /// it summarizes chats idle for `chat_summary_idle_secs`, re-reading the setting each time.
+    /// Runs until [`Runtime::shutdown`].
+    pub(crate) fn start_summary_sweep(&self) {
+        let rt = self.clone();
+        tokio::spawn(async move {
+            let shutdown = rt.inner.bg.shutdown.clone();
+            loop {
+                let idle = Duration::from_secs(u64::from(rt.config().chat_summary_idle_secs));
+                let pause = if idle.is_zero() {
+                    MAX_SWEEP_PAUSE
+                } else {
+                    rt.summarize_idle_chats(idle).await;
+                    (idle / 2).clamp(MIN_SWEEP_PAUSE, MAX_SWEEP_PAUSE)
+                };
+                tokio::select! {
+                    () = tokio::time::sleep(pause) => {}
+                    () = shutdown.cancelled() => return,
+                }
+            }
+        });
+    }
+
+    /// Chats with a turn running in this process.
+    fn chats_in_a_turn(&self) -> Vec<String> {
+        let sessions: Vec<(String, Arc<Session>)> = match self.inner.sessions.lock() {
+            Ok(s) => s.iter().map(|(k, v)| (k.clone(), Arc::clone(v))).collect(),
+            Err(_) => Vec::new(),
+        };
+        sessions
+            .into_iter()
+            .filter(|(_, s)| s.run_lock.try_lock().is_err())
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// One sweep: summarizes up to [`SWEEP_BATCH`] chats whose last message is older than
+    /// `idle` and not yet covered by a summary, skipping chats in a turn and chats whose last
+    /// attempt failed less than `idle` ago. Returns how many summaries were stored.
+    async fn summarize_idle_chats(&self, idle: Duration) -> usize {
+        let Ok(idle_delta) = chrono::TimeDelta::from_std(idle) else {
+            return 0;
+        };
+        let due = match self
+            .inner
+            .store
+            .chats_due_for_summary(chrono::Utc::now() - idle_delta, SWEEP_BATCH)
+            .await
+        {
+            Ok(due) => due,
+            Err(e) => {
+                tracing::warn!("summary sweep: {e}");
+                return 0;
+            }
+        };
+        let busy = self.chats_in_a_turn();
+        let state = &self.inner.content.summaries;
+        let mut stored = 0;
+        for chat in due {
+            if busy.contains(&chat.chat_id) {
+                continue;
+            }
+            let recently_failed = state
+                .failed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(&chat.chat_id)
+                .is_some_and(|at| at.elapsed() < idle);
+            if recently_failed {
+                continue;
+            }
+            let result = match self.inner.store.agent_link(&chat.chat_id).await {
+                // A sub-agent's work reaches its parent chat; only the mark moves.
+                Ok(Some(_)) => self
+                    .inner
+                    .store
+                    .record_chat_summary(&chat.chat_id, chat.last_seq, None)
+                    .await
+                    .map(|_| None)
+                    .map_err(RuntimeError::from),
+                Ok(None) => self.archive_chat_summary(&chat.chat_id).await,
+                Err(e) => Err(e.into()),
+            };
+            let mut failed = state.failed.lock().unwrap_or_else(PoisonError::into_inner);
+            match result {
+                Ok(id) => {
+                    failed.remove(&chat.chat_id);
+                    if let Some(id) = id {
+                        stored += 1;
+                        tracing::info!(chat = %chat.chat_id, entry = id, "summarized an idle chat");
+                    }
+                }
+                // Deleted meanwhile: nothing to do.
+                Err(RuntimeError::ChatNotFound(_)) => {}
+                Err(e) => {
+                    tracing::warn!(chat = %chat.chat_id, "summary of an idle chat failed: {e}");
+                    failed.insert(chat.chat_id.clone(), Instant::now());
+                }
+            }
+        }
+        stored
+    }
+}
