@@ -42,11 +42,14 @@ const COMMANDS: &[&str] = &[
     "memory_blocks",
     "set_memory_block",
     "search_memory",
+    "embedding_status",
+    "download_embedding_model",
     "list_skills",
     "set_skill_enabled",
     "list_surfaces",
     "submit_surface_action",
     "delete_surface",
+    "stage_html_frame",
 ];
 
 fn main() {

@@ -1,14 +1,14 @@
 //! The typed commands of the desktop contract. Each maps one call onto `suzent_runtime::Runtime`
 //! and returns `Result<T, AppError>`; none holds agent logic or a lock across an await.
 
-use crate::dto::{CreateChatArgs, MemoryBlock, RunSummary};
+use crate::dto::{CreateChatArgs, MemoryBlock, ModelDownload, RunSummary};
 use crate::error::{AppError, AppErrorKind};
 use crate::state::AppState;
 use std::path::{Path, PathBuf};
 use suzent_core::{ApprovalResponse, BackgroundTask, PermissionMode, Rule, RuleDraft};
 use suzent_runtime::{
-    AuditEntry, AuditFilter, ChatRecord, CreateChat, MemorySearchResult, PendingApproval, Plan,
-    RunOptions, Settings, SettingsPatch, Skill, StoredMessage,
+    AuditEntry, AuditFilter, ChatRecord, CreateChat, EmbeddingStatus, MemorySearchResult,
+    PendingApproval, Plan, RunOptions, Settings, SettingsPatch, Skill, StoredMessage,
 };
 use suzent_runtime::{McpImport, McpServerConfig, McpServerInfo, McpTestResult, McpToolInfo};
 use suzent_tools::Capability;
@@ -80,7 +80,7 @@ pub async fn send_message(
     let summary = runtime
         .send_message(&chat_id, &text, RunOptions::default())
         .await?;
-    Ok(summary.into())
+    Ok(summary)
 }
 
 /// Answers pending approvals and continues the suspended run.
@@ -95,7 +95,7 @@ pub async fn resume_approvals(
     let summary = runtime
         .resume_approvals(&chat_id, answers, RunOptions::default())
         .await?;
-    Ok(summary.into())
+    Ok(summary)
 }
 
 /// Pending approvals of one chat, or of every chat with `null`.
@@ -382,6 +382,31 @@ pub async fn search_memory(
         .await?)
 }
 
+/// Whether memory search finds memories by meaning (which embedding model) or why it is
+/// full-text only, and how many memories still wait for a vector. Loads no model.
+#[tauri::command]
+#[specta::specta]
+pub async fn embedding_status(state: State<'_, AppState>) -> Result<EmbeddingStatus, AppError> {
+    Ok(state.runtime()?.embedding_status().await?)
+}
+
+/// Downloads the local embedding model (all-MiniLM-L6-v2, about 90 MB) into the data folder
+/// (or the folder `SUZENT_EMBEDDING_MODEL` names) unless its files are already there; then
+/// memories stored without a vector are embedded in the background. Returns the folder and
+/// whether anything was downloaded. A failed download leaves nothing half-written and is an
+/// `invalid_input` error naming the URL.
+#[tauri::command]
+#[specta::specta]
+pub async fn download_embedding_model(
+    state: State<'_, AppState>,
+) -> Result<ModelDownload, AppError> {
+    let (folder, downloaded) = state.runtime()?.download_embedding_model(None).await?;
+    Ok(ModelDownload {
+        folder: folder.display().to_string(),
+        downloaded,
+    })
+}
+
 /// Every skill (built-in, external and user folders; enabled or not), by name.
 #[tauri::command]
 #[specta::specta]
@@ -562,4 +587,18 @@ pub async fn delete_surface(
         .runtime()?
         .delete_surface(&chat_id, &surface_id)
         .await?)
+}
+
+/// Stages the document of a canvas `HtmlFrame` for the `suzent-frame:` scheme and returns its
+/// token: the iframe then loads `suzent-frame://localhost/<token>` (on Windows and Android
+/// `http://suzent-frame.localhost/<token>`), served with a CSP of its own (inline styles and
+/// `data:` images only, sandboxed) instead of inheriting the app's. At most 64 documents are
+/// kept (the least recently staged is evicted); a document over 1 MiB is refused (field `html`).
+#[tauri::command]
+#[specta::specta]
+pub fn stage_html_frame(
+    frames: State<'_, crate::frames::HtmlFrames>,
+    html: String,
+) -> Result<String, AppError> {
+    frames.stage(html)
 }

@@ -35,3 +35,13 @@ pub struct MemoryBlock {
     /// Longest content the block may hold, in characters.
     pub max_chars: u32,
 }
+
+/// What `download_embedding_model` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelDownload {
+    /// The model folder (absolute path).
+    pub folder: String,
+    /// Whether files were downloaded (`false`: they were all in place already).
+    pub downloaded: bool,
+}

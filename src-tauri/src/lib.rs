@@ -11,11 +11,13 @@ pub mod commands;
 mod dto;
 mod error;
 mod events;
+mod frames;
 mod state;
 
-pub use dto::{CreateChatArgs, MemoryBlock, RunSummary};
+pub use dto::{CreateChatArgs, MemoryBlock, ModelDownload, RunSummary};
 pub use error::{AppError, AppErrorKind};
 pub use events::{RuntimeEvent, forward_events};
+pub use frames::{FRAME_CSP, FRAME_SCHEME, HtmlFrames, MAX_FRAME_BYTES, MAX_FRAMES};
 pub use state::AppState;
 
 use std::path::Path;
@@ -67,11 +69,14 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             memory_blocks,
             set_memory_block,
             search_memory,
+            embedding_status,
+            download_embedding_model,
             list_skills,
             set_skill_enabled,
             list_surfaces,
             submit_surface_action,
             delete_surface,
+            stage_html_frame,
         ])
         .events(tauri_specta::collect_events![RuntimeEvent])
         // One TypeScript type per Rust type (no `_Serialize`/`_Deserialize` pairs): the UI reads
@@ -109,6 +114,12 @@ pub fn run() -> Result<(), String> {
         }))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
+        // Canvas `HtmlFrame` documents: served from their own scheme with their own CSP, so the
+        // app's CSP stays strict (see `frames`).
+        .manage(HtmlFrames::default())
+        .register_uri_scheme_protocol(FRAME_SCHEME, |ctx, request| {
+            ctx.app_handle().state::<HtmlFrames>().respond(&request)
+        })
         .invoke_handler(invoke)
         .setup(move |app| {
             builder.mount_events(app);

@@ -16,11 +16,28 @@ use support::desktop_test;
 use suzent_tests::{Item, Turn};
 
 /// The model's first call: a sign-up form on the canvas, progress at 0.
-fn render_form() -> Turn {
-    Turn::tool_calls(vec![form_call()])
+fn render_form(beacon: &str) -> Turn {
+    Turn::tool_calls(vec![form_call(beacon)])
 }
 
-fn form_call() -> Item {
+/// A 1x1 PNG as a data: URL (the one kind of image an HtmlFrame document may load).
+const PIXEL: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+/// The agent's HTML in the form: styled by an inline `style` and a `<style>` block, with a
+/// script that must not run and images that must not load (a remote one, one from `beacon`),
+/// beside a data: image that must.
+fn terms_html(beacon: &str) -> String {
+    format!(
+        "<style>#terms{{letter-spacing:1px;border:2px solid #15803d}}</style>\
+         <div id=\"terms\" style=\"padding:8px 10px;border-radius:6px;background:#e8f6ec;color:#15803d;font:600 13px sans-serif\">Terms: be kind to the robots.</div>\
+         <script>document.body.textContent='script ran'</script>\
+         <img id=\"remote\" src=\"https://example.com/beacon.png\" alt=\"\">\
+         <img id=\"local\" src=\"{beacon}\" alt=\"\">\
+         <img id=\"pixel\" src=\"{PIXEL}\" alt=\"\" width=\"8\" height=\"8\">"
+    )
+}
+
+fn form_call(beacon: &str) -> Item {
     let args = json!({
         "action": "render",
         "surface_id": "signup",
@@ -32,8 +49,8 @@ fn form_call() -> Item {
                 ["intro", "terms", "name", "agree", "status", "progress", "submit"]}}}},
             {"id": "intro", "component": {"Text": {"text": {"literalString":
                 "Tell me **who you are** and I will set up the account."}}}},
-            {"id": "terms", "component": {"HtmlFrame": {"title": "Terms", "height": 64, "html": {"literalString":
-                "<div style=\"padding:8px 10px;border-radius:6px;background:#e8f6ec;color:#15803d;font:600 13px sans-serif\">Terms: be kind to the robots.</div><script>document.body.textContent='script ran'</script><img src=\"https://example.com/beacon.png\" alt=\"\">"}}}},
+            {"id": "terms", "component": {"HtmlFrame": {"title": "Terms", "height": 80, "html": {"literalString":
+                terms_html(beacon)}}}},
             {"id": "name", "component": {"TextField": {
                 "label": {"literalString": "Your name"}, "text": {"path": "/form/name"}}}},
             {"id": "agree", "component": {"CheckBox": {
@@ -112,15 +129,27 @@ fn user_texts(request: &Value) -> Vec<String> {
 
 #[test]
 fn the_agent_renders_a_form_the_user_submits_it_and_the_agent_updates_the_progress() {
+    // A local HTTP listener the frame's <img> points at: it must never be asked for anything.
+    let beacon = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let beacon_url = format!("http://{}/beacon.png", beacon.local_addr().unwrap());
+    let beacon_hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    {
+        let hits = beacon_hits.clone();
+        std::thread::spawn(move || {
+            for _ in beacon.incoming() {
+                hits.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+    }
     desktop_test(
         "canvas_form",
         vec![
-            render_form(),
+            render_form(&beacon_url),
             Turn::text("The form is on the canvas."),
             update_progress(),
             Turn::text("Thanks, Ada: your account is ready."),
         ],
-        |d| {
+        move |d| {
             Box::pin(async move {
                 d.new_chat().await?;
                 d.send("Help me create an account").await?;
@@ -134,18 +163,75 @@ fn the_agent_renders_a_form_the_user_submits_it_and_the_agent_updates_the_progre
                 let bar = d.find("[data-testid=a2ui-progress]").await?;
                 assert_eq!(bar.attr("aria-valuenow").await?.as_deref(), Some("0"));
                 assert_eq!(bar.attr("role").await?.as_deref(), Some("progressbar"));
-                let frame = d.find("iframe[data-testid=a2ui-terms]").await?;
+                // The frame document comes from the shell's frame scheme (with a CSP of its
+                // own), not a srcdoc that would inherit the app's CSP and lose the styles.
+                let frame = d.wait_css("iframe[data-testid=a2ui-terms]").await?;
                 assert_eq!(frame.attr("sandbox").await?.as_deref(), Some(""));
-                // Inside the frame: the agent's HTML is shown and its script did not run.
-                frame.enter_frame().await?;
-                let body = d
+                let srcdoc = d
                     .client()
-                    .find(fantoccini::Locator::Css("body"))
-                    .await?
-                    .text()
+                    .execute(
+                        "return document.querySelector('iframe[data-testid=a2ui-terms]').hasAttribute('srcdoc')",
+                        Vec::new(),
+                    )
                     .await?;
+                assert_eq!(srcdoc, Value::Bool(false), "a srcdoc frame");
+                let src = frame.attr("src").await?.unwrap_or_default();
+                assert!(
+                    src.starts_with("suzent-frame://localhost/")
+                        || src.starts_with("http://suzent-frame.localhost/"),
+                    "the frame loads {src:?}"
+                );
+                // Inside the frame: the agent's HTML is shown styled, its script did not run,
+                // and only the data: image loaded.
+                frame.enter_frame().await?;
+                let inside = async {
+                    let c = d.client();
+                    let find = |css: &'static str| c.find(fantoccini::Locator::Css(css));
+                    let body = find("body").await?.text().await?;
+                    let terms = find("#terms").await?;
+                    let styles = (
+                        terms.css_value("background-color").await?,
+                        terms.css_value("color").await?,
+                        terms.css_value("padding-left").await?,
+                        terms.css_value("letter-spacing").await?,
+                        terms.css_value("border-top-width").await?,
+                    );
+                    let rect = terms.rectangle().await?;
+                    let mut widths = Vec::new();
+                    for id in ["#remote", "#local", "#pixel"] {
+                        let img = serde_json::to_value(find(id).await?)?;
+                        widths.push(
+                            c.execute("return arguments[0].naturalWidth", vec![img])
+                                .await?,
+                        );
+                    }
+                    anyhow::Ok((body, styles, rect, widths))
+                }
+                .await;
                 d.client().enter_parent_frame().await?;
-                assert_eq!(body.trim(), "Terms: be kind to the robots.");
+                let (body, styles, (_, _, _, height), widths) = inside?;
+                assert_eq!(
+                    body.trim(),
+                    "Terms: be kind to the robots.",
+                    "the script ran"
+                );
+                assert_eq!(
+                    styles,
+                    (
+                        "rgb(232, 246, 236)".to_string(),
+                        "rgb(21, 128, 61)".to_string(),
+                        "10px".to_string(),
+                        "1px".to_string(),
+                        "2px".to_string()
+                    ),
+                    "the inline style and the <style> block apply inside the frame"
+                );
+                assert!(height >= 30.0, "the padded box is {height} px high");
+                assert_eq!(
+                    widths,
+                    [json!(0), json!(0), json!(1)],
+                    "naturalWidth of the remote, the local http and the data: image"
+                );
                 d.screenshot("form-on-canvas").await?;
 
                 let name = d.wait_css("[data-testid=a2ui-name]").await?;
@@ -217,6 +303,11 @@ fn the_agent_renders_a_form_the_user_submits_it_and_the_agent_updates_the_progre
                     "the width is remembered"
                 );
 
+                assert_eq!(
+                    beacon_hits.load(std::sync::atomic::Ordering::SeqCst),
+                    0,
+                    "the frame's <img> reached the network"
+                );
                 let requests = d.requests();
                 assert_eq!(requests.len(), 4, "two turns of two model steps each");
                 let sent = user_texts(&requests[2]);
@@ -240,7 +331,10 @@ fn a_surface_survives_an_app_restart() {
     desktop_test(
         "canvas_restart",
         vec![
-            Turn::tool_calls(vec![form_call(), plans_call()]),
+            Turn::tool_calls(vec![
+                form_call("https://example.com/beacon.png"),
+                plans_call(),
+            ]),
             Turn::text("The form is on the canvas."),
             update_progress(),
             Turn::text("Thanks, Grace: your account is ready."),

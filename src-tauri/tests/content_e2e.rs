@@ -198,6 +198,17 @@ fn the_plan_view_follows_planning_update_and_a_memory_block_edit_reaches_the_mod
                     .await?;
                 d.wait_text("[data-testid=memory-text-only]", "Full-text only")
                     .await?;
+                // The page says so before any search too, and offers the local model.
+                d.wait_text(
+                    "[data-testid=memory-semantic-status]",
+                    "Search by meaning: off: no embedding model yet",
+                )
+                .await?;
+                d.wait_text(
+                    "[data-testid=memory-download-model]",
+                    "Download the local model (all-MiniLM-L6-v2, about 90 MB)",
+                )
+                .await?;
                 d.screenshot("memory-saved-and-searched").await?;
 
                 // Reopening the page shows the stored block.
@@ -234,44 +245,82 @@ fn the_plan_view_follows_planning_update_and_a_memory_block_edit_reaches_the_mod
 }
 
 #[test]
-fn a_deleted_chat_leaves_its_summary_in_archival_memory() {
-    desktop_test(
+fn deleting_a_chat_removes_its_idle_time_summary_from_archival_memory() {
+    support::desktop_test_with_extra_config(
         "content_summary_on_delete",
         vec![
-            Turn::text("Noted: the release ships on Friday."),
-            Turn::text("Mira's release ships on Friday; notes use metric units."),
+            Turn::text("Noted: the vault code is 4711."),
+            Turn::text("The user's vault code is 4711."),
         ],
+        // A chat idle for one second counts as ended and is summarized by the sweep.
+        "chat_summary_idle_secs = 1\n",
         |d| {
             Box::pin(async move {
                 d.new_chat().await?;
-                d.send("Our release ships Friday, and use metric units")
-                    .await?;
+                d.send("The vault code is 4711").await?;
                 d.wait_text(
                     "[data-testid=message-assistant]",
-                    "Noted: the release ships on Friday.",
+                    "Noted: the vault code is 4711.",
                 )
                 .await?;
-                d.click("[data-testid=chat-delete]").await?;
-                d.screenshot("delete-confirm").await?;
-                d.click("[data-testid=chat-delete-confirm]").await?;
-                d.wait_gone("[data-testid=chat-item]").await?;
+                let deadline = Instant::now() + UI_TIMEOUT;
+                while d.requests().len() < 2 {
+                    if Instant::now() > deadline {
+                        bail!("no idle-time summary request after {UI_TIMEOUT:?}");
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+                }
                 let requests = d.requests();
-                assert_eq!(requests.len(), 2, "one turn and one summary request");
                 assert!(
                     system_prompt(&requests[1]).starts_with("Summarize the following conversation"),
                     "the second request asks for the summary"
                 );
 
+                // The idle-time summary is in archival memory.
                 d.click("[data-testid=nav-memory]").await?;
                 let search = d.wait_css("[data-testid=memory-search]").await?;
-                search.send_keys("release Friday").await?;
+                search.send_keys("vault code").await?;
                 d.click("[data-testid=memory-search-submit]").await?;
                 d.wait_text(
                     "[data-testid=memory-hit]",
-                    "Summary of chat 'New chat': Mira's release ships on Friday; notes use metric units.",
+                    "Summary of chat 'New chat': The user's vault code is 4711.",
                 )
                 .await?;
                 d.screenshot("summary-found").await?;
+
+                // Deleting the chat asks the model for nothing and removes its summary.
+                d.click("[data-testid=nav-chat]").await?;
+                if d.count("[data-testid=chat-delete]").await? == 0 {
+                    d.click("[data-testid=chat-item]").await?;
+                }
+                d.click("[data-testid=chat-delete]").await?;
+                d.screenshot("delete-confirm").await?;
+                d.click("[data-testid=chat-delete-confirm]").await?;
+                d.wait_gone("[data-testid=chat-item]").await?;
+                assert_eq!(d.requests().len(), 2, "no summary request at deletion");
+
+                d.click("[data-testid=nav-memory]").await?;
+                let search = d.wait_css("[data-testid=memory-search]").await?;
+                search.clear().await?;
+                search.send_keys("vault code").await?;
+                d.click("[data-testid=memory-search-submit]").await?;
+                d.wait_text("[data-testid=memory-results]", "No memories match")
+                    .await?;
+                if d.count("[data-testid=memory-hit]").await? != 0 {
+                    bail!("the deleted chat's summary is still in archival memory");
+                }
+                d.client()
+                    .execute(
+                        // Bring the results into view in the page's own scroller.
+                        "const el = document.querySelector('[data-testid=memory-results]'); \
+                         let p = el.parentElement; \
+                         while (p && p.scrollHeight <= p.clientHeight) p = p.parentElement; \
+                         if (p) p.scrollTop += el.getBoundingClientRect().top \
+                             - p.getBoundingClientRect().top - 300;",
+                        Vec::new(),
+                    )
+                    .await?;
+                d.screenshot("summary-gone").await?;
                 Ok(())
             })
         },

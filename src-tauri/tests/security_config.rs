@@ -55,6 +55,13 @@ fn the_csp_allows_only_the_app_itself() {
     assert_eq!(csp["default-src"], "'self'");
     assert_eq!(csp["script-src"], "'self'");
     assert_eq!(csp["object-src"], "'none'");
+    // Canvas HtmlFrame documents come only from the app's own `suzent-frame:` scheme (served
+    // with their own CSP, see src/frames.rs); `http://suzent-frame.localhost` is the form Tauri
+    // gives custom schemes on Windows and Android, not a remote origin.
+    assert_eq!(
+        csp["frame-src"], "suzent-frame: http://suzent-frame.localhost",
+        "frames may load only the app's frame scheme"
+    );
     for (directive, value) in csp {
         let value = value.as_str().expect("directives are strings");
         for source in value.split_whitespace() {
@@ -63,7 +70,9 @@ fn the_csp_allows_only_the_app_itself() {
                 "{directive} allows {source}"
             );
             let remote = source.starts_with("https:")
-                || source.starts_with("http:") && source != "http://ipc.localhost"
+                || source.starts_with("http:")
+                    && source != "http://ipc.localhost"
+                    && !(directive == "frame-src" && source == "http://suzent-frame.localhost")
                 || source.starts_with("ws")
                 || source == "*";
             assert!(!remote, "{directive} allows the remote origin {source}");

@@ -102,12 +102,16 @@ export const api = {
   memoryBlocks: () => unwrap("memory_blocks", commands.memoryBlocks()),
   setMemoryBlock: (name: string, content: string) => unwrap("set_memory_block", commands.setMemoryBlock(name, content)),
   searchMemory: (query: string, limit: number) => unwrap("search_memory", commands.searchMemory(query, limit)),
+  embeddingStatus: () => unwrap("embedding_status", commands.embeddingStatus()),
+  downloadEmbeddingModel: () => unwrap("download_embedding_model", commands.downloadEmbeddingModel()),
   listSkills: () => unwrap("list_skills", commands.listSkills()),
   setSkillEnabled: (name: string, enabled: boolean) => unwrap("set_skill_enabled", commands.setSkillEnabled(name, enabled)),
   listSurfaces: (chatId: string) => unwrap("list_surfaces", commands.listSurfaces(chatId)),
   submitSurfaceAction: (chatId: string, action: SurfaceAction) =>
     unwrap("submit_surface_action", commands.submitSurfaceAction(chatId, action)),
   deleteSurface: (chatId: string, surfaceId: string) => unwrap("delete_surface", commands.deleteSurface(chatId, surfaceId)),
+  /** Stages an HtmlFrame document for the `suzent-frame:` scheme; returns its token (see `htmlFrameUrl`). */
+  stageHtmlFrame: (html: string) => unwrap("stage_html_frame", commands.stageHtmlFrame(html)),
   mcpServers: () => unwrap("mcp_servers", commands.mcpServers()),
   mcpTools: (filter: string | null, loadSchemas: boolean) => unwrap("mcp_tools", commands.mcpTools(filter, loadSchemas)),
   addMcpServer: (name: string, config: McpServerConfig) => unwrap("add_mcp_server", commands.addMcpServer(name, config)),

@@ -124,6 +124,19 @@ export const commands = {
 	 *  `limit` hits (1-50), best first, and why the search was full-text only when it was.
 	 */
 	searchMemory: (query: string, limit: number) => typedError<MemorySearchResult, AppError>(__TAURI_INVOKE("search_memory", { query, limit })),
+	/**
+	 *  Whether memory search finds memories by meaning (which embedding model) or why it is
+	 *  full-text only, and how many memories still wait for a vector. Loads no model.
+	 */
+	embeddingStatus: () => typedError<EmbeddingStatus, AppError>(__TAURI_INVOKE("embedding_status")),
+	/**
+	 *  Downloads the local embedding model (all-MiniLM-L6-v2, about 90 MB) into the data folder
+	 *  (or the folder `SUZENT_EMBEDDING_MODEL` names) unless its files are already there; then
+	 *  memories stored without a vector are embedded in the background. Returns the folder and
+	 *  whether anything was downloaded. A failed download leaves nothing half-written and is an
+	 *  `invalid_input` error naming the URL.
+	 */
+	downloadEmbeddingModel: () => typedError<ModelDownload, AppError>(__TAURI_INVOKE("download_embedding_model")),
 	/**  Every skill (built-in, external and user folders; enabled or not), by name. */
 	listSkills: () => typedError<Skill[], AppError>(__TAURI_INVOKE("list_skills")),
 	/**  Enables or disables a skill by name; returns every skill as it now stands. */
@@ -141,6 +154,14 @@ export const commands = {
 	submitSurfaceAction: (chatId: string, action: SurfaceAction) => typedError<InboxMessage, AppError>(__TAURI_INVOKE("submit_surface_action", { chatId, action })),
 	/**  Closes (deletes) a surface; its history is kept. `false` when the chat has no such surface. */
 	deleteSurface: (chatId: string, surfaceId: string) => typedError<boolean, AppError>(__TAURI_INVOKE("delete_surface", { chatId, surfaceId })),
+	/**
+	 *  Stages the document of a canvas `HtmlFrame` for the `suzent-frame:` scheme and returns its
+	 *  token: the iframe then loads `suzent-frame://localhost/<token>` (on Windows and Android
+	 *  `http://suzent-frame.localhost/<token>`), served with a CSP of its own (inline styles and
+	 *  `data:` images only, sandboxed) instead of inheriting the app's. At most 64 documents are
+	 *  kept (the least recently staged is evicted); a document over 1 MiB is refused (field `html`).
+	 */
+	stageHtmlFrame: (html: string) => typedError<string, AppError>(__TAURI_INVOKE("stage_html_frame", { html })),
 };
 
 /** Events */
@@ -880,6 +901,33 @@ export type Distribution =
 /**  Equal space between and at the edges. */
 "spaceEvenly";
 
+/**  Whether memory search compares meanings (see [`Runtime::embedding_status`]). */
+export type EmbeddingStatus = {
+	/**  Whether search finds memories by meaning (vector similarity) besides exact words. */
+	active: boolean,
+	/**
+	 *  The embedding model, `all-MiniLM-L6-v2 (local)` or
+	 *  `openai/text-embedding-3-small (provider)`; `None` when search is full-text only.
+	 */
+	model: string | null,
+	/**  Why search is full-text only (`None` when it is not). */
+	reason: string | null,
+	/**  Whether a provider's embedding model is chosen instead of the local one. */
+	provider: boolean,
+	/**  The local model's folder (where a download puts the files). */
+	modelDir: string,
+	/**  Whether that folder holds all the local model files. */
+	modelPresent: boolean,
+	/**
+	 *  How many of the local user's memories have no vector from the current model yet
+	 *  (stored before a model existed, or by another model); with no model, how many have
+	 *  none at all.
+	 */
+	entriesWithoutVector: number,
+	/**  Whether those are being embedded in the background now. */
+	backfilling: boolean,
+};
+
 /**  The simulator's answer. */
 export type Explanation = {
 	/**  The tool. */
@@ -1011,7 +1059,9 @@ export type McpImport = {
  *  One server of the `mcpServers` map. Either `command` (stdio) or `url` (streamable HTTP).
  * 
  *  Values of `env` and `headers` may reference an OS keychain entry as `${keychain:ENTRY}`; such a
- *  reference is resolved when connecting, and a missing entry fails the connection.
+ *  reference is resolved when connecting, and a missing entry fails the connection. The entries
+ *  are MCP secrets (the Suzent runtime reads the keychain account `mcp:ENTRY`, stored with
+ *  `suzent keys set mcp:ENTRY`), never a model provider's API key.
  */
 export type McpServerConfig = {
 	/**
@@ -1166,6 +1216,14 @@ export type MemorySearchResult = {
 	hits: MemoryHit[],
 	/**  `None` when vector search ran; otherwise why only full-text search was used. */
 	textOnlyReason: string | null,
+};
+
+/**  What `download_embedding_model` did. */
+export type ModelDownload = {
+	/**  The model folder (absolute path). */
+	folder: string,
+	/**  Whether files were downloaded (`false`: they were all in place already). */
+	downloaded: boolean,
 };
 
 /**  A tool call waiting for the user's answer. */

@@ -31,6 +31,8 @@ export type {
   MemoryBlock,
   MemoryHit,
   MemorySearchResult,
+  EmbeddingStatus,
+  ModelDownload,
   McpImport,
   McpServerConfig,
   McpServerInfo,

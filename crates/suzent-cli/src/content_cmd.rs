@@ -159,6 +159,23 @@ pub async fn memory(cmd: MemoryCommand, rt: Runtime) -> Result<ExitCode> {
             } else {
                 println!("the embedding model is already in {}", dir.display());
             }
+            // Memories stored before the model get their vectors now (the backfill would
+            // otherwise stop when this process exits).
+            let mut status = rt.embedding_status().await?;
+            if status.backfilling {
+                eprintln!(
+                    "embedding {} older memories...",
+                    status.entries_without_vector
+                );
+                while status.backfilling {
+                    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                    status = rt.embedding_status().await?;
+                }
+                match status.entries_without_vector {
+                    0 => println!("every memory has a vector"),
+                    n => println!("{n} memories still have no vector (see the log for why)"),
+                }
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

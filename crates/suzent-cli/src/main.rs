@@ -240,14 +240,15 @@ enum ApprovalsCommand {
 
 #[derive(Subcommand)]
 enum KeysCommand {
-    /// Stores the key read from stdin for a provider (openai, anthropic, gemini).
+    /// Stores the key read from stdin for a provider (openai, anthropic, gemini), or an MCP
+    /// secret named `mcp:ENTRY` (what `${keychain:ENTRY}` in mcp.json stands for).
     Set {
-        /// Provider.
+        /// Provider, or `mcp:ENTRY`.
         provider: String,
     },
-    /// Removes a provider's key.
+    /// Removes a provider's key or an MCP secret (`mcp:ENTRY`).
     Rm {
-        /// Provider.
+        /// Provider, or `mcp:ENTRY`.
         provider: String,
     },
 }

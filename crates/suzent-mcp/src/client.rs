@@ -17,7 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-/// Looks up a keychain entry by name (for `${keychain:ENTRY}` references).
+/// Looks up a keychain entry by name (for `${keychain:ENTRY}` references). The Suzent runtime
+/// answers from the MCP namespace of the keychain only (account `mcp:ENTRY`).
 pub type SecretLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// Called (off the connection's task) when the server sends `notifications/tools/list_changed`.
@@ -150,6 +151,8 @@ impl McpConnection {
                 })?;
                 let mut cmd = tokio::process::Command::new(&program);
                 cmd.args(&config.args)
+                    .env_clear()
+                    .envs(inherited_env(std::env::vars_os()))
                     .env("PATH", &path)
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
@@ -389,4 +392,76 @@ fn bounded(line: &str) -> &str {
         cut -= 1;
     }
     &line[..cut]
+}
+
+/// Variables a stdio MCP server inherits from Suzent's environment (as the MCP TypeScript SDK's
+/// `getDefaultEnvironment`, plus locale and temp dir); everything else — model API keys, cloud
+/// credentials, tokens — stays out unless the server's config sets it in `env`.
+#[cfg(not(windows))]
+pub const INHERITED_ENV: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
+];
+/// Variables a stdio MCP server inherits from Suzent's environment (see the non-Windows list).
+#[cfg(windows)]
+pub const INHERITED_ENV: &[&str] = &[
+    "APPDATA",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PROCESSOR_ARCHITECTURE",
+    "PROGRAMFILES",
+    "SYSTEMDRIVE",
+    "SYSTEMROOT",
+    "TEMP",
+    "TMP",
+    "USERNAME",
+    "USERPROFILE",
+];
+
+/// The subset of `vars` named in [`INHERITED_ENV`] (names compared case-insensitively on
+/// Windows), skipping exported shell functions (values starting with `()`), as the SDK does.
+pub fn inherited_env(
+    vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    vars.into_iter()
+        .filter(|(k, v)| {
+            let name = k.to_string_lossy();
+            let listed = INHERITED_ENV.iter().any(|n| {
+                if cfg!(windows) {
+                    n.eq_ignore_ascii_case(&name)
+                } else {
+                    *n == name
+                }
+            });
+            listed && !v.to_string_lossy().starts_with("()")
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod env_tests {
+    #[test]
+    fn a_stdio_server_inherits_only_the_listed_variables() {
+        let vars = [
+            ("HOME", "/home/u"),
+            ("PATH", "/usr/bin"),
+            ("OPENAI_API_KEY", "sk-secret"),
+            ("AWS_SECRET_ACCESS_KEY", "aws"),
+            ("GITHUB_TOKEN", "ghp"),
+            ("LANG", "C.UTF-8"),
+            ("TERM", "() { :; }; echo pwned"),
+        ]
+        .map(|(k, v)| (k.into(), v.into()));
+        let kept: Vec<String> = super::inherited_env(vars)
+            .into_iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        if cfg!(windows) {
+            assert_eq!(kept, ["PATH"]);
+        } else {
+            assert_eq!(kept, ["HOME", "PATH", "LANG"]);
+        }
+    }
 }

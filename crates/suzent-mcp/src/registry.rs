@@ -379,8 +379,9 @@ impl McpRegistry {
         })
     }
 
-    /// Imports the servers of a Claude Desktop configuration file. Returns the names added;
-    /// names that already exist are skipped (second list).
+    /// Imports the servers of a Claude Desktop configuration file, each untrusted whatever the
+    /// file says (the user marks one trusted with [`McpRegistry::set_trusted`] after reviewing
+    /// it). Returns the names added; names that already exist are skipped (second list).
     pub fn import_claude_desktop(
         &self,
         path: &Path,

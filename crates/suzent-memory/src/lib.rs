@@ -20,6 +20,8 @@
 //! ```
 #![deny(missing_docs)]
 
+use std::collections::HashMap;
+
 #[cfg(feature = "local-model")]
 mod minilm;
 
@@ -70,12 +72,14 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
 }
 
 /// Flat, exact (brute-force) cosine index over normalized vectors: ids and one contiguous
-/// buffer, scanned with dot products.
+/// buffer, scanned with dot products. Each id holds one vector.
 #[derive(Debug, Clone, Default)]
 pub struct VectorIndex {
     dims: usize,
     ids: Vec<i64>,
     data: Vec<f32>,
+    /// Where each id's vector is (its row in `ids` and `data`).
+    rows: HashMap<i64, usize>,
 }
 
 impl VectorIndex {
@@ -85,10 +89,14 @@ impl VectorIndex {
             dims,
             ids: Vec::new(),
             data: Vec::new(),
+            rows: HashMap::new(),
         }
     }
 
-    /// Adds a vector (already normalized).
+    /// Adds a vector (already normalized), or replaces the vector of an id already in the
+    /// index (an entry embedded again, or read twice). Ids may come in any order.
+    ///
+    /// Errors: [`MemoryError::Dimensions`] when `vector` is not `dims` long.
     pub fn push(&mut self, id: i64, vector: &[f32]) -> Result<(), MemoryError> {
         if vector.len() != self.dims {
             return Err(MemoryError::Dimensions {
@@ -96,8 +104,16 @@ impl VectorIndex {
                 got: vector.len(),
             });
         }
-        self.ids.push(id);
-        self.data.extend_from_slice(vector);
+        match self.rows.get(&id) {
+            Some(&row) => {
+                self.data[row * self.dims..(row + 1) * self.dims].copy_from_slice(vector);
+            }
+            None => {
+                self.rows.insert(id, self.ids.len());
+                self.ids.push(id);
+                self.data.extend_from_slice(vector);
+            }
+        }
         Ok(())
     }
 
@@ -199,6 +215,18 @@ mod tests {
         assert_eq!(index.top_k(&[1.0, 0.0], 2, 0.0), vec![(1, 1.0), (4, 0.8)]);
         assert_eq!(index.top_k(&[1.0, 0.0], 10, 0.7).len(), 2);
         assert!(index.push(5, &[1.0]).is_err());
+    }
+
+    #[test]
+    fn pushing_an_id_again_replaces_its_vector_instead_of_adding_a_second() {
+        let mut index = VectorIndex::new(2);
+        index.push(7, &[1.0, 0.0]).unwrap();
+        index.push(3, &[0.0, 1.0]).unwrap();
+        index.push(7, &[0.0, 1.0]).unwrap();
+        assert_eq!(index.len(), 2);
+        assert_eq!(index.last_id(), 7);
+        assert_eq!(index.top_k(&[0.0, 1.0], 10, 0.5), vec![(7, 1.0), (3, 1.0)]);
+        assert_eq!(index.top_k(&[1.0, 0.0], 10, 0.5), vec![]);
     }
 
     #[test]

@@ -1,26 +1,53 @@
 //! Destinations: who or what a tool call addresses — recipients, channels, chats, repositories,
-//! agents and hosts — read from the call's arguments for `destination` rules.
+//! agents, users, phone numbers and hosts — read from the call's arguments for `destination`
+//! rules.
 //!
 //! The extraction is by argument name, the same for every tool: MCP tools (whose code is not
 //! ours) and built-in tools use the standard field names (`agent_send` has `agent_id`,
-//! `webpage_fetch` has `url`). Field names are compared without case, `_` and `-`
-//! (`chatId` = `chat_id`), at any depth of the arguments:
+//! `webpage_fetch` has `url`). A field name is split into words (`_`, `-`, `.`, spaces and
+//! lower-to-upper case changes: `callbackUrl` = `callback_url`) and compared in ASCII lower case
+//! without separators, at any depth of the arguments. A field is recipient-like when its name
+//! (without separators) ends with one of the suffixes below, or its last word is one of the
+//! short names:
 //!
-//! | fields | destination |
-//! |---|---|
-//! | `to`, `cc`, `bcc`, `reply_to`, `recipient(s)`, `email(s)`, `email_address(es)` | each address (`Name <a@b>` → `a@b`; lists split on `,` and `;`) |
-//! | `channel(s)`, `channel_id`, `channel_name` | `#name` (a leading `#` is added when missing) |
-//! | `chat_id`, `agent_id` | the id as given (numbers as decimal text) |
-//! | `repo`/`repository` with `owner` beside it (and no `/` in it) | `owner/repo` |
-//! | `repo`/`repository` otherwise | as given (`octo/hello`) |
-//! | `url`, `urls`, `uri` | the host, lower case (`https://API.github.com/x` → `api.github.com`) |
+//! | name ends with | or last word | destination |
+//! |---|---|---|
+//! | `email(s)`, `emailaddress(es)`, `address(es)`, `recipient(s)`, `replyto`, `forwardto`, `sendto` | `to`, `cc`, `bcc` | each address (`Name <a@b>` → `a@b`; lists split on `,` and `;`); a value without `@` is read as an id (phone numbers, user ids) |
+//! | `channel(s)`, `channelid(s)`, `channelname(s)` | | `#name` (a leading `#` is added when missing) |
+//! | `userid(s)`, `username(s)`, `user(s)`, `chat(s)`, `chatid(s)`, `agentid(s)`, `recipientid(s)`, `phone(s)`, `destination(s)` | `number(s)` | the id as given (numbers as decimal text); a value that looks like an e-mail address is read as one |
+//! | `repo(s)`, `repository`, `repositories` | | `owner/repo` (with `owner` beside it) or as given |
+//! | `url(s)`, `uri(s)`, `href(s)`, `link(s)`, `webhook(s)`, `endpoint(s)` | | the URL's host |
+//! | `host(s)`, `hostname(s)`, `domain(s)` | | the host |
+//!
+//! Names ending in `number` whose first part counts something (`issue_number`, `page_number`,
+//! `line_number`, …; see `COUNTING_NUMBERS`) are not recipients. Whatever the field, a value that
+//! is a URL (`scheme://…`) is read as its host and a `mailto:` URL as its recipients (path and
+//! `to`/`cc`/`bcc` query). For tools without paths or commands (MCP tools, `agent_send`,
+//! `webpage_fetch`), a string in ANY field whose whole value is a URL or looks like an e-mail
+//! address counts too.
+//!
+//! Normal forms (the same on both sides of a match, see [`destination_matches`]): host names and
+//! e-mail domains lose one trailing dot and are converted to their IDNA ASCII form
+//! (`münchen.de` → `xn--mnchen-3ya.de`) in lower case; IPv4 addresses are written in dotted
+//! decimal; everything else is compared in ASCII lower case only (U+212A KELVIN SIGN is not `k`).
+//! An e-mail address must be one `local@domain` with a dot-atom local part (letters, digits and
+//! ``#$&'*+=?^_`{|}~-``, dot separated; never `/`, nor the `%` and `!` of old relay routing
+//! such as `eve%evil.com@good.com`) and a host name as domain. A repository is
+//! exactly `owner/repo`, each one segment of `[A-Za-z0-9._-]` that is not `.` or `..`; no other
+//! kind of destination contains `/`, so `octo/*` can only match the repositories of `octo`
+//! (`*` in a pattern still matches any characters, `/` included: `*` alone matches everything).
 //!
 //! Fail closed: a recipient-like field whose value cannot be read as a destination (an object
-//! without addresses, `true`, a URL without a host, text with spaces or quotes) makes the set
-//! incomplete, and an allow rule never covers an incomplete or empty set. Deny and ask rules
-//! still match any destination that was read.
+//! without addresses, `true`, a URL without a host, text with spaces or quotes, an address with
+//! two `@`, non-ASCII outside a host name), two fields whose names are the same recipient field
+//! once normalized (`Owner` and `owner`, `to` and `To`), or arguments too deep or too large, make
+//! the set incomplete; an allow rule never covers an incomplete or empty set. Deny and ask rules
+//! still match every destination that was read, including the raw text of unreadable values and
+//! the addresses and hosts found inside it.
 
 use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// How deep the arguments are searched; deeper values make the set incomplete.
 const MAX_DEPTH: usize = 16;
@@ -31,10 +58,13 @@ const MAX_NODES: usize = 10_000;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Destinations {
     /// Every destination found, in the order the arguments are walked (object keys in the
-    /// order `serde_json` keeps them), without duplicates (compared without case).
+    /// order `serde_json` keeps them), without duplicates (compared in ASCII lower case). Host
+    /// names and e-mail domains are in their normal form (see the module docs); unreadable
+    /// values appear as written.
     pub found: Vec<String>,
     /// False when a recipient-like field held something that is not a readable destination,
-    /// or the arguments were too deep or too large to search.
+    /// two fields named the same recipient field once normalized, or the arguments were too
+    /// deep or too large to search.
     pub complete: bool,
 }
 
@@ -46,42 +76,200 @@ impl Destinations {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
+    /// E-mail addresses (or ids such as phone numbers when there is no `@`).
     Address,
+    /// `#channel`.
     Channel,
+    /// Chat, agent and user ids, user names, phone numbers.
     Id,
+    /// `owner/repo`.
     Repo,
+    /// A URL: its host.
+    Url,
+    /// A bare host name (or a URL).
     Host,
 }
 
-/// The kind of destination a field name holds, if it holds one (`name` is normalized: lower
-/// case, without `_` and `-`).
-fn kind_of(name: &str) -> Option<Kind> {
-    Some(match name {
-        "to" | "cc" | "bcc" | "replyto" | "recipient" | "recipients" | "email" | "emails"
-        | "emailaddress" | "emailaddresses" | "toaddress" | "toaddresses" => Kind::Address,
-        "channel" | "channels" | "channelid" | "channelids" | "channelname" => Kind::Channel,
-        "chatid" | "agentid" => Kind::Id,
-        "repo" | "repository" => Kind::Repo,
-        "url" | "urls" | "uri" => Kind::Host,
-        _ => return None,
-    })
+/// The first parts of `…number` field names that count things rather than address anyone.
+const COUNTING_NUMBERS: &[&str] = &[
+    "issue",
+    "pull",
+    "pr",
+    "page",
+    "line",
+    "lines",
+    "version",
+    "build",
+    "port",
+    "row",
+    "column",
+    "col",
+    "step",
+    "item",
+    "run",
+    "job",
+    "attempt",
+    "sequence",
+    "seq",
+    "revision",
+    "release",
+    "comment",
+    "review",
+    "milestone",
+    "check",
+    "part",
+    "chunk",
+    "start",
+    "end",
+    "max",
+    "min",
+    "total",
+    "count",
+    "index",
+    "order",
+    "invoice",
+    "ticket",
+    "task",
+];
+
+/// Name suffixes (without separators) and the kind of destination they hold, first match wins.
+const SUFFIXES: &[(&str, Kind)] = &[
+    ("repositories", Kind::Repo),
+    ("repository", Kind::Repo),
+    ("repos", Kind::Repo),
+    ("repo", Kind::Repo),
+    ("channelnames", Kind::Channel),
+    ("channelname", Kind::Channel),
+    ("channelids", Kind::Channel),
+    ("channelid", Kind::Channel),
+    ("channels", Kind::Channel),
+    ("channel", Kind::Channel),
+    ("urls", Kind::Url),
+    ("url", Kind::Url),
+    ("uris", Kind::Url),
+    ("uri", Kind::Url),
+    ("hrefs", Kind::Url),
+    ("href", Kind::Url),
+    ("links", Kind::Url),
+    ("link", Kind::Url),
+    ("webhooks", Kind::Url),
+    ("webhook", Kind::Url),
+    ("endpoints", Kind::Url),
+    ("endpoint", Kind::Url),
+    ("hostnames", Kind::Host),
+    ("hostname", Kind::Host),
+    ("hosts", Kind::Host),
+    ("host", Kind::Host),
+    ("domains", Kind::Host),
+    ("domain", Kind::Host),
+    ("emails", Kind::Address),
+    ("email", Kind::Address),
+    ("addresses", Kind::Address),
+    ("address", Kind::Address),
+    ("recipients", Kind::Address),
+    ("recipient", Kind::Address),
+    ("replyto", Kind::Address),
+    ("forwardto", Kind::Address),
+    ("sendto", Kind::Address),
+    ("recipientids", Kind::Id),
+    ("recipientid", Kind::Id),
+    ("userids", Kind::Id),
+    ("userid", Kind::Id),
+    ("usernames", Kind::Id),
+    ("username", Kind::Id),
+    ("users", Kind::Id),
+    ("user", Kind::Id),
+    ("chatids", Kind::Id),
+    ("chatid", Kind::Id),
+    ("chats", Kind::Id),
+    ("chat", Kind::Id),
+    ("agentids", Kind::Id),
+    ("agentid", Kind::Id),
+    ("phones", Kind::Id),
+    ("phone", Kind::Id),
+    ("destinations", Kind::Id),
+    ("destination", Kind::Id),
+];
+
+/// Short names that are recipients when they are the last word of a field name (`to`,
+/// `forward_to`, `replyTo`, `cc`), being too short to match as a plain suffix (`photo`).
+const LAST_WORDS: &[(&str, Kind)] = &[
+    ("to", Kind::Address),
+    ("cc", Kind::Address),
+    ("bcc", Kind::Address),
+    ("number", Kind::Id),
+    ("numbers", Kind::Id),
+];
+
+/// The words of a field name: split at `_`, `-`, `.`, spaces and lower-to-upper case changes,
+/// in ASCII lower case.
+fn words_of(key: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut after_lower = false;
+    for c in key.chars() {
+        if matches!(c, '_' | '-' | '.' | ' ') {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            after_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && after_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        after_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        current.push(c.to_ascii_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
 }
 
+/// The kind of destination a field holds, if it is recipient-like (see the module docs).
+fn kind_of(key: &str) -> Option<Kind> {
+    let words = words_of(key);
+    let name = words.concat();
+    for suffix in ["numbers", "number"] {
+        if let Some(first) = name.strip_suffix(suffix)
+            && COUNTING_NUMBERS.contains(&first)
+        {
+            return None;
+        }
+    }
+    if let Some((_, kind)) = SUFFIXES.iter().find(|(s, _)| name.ends_with(s)) {
+        return Some(*kind);
+    }
+    let last = words.last()?;
+    LAST_WORDS
+        .iter()
+        .find(|(w, _)| w == last)
+        .map(|(_, kind)| *kind)
+}
+
+/// A field name without separators, in ASCII lower case (`Reply-To` → `replyto`).
 fn normalize(key: &str) -> String {
-    key.chars()
-        .filter(|c| *c != '_' && *c != '-')
-        .flat_map(char::to_lowercase)
-        .collect()
+    words_of(key).concat()
 }
 
-/// Reads the destinations a call with these arguments addresses (see the module docs).
+/// Reads the destinations a call with these arguments addresses (see the module docs),
+/// including strings in any field whose whole value is a URL or an e-mail address.
 pub fn extract_destinations(args: &Value) -> Destinations {
+    extract(args, true)
+}
+
+/// [`extract_destinations`]; with `scan_values` false, only recipient-like fields are read
+/// (for tools whose arguments are paths and commands, where `a@2x.png` is a file name).
+pub(crate) fn extract(args: &Value, scan_values: bool) -> Destinations {
     let mut out = Extractor {
         found: Vec::new(),
         complete: true,
         nodes: 0,
+        reads: 0,
+        scan_values,
     };
     out.walk(args, 0);
     Destinations {
@@ -94,6 +282,9 @@ struct Extractor {
     found: Vec<String>,
     complete: bool,
     nodes: usize,
+    /// Destinations read (also those already found), to tell whether an object had any.
+    reads: usize,
+    scan_values: bool,
 }
 
 impl Extractor {
@@ -107,30 +298,28 @@ impl Extractor {
     }
 
     fn push(&mut self, d: String) {
-        if !self
-            .found
-            .iter()
-            .any(|f| f.to_lowercase() == d.to_lowercase())
-        {
+        self.reads += 1;
+        if !self.found.iter().any(|f| f.eq_ignore_ascii_case(&d)) {
             self.found.push(d);
         }
     }
 
-    /// A destination that must be a single clean token; anything else is kept (deny and ask
-    /// rules may still match it) but makes the set incomplete.
-    fn push_token(&mut self, d: &str) {
-        let d = d.trim();
-        if d.is_empty() {
-            self.complete = false;
+    /// A value that is not a readable destination: the set is incomplete, and deny and ask
+    /// rules see the text as written plus every address and URL host inside it.
+    fn unreadable(&mut self, raw: &str) {
+        self.complete = false;
+        let raw = raw.trim();
+        if raw.is_empty() {
             return;
         }
-        if !is_clean(d) {
-            self.complete = false;
+        self.push(raw.to_string());
+        for candidate in embedded(raw) {
+            self.push(candidate);
         }
-        self.push(d.to_string());
     }
 
-    /// Searches any value for recipient-like fields.
+    /// Searches any value for recipient-like fields (and, when scanning values, for strings
+    /// that are URLs or e-mail addresses).
     fn walk(&mut self, value: &Value, depth: usize) {
         if !self.budget(depth) {
             return;
@@ -142,46 +331,94 @@ impl Extractor {
                     self.walk(item, depth + 1);
                 }
             }
+            Value::String(s) if self.scan_values => self.loose_value(s),
             _ => {}
         }
     }
 
+    /// A string in a field that is not recipient-like: read only when its whole value is a
+    /// URL, a `mailto:` URL or looks like an e-mail address.
+    fn loose_value(&mut self, s: &str) {
+        let t = s.trim();
+        if is_mailto(t) || looks_like_url(t) {
+            self.entry(Kind::Url, t, &[]);
+        } else if looks_like_email(t) {
+            self.entry(Kind::Address, t, &[]);
+        }
+    }
+
     fn walk_object(&mut self, map: &Map<String, Value>, depth: usize) {
-        let owner = map
-            .iter()
-            .find(|(k, _)| normalize(k) == "owner")
-            .and_then(|(_, v)| v.as_str())
-            .map(str::trim)
-            .filter(|o| !o.is_empty());
+        // Keys that name the same field once normalized (`Owner`/`owner`, `to`/`To`): a server
+        // may read either, so every one is read (with the kind any spelling has) and the set
+        // cannot be complete. One pass over the keys: normalized name → (count, kind).
+        let mut groups: HashMap<String, (usize, Option<Kind>)> = HashMap::new();
+        let mut names: Vec<(String, &Value)> = Vec::with_capacity(map.len());
         for (key, value) in map {
-            match kind_of(&normalize(key)) {
-                Some(kind) => self.field(kind, value, owner, depth + 1),
+            let n = normalize(key);
+            let group = groups.entry(n.clone()).or_insert((0, None));
+            group.0 += 1;
+            group.1 = group.1.or_else(|| kind_of(key));
+            names.push((n, value));
+        }
+        if groups
+            .iter()
+            .any(|(n, (count, kind))| *count > 1 && (kind.is_some() || n == "owner"))
+        {
+            self.complete = false;
+        }
+        let mut owners: Vec<&str> = Vec::new();
+        let mut bad_owner = false;
+        for (n, value) in &names {
+            if n == "owner" {
+                match value {
+                    Value::String(o) => owners.push(o.trim()),
+                    Value::Null => {}
+                    _ => bad_owner = true,
+                }
+            }
+        }
+        for (n, value) in names {
+            match groups.get(&n).and_then(|(_, kind)| *kind) {
+                Some(kind) => {
+                    if kind == Kind::Repo && bad_owner {
+                        self.complete = false;
+                    }
+                    self.field(kind, value, &owners, depth + 1)
+                }
                 None => self.walk(value, depth + 1),
             }
         }
     }
 
     /// A recipient-like field's value.
-    fn field(&mut self, kind: Kind, value: &Value, owner: Option<&str>, depth: usize) {
+    fn field(&mut self, kind: Kind, value: &Value, owners: &[&str], depth: usize) {
         if !self.budget(depth) {
             return;
         }
         match value {
             Value::Null => {}
-            Value::String(s) => self.text(kind, s, owner),
-            Value::Number(n) if matches!(kind, Kind::Id | Kind::Channel) => {
-                self.text(kind, &n.to_string(), owner)
+            Value::String(s) => {
+                if matches!(kind, Kind::Address) {
+                    for part in split_list(s) {
+                        self.entry(kind, &part, owners);
+                    }
+                } else {
+                    self.entry(kind, s, owners);
+                }
+            }
+            Value::Number(n) if matches!(kind, Kind::Id | Kind::Channel | Kind::Address) => {
+                self.entry(kind, &n.to_string(), owners)
             }
             Value::Array(items) => {
                 for item in items {
-                    self.field(kind, item, owner, depth + 1);
+                    self.field(kind, item, owners, depth + 1);
                 }
             }
             Value::Object(map) => {
                 // `{"email": "a@b", "name": "A"}`: the nested fields say what it is.
-                let before = self.found.len();
+                let before = self.reads;
                 self.walk_object(map, depth);
-                if self.found.len() == before {
+                if self.reads == before {
                     self.complete = false;
                 }
             }
@@ -189,55 +426,190 @@ impl Extractor {
         }
     }
 
-    fn text(&mut self, kind: Kind, s: &str, owner: Option<&str>) {
+    /// One entry of a recipient-like field (one address of a list, one URL, one id).
+    fn entry(&mut self, kind: Kind, raw: &str, owners: &[&str]) {
+        let s = raw.trim();
+        if s.is_empty() {
+            self.complete = false;
+            return;
+        }
+        if is_mailto(s) {
+            return self.mailto(s);
+        }
+        if looks_like_url(s) {
+            return match host_of(s) {
+                Some(h) => self.push(h),
+                None => self.unreadable(s),
+            };
+        }
         match kind {
-            Kind::Address => {
-                for part in split_list(s) {
-                    match address_of(&part) {
-                        Some(a) => self.push_token(&a),
-                        None => {
-                            self.complete = false;
-                            let raw = part.trim();
-                            if !raw.is_empty() {
-                                self.push(raw.to_string());
-                            }
-                        }
-                    }
-                }
-            }
+            Kind::Address if s.contains(['@', '<', '>']) => self.mailbox(s),
+            Kind::Id if looks_like_email(s) => self.mailbox(s),
+            Kind::Address | Kind::Id => self.id(s),
             Kind::Channel => {
-                let name = s.trim();
-                if name.is_empty() {
-                    self.complete = false;
-                } else if name.starts_with('#') {
-                    self.push_token(name);
+                let name = s.strip_prefix('#').unwrap_or(s);
+                if is_id(name) && !name.contains('#') {
+                    self.push(format!("#{name}"));
                 } else {
-                    self.push_token(&format!("#{name}"));
+                    self.unreadable(&format!("#{name}"));
                 }
             }
-            Kind::Id => self.push_token(s),
-            Kind::Repo => {
-                let repo = s.trim();
-                match owner {
-                    Some(o) if !repo.contains('/') && !repo.is_empty() => {
-                        self.push_token(&format!("{o}/{repo}"))
-                    }
-                    _ => self.push_token(repo),
-                }
-            }
-            Kind::Host => match host_of(s) {
-                Some(h) => self.push_token(&h),
-                None => self.complete = false,
+            Kind::Repo => self.repo(s, owners),
+            Kind::Url | Kind::Host => match host_of(s) {
+                Some(h) => self.push(h),
+                None => self.unreadable(s),
             },
+        }
+    }
+
+    fn id(&mut self, s: &str) {
+        if is_id(s) {
+            self.push(s.to_string());
+        } else {
+            self.unreadable(s);
+        }
+    }
+
+    fn mailbox(&mut self, s: &str) {
+        match mailbox(s) {
+            Some(a) => self.push(a),
+            None => self.unreadable(s),
+        }
+    }
+
+    /// `repo` with the `owner`s of the same object: `owner/repo`, both single safe segments.
+    fn repo(&mut self, s: &str, owners: &[&str]) {
+        let parts: Vec<&str> = s.split('/').collect();
+        match parts.as_slice() {
+            [o, r] if owners.is_empty() => {
+                if is_segment(o) && is_segment(r) {
+                    self.push(s.to_string());
+                } else {
+                    self.unreadable(s);
+                }
+            }
+            [r] if owners.is_empty() => {
+                if is_segment(r) {
+                    self.push(s.to_string());
+                } else {
+                    self.unreadable(s);
+                }
+            }
+            [r] => {
+                for o in owners {
+                    let full = format!("{o}/{r}");
+                    if is_segment(o) && is_segment(r) {
+                        self.push(full);
+                    } else {
+                        self.unreadable(&full);
+                    }
+                }
+            }
+            _ => {
+                // `owner` beside a full name, or more than one `/`: which repository the
+                // server uses is not known.
+                self.unreadable(s);
+                if let Some(r) = parts.last() {
+                    for o in owners {
+                        self.unreadable(&format!("{o}/{r}"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every recipient of a `mailto:` URL: the path and the `to`, `cc` and `bcc` query fields.
+    fn mailto(&mut self, s: &str) {
+        let rest = &s["mailto:".len()..];
+        let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let query = query.split_once('#').map_or(query, |(q, _)| q);
+        let mut lists = vec![path.to_string()];
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let Some(name) = percent_decode(name) else {
+                return self.unreadable(s);
+            };
+            if ["to", "cc", "bcc"]
+                .iter()
+                .any(|h| name.eq_ignore_ascii_case(h))
+            {
+                lists.push(value.to_string());
+            }
+        }
+        let mut any = false;
+        for list in lists {
+            let Some(list) = percent_decode(&list) else {
+                return self.unreadable(s);
+            };
+            for part in split_list(&list) {
+                any = true;
+                self.mailbox(&part);
+            }
+        }
+        if !any {
+            self.unreadable(s);
         }
     }
 }
 
-/// A destination without spaces, quotes, brackets, list separators or control characters.
-fn is_clean(d: &str) -> bool {
-    !d.chars().any(|c| {
-        c.is_whitespace() || c.is_control() || matches!(c, '"' | '\'' | '<' | '>' | ',' | ';')
-    })
+/// `%XX` escapes decoded; None when an escape is malformed or the result is not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn is_mailto(s: &str) -> bool {
+    s.get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("mailto:"))
+}
+
+/// `scheme://…` without spaces.
+fn looks_like_url(s: &str) -> bool {
+    let Some((scheme, _)) = s.split_once("://") else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
+        && !s.contains(char::is_whitespace)
+}
+
+/// `something@something.with.a.dot`, without spaces (validity is checked by [`mailbox`]).
+fn looks_like_email(s: &str) -> bool {
+    !s.contains(char::is_whitespace)
+        && s.find('@').is_some_and(|i| i > 0)
+        && s.rsplit('@').next().is_some_and(|d| d.contains('.'))
+}
+
+/// An id, user name or phone number: ASCII letters, digits and `._:+@#~*-`, not ending with `.`.
+fn is_id(s: &str) -> bool {
+    !s.is_empty()
+        && !s.ends_with('.')
+        && s.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '.' | '_' | ':' | '+' | '@' | '#' | '~' | '*' | '-')
+        })
+}
+
+/// One repository path segment: `[A-Za-z0-9._-]+`, not `.` or `..`.
+fn is_segment(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
 /// Splits an address list on `,` and `;` outside double quotes and angle brackets
@@ -264,27 +636,97 @@ fn split_list(s: &str) -> Vec<String> {
     parts
 }
 
-/// The address of one list entry: `Name <a@b>` → `a@b`, `mailto:a@b` → `a@b`, a bare token
-/// as is. None when the entry has no single readable address.
-fn address_of(entry: &str) -> Option<String> {
+/// The address of one list entry, strictly: `local@domain` or `Display Name <local@domain>`
+/// (the display name may be quoted; outside quotes it has no `@`, `<` or `>`). The local part
+/// is a dot-atom of ASCII characters, the domain a host name in its normal form. None when the
+/// entry is anything else.
+fn mailbox(entry: &str) -> Option<String> {
     let entry = entry.trim();
-    let inner = match (entry.rfind('<'), entry.rfind('>')) {
-        (Some(open), Some(close)) if open < close && entry[close + 1..].trim().is_empty() => {
-            &entry[open + 1..close]
+    let spec = match entry.find('<') {
+        Some(open) => {
+            let inner = entry[open + 1..].strip_suffix('>')?;
+            let mut quoted = false;
+            for c in entry[..open].chars() {
+                match c {
+                    '"' => quoted = !quoted,
+                    '@' | '<' | '>' if !quoted => return None,
+                    _ => {}
+                }
+            }
+            if quoted || inner.contains(['<', '>']) {
+                return None;
+            }
+            inner.trim()
         }
-        (None, None) => entry,
-        _ => return None,
+        None if entry.contains('>') => return None,
+        None => entry,
     };
-    let inner = inner.trim();
-    let inner = inner
-        .get(..7)
-        .filter(|p| p.eq_ignore_ascii_case("mailto:"))
-        .map_or(inner, |_| &inner[7..]);
-    (!inner.is_empty() && is_clean(inner)).then(|| inner.to_string())
+    let (local, domain) = spec.split_once('@')?;
+    if !is_dot_atom(local) {
+        return None;
+    }
+    let domain = normalize_host(domain)?;
+    if domain.starts_with('[') {
+        return None;
+    }
+    Some(format!("{local}@{domain}"))
 }
 
-/// The host of a URL, lower case, without port or credentials. A URL without a scheme is read
-/// as `https://…`; a URL without a host (`file:///x`, `mailto:`) has none.
+fn is_dot_atom(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('.').all(|atom| {
+            !atom.is_empty()
+                && atom.chars().all(|c| {
+                    c.is_ascii_alphanumeric()
+                        || matches!(
+                            c,
+                            '#' | '$'
+                                | '&'
+                                | '\''
+                                | '*'
+                                | '+'
+                                | '='
+                                | '?'
+                                | '^'
+                                | '_'
+                                | '`'
+                                | '{'
+                                | '|'
+                                | '}'
+                                | '~'
+                                | '-'
+                        )
+                })
+        })
+}
+
+/// A host name (or IP address) in normal form: one trailing dot removed, IDNA ASCII form in
+/// lower case (through the `url` crate's WHATWG host parser), IPv4 in dotted decimal, IPv6 in
+/// brackets. None for anything that is not a host name: empty labels, `%`, characters outside
+/// letters, digits, `-` and `_`.
+fn normalize_host(host: &str) -> Option<String> {
+    let host = host.strip_suffix('.').unwrap_or(host);
+    if host.is_empty() || host.ends_with('.') || host.contains('%') {
+        return None;
+    }
+    match url::Host::parse(host).ok()? {
+        url::Host::Domain(d) => {
+            let ok = d.split('.').all(|label| {
+                !label.is_empty()
+                    && label.len() <= 63
+                    && label.chars().all(|c| {
+                        c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_')
+                    })
+            });
+            ok.then_some(d)
+        }
+        url::Host::Ipv4(ip) => Some(ip.to_string()),
+        url::Host::Ipv6(ip) => Some(format!("[{ip}]")),
+    }
+}
+
+/// The host of a URL in normal form, without port or credentials. A URL without a scheme is
+/// read as `https://…`; a URL without a host (`file:///x`) has none.
 fn host_of(s: &str) -> Option<String> {
     let s = s.trim();
     let parsed = match url::Url::parse(s) {
@@ -294,17 +736,99 @@ fn host_of(s: &str) -> Option<String> {
         }
         Err(_) => return None,
     };
-    let host = parsed.host_str()?.trim_end_matches('.').to_lowercase();
-    (!host.is_empty()).then_some(host)
+    // Special schemes already give the IDNA form; opaque hosts (`foo://Host/`) are
+    // percent-encoded and not yet normalized.
+    let host = parsed.host_str()?;
+    if host.contains('%') {
+        return None;
+    }
+    normalize_host(host)
 }
 
-/// Whether a destination pattern matches a destination: a case-insensitive glob on the whole
-/// destination where `*` matches any run of characters (also none), `\*` is a literal star
-/// and `\\` a backslash.
+/// Addresses and URL hosts inside unreadable text (`evil@evil.com@good.com` contains
+/// `evil@evil.com`), for deny and ask rules.
+fn embedded(raw: &str) -> Vec<String> {
+    static PATTERNS: OnceLock<Option<(regex::Regex, regex::Regex)>> = OnceLock::new();
+    let Some((email, url)) = PATTERNS
+        .get_or_init(|| {
+            let email = regex::Regex::new(r#"[^\s<>(),;:"'\[\]@/\\]+@[^\s<>(),;:"'\[\]@/\\?#&]+"#);
+            let url = regex::Regex::new(r#"[A-Za-z][A-Za-z0-9+.-]*://[^\s<>"']+"#);
+            email.ok().zip(url.ok())
+        })
+        .as_ref()
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for m in email.find_iter(raw) {
+        let text = m.as_str();
+        let (local, domain) = text.split_once('@').unwrap_or((text, ""));
+        let domain = domain.trim_end_matches('.');
+        out.push(match normalize_host(domain) {
+            Some(d) => format!("{local}@{d}"),
+            None => format!("{local}@{domain}"),
+        });
+    }
+    out.extend(url.find_iter(raw).filter_map(|m| host_of(m.as_str())));
+    out
+}
+
+/// The normal form of a destination or a pattern (they are normalized identically): the part
+/// after the last `@` (or the whole text when it has no `@` and is neither a `#channel` nor a
+/// repository) is a host, each dot-separated label converted to its IDNA ASCII form, one
+/// trailing dot removed; everything in ASCII lower case. Errors name what cannot be
+/// normalized: non-ASCII outside a host name, or a non-ASCII label with `*` or `\`.
+fn canonical(text: &str) -> Result<String, String> {
+    let (head, host) = match text.rfind('@') {
+        Some(i) => text.split_at(i + 1),
+        None if text.starts_with('#') || text.contains('/') => (text, ""),
+        None => ("", text),
+    };
+    if let Some(c) = head.chars().find(|c| !c.is_ascii()) {
+        return Err(format!(
+            "'{text}' contains {c:?} outside a host name; only host names may be non-ASCII (compared in their IDNA ASCII form)"
+        ));
+    }
+    let mut out = head.to_ascii_lowercase();
+    let host = host.strip_suffix('.').unwrap_or(host);
+    for (i, label) in host.split('.').enumerate() {
+        if i > 0 {
+            out.push('.');
+        }
+        if label.is_ascii() {
+            out.push_str(&label.to_ascii_lowercase());
+            continue;
+        }
+        let ascii = if label.contains(['*', '\\']) {
+            None
+        } else {
+            match url::Host::parse(label) {
+                Ok(url::Host::Domain(d)) => Some(d),
+                _ => None,
+            }
+        };
+        match ascii {
+            Some(a) => out.push_str(&a),
+            None => {
+                return Err(format!(
+                    "'{text}': the host label '{label}' has no IDNA ASCII form (a `*` cannot stand inside a non-ASCII label)"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a destination pattern matches a destination: a glob on the whole destination where
+/// `*` matches any run of characters (also none, `/` and `.` included), `\*` is a literal star
+/// and `\\` a backslash. Both sides are first put in the same normal form (see the module
+/// docs: ASCII lower case, host names in IDNA ASCII form without one trailing dot); text that
+/// has no normal form is compared as written, in ASCII lower case.
 pub fn destination_matches(pattern: &str, destination: &str) -> bool {
-    let pattern: Vec<Piece> = pieces(&pattern.to_lowercase());
-    let text: Vec<char> = destination.to_lowercase().chars().collect();
-    glob(&pattern, &text)
+    let pattern = canonical(pattern).unwrap_or_else(|_| pattern.to_ascii_lowercase());
+    let destination = canonical(destination).unwrap_or_else(|_| destination.to_ascii_lowercase());
+    let text: Vec<char> = destination.chars().collect();
+    glob(&pieces(&pattern), &text)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -362,7 +886,10 @@ pub(crate) fn escape_destination(d: &str) -> String {
     d.replace('\\', "\\\\").replace('*', "\\*")
 }
 
-/// Checks a destination pattern; errors say what is wrong (the caller names the field).
+/// Checks a destination pattern; errors say what is wrong (the caller names the field). A
+/// valid pattern has a normal form (see [`destination_matches`]): non-ASCII only in host
+/// names, and only in labels without `*`. The pattern is stored as written and normalized when
+/// it is matched.
 pub(crate) fn validate_pattern(pattern: &str) -> Result<(), String> {
     if pattern.trim().is_empty() {
         return Err("empty".to_string());
@@ -375,7 +902,7 @@ pub(crate) fn validate_pattern(pattern: &str) -> Result<(), String> {
             "'{pattern}' contains {c:?}; destinations never contain spaces or control characters"
         ));
     }
-    Ok(())
+    canonical(pattern).map(|_| ())
 }
 
 #[cfg(test)]
@@ -412,7 +939,7 @@ mod tests {
         assert_eq!(found(json!({"to": {"id": "U1"}})), (v(&[]), false));
         assert_eq!(
             found(json!({"to": "a@b.c x@evil.com"})),
-            (v(&["a@b.c x@evil.com"]), false)
+            (v(&["a@b.c x@evil.com", "a@b.c", "x@evil.com"]), false)
         );
         assert_eq!(found(json!({"url": "file:///etc/passwd"})).1, false);
         assert_eq!(found(json!({"to": null})), (v(&[]), true));
@@ -464,5 +991,45 @@ mod tests {
         assert!(destination_matches("*", "anything"));
         assert!(destination_matches("*.*.*.com", "a.b.c.com"));
         assert!(!destination_matches(&"*a".repeat(30), &"a".repeat(20)));
+    }
+
+    #[test]
+    fn field_names_are_split_into_words() {
+        assert_eq!(words_of("callbackURL"), v(&["callback", "url"]));
+        assert_eq!(words_of("recipientEmail"), v(&["recipient", "email"]));
+        assert_eq!(words_of("Reply-To"), v(&["reply", "to"]));
+        assert!(kind_of("forwardTo") == Some(Kind::Address));
+        assert!(kind_of("photo").is_none());
+        assert!(kind_of("issue_number").is_none());
+        assert!(kind_of("phone_number") == Some(Kind::Id));
+        assert!(kind_of("webhookUrl") == Some(Kind::Url));
+    }
+
+    #[test]
+    fn hosts_and_patterns_share_one_normal_form() {
+        assert_eq!(
+            normalize_host("M\u{fc}nchen.DE.").as_deref(),
+            Some("xn--mnchen-3ya.de")
+        );
+        assert_eq!(normalize_host("evil.com.."), None);
+        assert_eq!(normalize_host("ev%69l.com"), None);
+        assert_eq!(normalize_host("0x7f.1").as_deref(), Some("127.0.0.1"));
+        assert_eq!(
+            canonical("*@M\u{fc}nchen.de.").unwrap(),
+            "*@xn--mnchen-3ya.de"
+        );
+        assert!(canonical("\u{212A}ate@good.com").is_err());
+        assert!(canonical("*@m\u{fc}*.de").is_err());
+        assert_eq!(
+            mailbox("Eve <eve@EVIL.com.>").as_deref(),
+            Some("eve@evil.com")
+        );
+        assert_eq!(
+            mailbox("\"a@b.c\" <eve@evil.com>").as_deref(),
+            Some("eve@evil.com")
+        );
+        assert_eq!(mailbox("a@b.c <eve@evil.com>"), None);
+        assert_eq!(mailbox("a..b@evil.com"), None);
+        assert_eq!(mailbox("a/b@evil.com"), None);
     }
 }

@@ -619,7 +619,7 @@ fn is_high_risk(segment: &CommandSegment) -> bool {
 }
 
 /// A write into `.git` internals of the workspace (any `.git` directory inside it).
-fn is_protected(resolved: &Path, policy: &PathPolicy) -> bool {
+pub(crate) fn is_protected(resolved: &Path, policy: &PathPolicy) -> bool {
     // `.GIT` is `.git` on a case-insensitive volume: compare without case everywhere.
     crate::paths::contains(policy.workspace(), resolved, policy.case_insensitive())
         && resolved.components().skip(policy.workspace().components().count()).any(|c| {

@@ -4,10 +4,13 @@
 use crate::engine::{
     Evaluation, PermissionContext, PermissionEngine, PermissionRequest, ToolAccess,
 };
-use crate::engine::{dangerous, hidden_code_option, risky_assignment, segment_is_read_only};
-use crate::rules::{Prepared, applies, compile_glob, prefix_matches};
+use crate::engine::{
+    dangerous, hidden_code_option, is_protected, risky_assignment, segment_is_read_only,
+};
+use crate::rules::{Prepared, applies, cd_bases, compile_glob, prefix_matches, target_candidates};
 use crate::shell::CommandSegment;
 use serde::Serialize;
+use std::path::{Path, PathBuf};
 use suzent_core::{
     ApprovalAction, Behavior, DecisionSource, PermissionMode, Risk, Rule, RuleMatcher,
 };
@@ -197,26 +200,30 @@ impl PermissionEngine {
             })
             .collect();
         let (segments, understood, compound) = match (&request.access, &prepared.analysis) {
-            (ToolAccess::Command { cwd, .. }, Some(a)) => (
-                a.segments
-                    .iter()
-                    .map(|s| {
-                        let (verdict, verdict_reason) = segment_verdict(s, cwd, request, ctx);
-                        SegmentView {
-                            words: s.words.clone(),
-                            full_words: s.full_words.clone(),
-                            assignments: s.assignments.clone(),
-                            redirects: s.redirects.clone(),
-                            wrappers: s.wrappers.clone(),
-                            nested: s.nested,
-                            verdict,
-                            verdict_reason,
-                        }
-                    })
-                    .collect(),
-                Some(a.understood),
-                Some(a.compound),
-            ),
+            (ToolAccess::Command { cwd, .. }, Some(a)) => {
+                let bases = cd_bases(a, cwd);
+                (
+                    a.segments
+                        .iter()
+                        .map(|s| {
+                            let (verdict, verdict_reason) =
+                                segment_verdict(s, cwd, &bases, request, ctx, &prepared);
+                            SegmentView {
+                                words: s.words.clone(),
+                                full_words: s.full_words.clone(),
+                                assignments: s.assignments.clone(),
+                                redirects: s.redirects.clone(),
+                                wrappers: s.wrappers.clone(),
+                                nested: s.nested,
+                                verdict,
+                                verdict_reason,
+                            }
+                        })
+                        .collect(),
+                    Some(a.understood),
+                    Some(a.compound),
+                )
+            }
             _ => (Vec::new(), None, None),
         };
         let reviewer_would_decide = ctx.mode == PermissionMode::Auto
@@ -245,37 +252,83 @@ impl PermissionEngine {
     }
 }
 
-/// The engine's answer for one command segment on its own: deny rules and dangerous commands,
-/// then ask rules and options or variables that run other code, then allow rules, then the
-/// mode (`full_access` allows, otherwise only known read-only commands are allowed).
+/// The engine's answer for one command segment on its own, with every rule kind that can match
+/// it: its write targets outside every root (deny), deny rules (`all` and `exact` of this tool,
+/// command prefixes, path globs on its write targets, destinations of the call) and dangerous
+/// commands, then writes into Git internals, ask rules and options or variables that run other
+/// code, then allow rules (`all`, `exact`, or a prefix with every write target covered by a path
+/// rule), then the mode (`full_access` allows, otherwise only known read-only commands are
+/// allowed).
 fn segment_verdict(
     segment: &CommandSegment,
-    cwd: &std::path::Path,
+    cwd: &Path,
+    bases: &[PathBuf],
     request: &PermissionRequest,
     ctx: &PermissionContext<'_>,
+    prepared: &Prepared,
 ) -> (Behavior, String) {
+    let targets: Vec<PathBuf> = segment
+        .redirects
+        .iter()
+        .flat_map(|t| target_candidates(t, cwd, bases))
+        .collect();
+    for target in &targets {
+        if let Err(e) = ctx.paths.check(target) {
+            return (
+                Behavior::Deny,
+                format!("writes to {}: {e}", target.display()),
+            );
+        }
+    }
+    let resolved: Vec<PathBuf> = targets
+        .iter()
+        .filter_map(|p| ctx.paths.resolve(p).ok())
+        .collect();
+    // Why a deny or ask rule matches this segment.
+    let why = |rule: &Rule| -> Option<String> {
+        match &rule.matcher {
+            RuleMatcher::All => Some(every_call(rule)),
+            RuleMatcher::Exact { input } => {
+                (*input == request.args).then(|| "the arguments equal its exact input".to_string())
+            }
+            RuleMatcher::Prefix { words } => (prefix_matches(words, &segment.words)
+                || prefix_matches(words, &segment.full_words))
+            .then(|| format!("prefix '{}'", words.join(" "))),
+            RuleMatcher::Path { glob } => compile_glob(glob).ok().and_then(|m| {
+                resolved
+                    .iter()
+                    .find(|p| m.is_match(p))
+                    .map(|p| format!("glob '{glob}' matches redirect target {}", p.display()))
+            }),
+            RuleMatcher::Destination { pattern } => prepared
+                .destinations
+                .found
+                .iter()
+                .find(|d| crate::destinations::destination_matches(pattern, d))
+                .map(|d| format!("destination '{pattern}' matches {d}")),
+        }
+    };
     let rule_for = |behavior: Behavior| {
         ctx.rules
             .iter()
             .filter(|r| r.behavior == behavior && applies(r, request, ctx))
-            .filter_map(|r| match &r.matcher {
-                RuleMatcher::Prefix { words }
-                    if prefix_matches(words, &segment.words)
-                        || (behavior != Behavior::Allow
-                            && prefix_matches(words, &segment.full_words)) =>
-                {
-                    Some((r, words))
-                }
-                _ => None,
-            })
+            .filter_map(|r| why(r).map(|w| (r, w)))
             .max_by_key(|(r, _)| specificity(r))
-            .map(|(r, words)| format!("{behavior} rule {}: prefix '{}'", r.id, words.join(" ")))
+            .map(|(r, w)| format!("{behavior} rule {}: {w}", r.id))
     };
     if let Some(why) = rule_for(Behavior::Deny) {
         return (Behavior::Deny, why);
     }
     if let Some(why) = dangerous(segment, cwd, ctx.paths) {
         return (Behavior::Deny, format!("never run: {why}"));
+    }
+    if ctx.mode != PermissionMode::FullAccess
+        && let Some(p) = resolved.iter().find(|p| is_protected(p, ctx.paths))
+    {
+        return (
+            Behavior::Ask,
+            format!("writes to {}, inside Git internals", p.display()),
+        );
     }
     if let Some(why) = rule_for(Behavior::Ask) {
         return (Behavior::Ask, why);
@@ -291,10 +344,39 @@ fn segment_verdict(
             );
         }
     }
-    if segment.redirects.is_empty()
-        && let Some(why) = rule_for(Behavior::Allow)
+    let allow_rules: Vec<&Rule> = ctx
+        .rules
+        .iter()
+        .filter(|r| r.behavior == Behavior::Allow && applies(r, request, ctx))
+        .collect();
+    let globs: Vec<_> = allow_rules
+        .iter()
+        .filter_map(|r| match &r.matcher {
+            RuleMatcher::Path { glob } => compile_glob(glob).ok(),
+            _ => None,
+        })
+        .collect();
+    let targets_covered = resolved.len() == targets.len()
+        && resolved.iter().all(|p| globs.iter().any(|g| g.is_match(p)));
+    if let Some((rule, why)) = allow_rules
+        .iter()
+        .filter_map(|r| {
+            let why = match &r.matcher {
+                RuleMatcher::All => Some(every_call(r)),
+                RuleMatcher::Exact { input } => (*input == request.args)
+                    .then(|| "the arguments equal its exact input".to_string()),
+                RuleMatcher::Prefix { words }
+                    if targets_covered && prefix_matches(words, &segment.words) =>
+                {
+                    Some(format!("prefix '{}'", words.join(" ")))
+                }
+                _ => None,
+            };
+            why.map(|w| (r, w))
+        })
+        .max_by_key(|(r, _)| specificity(r))
     {
-        return (Behavior::Allow, why);
+        return (Behavior::Allow, format!("allow rule {}: {why}", rule.id));
     }
     if ctx.mode == PermissionMode::FullAccess {
         return (Behavior::Allow, "full access mode".to_string());
@@ -306,4 +388,13 @@ fn segment_verdict(
         Behavior::Ask,
         "not known to be read-only: needs approval".to_string(),
     )
+}
+
+/// What an `all` rule covers, in words.
+fn every_call(rule: &Rule) -> String {
+    if rule.tool == "*" {
+        "every call of every tool".to_string()
+    } else {
+        format!("every {} call", rule.tool)
+    }
 }

@@ -6,7 +6,7 @@
 //! The parts of a request are its paths, its command segments and redirect targets, and its
 //! destinations (recipients, channels, repositories, agents, hosts; see `destinations`).
 
-use crate::destinations::{Destinations, destination_matches, extract_destinations};
+use crate::destinations::{Destinations, destination_matches, extract};
 use crate::engine::{PermissionContext, PermissionRequest, ToolAccess};
 use crate::paths::{PathPolicy, expand_home};
 use crate::shell::{ShellAnalysis, analyze_command};
@@ -29,7 +29,9 @@ pub(crate) struct Prepared {
 
 impl Prepared {
     pub(crate) fn new(request: &PermissionRequest, policy: &PathPolicy) -> Prepared {
-        let destinations = extract_destinations(&request.args);
+        // Strings that merely look like URLs or addresses count only for tools without paths
+        // or commands (their arguments are file names and scripts: `icon@2x.png`).
+        let destinations = extract(&request.args, request.access == ToolAccess::Other);
         match &request.access {
             ToolAccess::Read(paths) | ToolAccess::Write(paths) => Prepared {
                 analysis: None,
@@ -68,6 +70,21 @@ impl Prepared {
 /// have moved to (cumulatively, in script order): the analyser does not track which commands a
 /// `cd` precedes in every nesting, so all candidates are checked (fail closed).
 pub(crate) fn write_targets(analysis: &ShellAnalysis, cwd: &Path) -> Vec<PathBuf> {
+    let bases = cd_bases(analysis, cwd);
+    let mut out = Vec::new();
+    for target in analysis.segments.iter().flat_map(|s| s.redirects.iter()) {
+        for p in target_candidates(target, cwd, &bases) {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// `cwd` and every directory a `cd`/`pushd` in the script may have moved to (cumulatively, in
+/// script order): the bases a relative write target is taken against.
+pub(crate) fn cd_bases(analysis: &ShellAnalysis, cwd: &Path) -> Vec<PathBuf> {
     let mut bases = vec![cwd.to_path_buf()];
     let mut current = cwd.to_path_buf();
     for segment in &analysis.segments {
@@ -78,26 +95,30 @@ pub(crate) fn write_targets(analysis: &ShellAnalysis, cwd: &Path) -> Vec<PathBuf
             }
         }
     }
-    let mut out = Vec::new();
-    for target in analysis.segments.iter().flat_map(|s| s.redirects.iter()) {
-        let first = command_path(target, cwd);
-        let relative = !PathBuf::from(target).is_absolute() && first.starts_with(cwd);
-        if relative
-            && !target.starts_with('~')
-            && !target.starts_with("$HOME")
-            && !target.starts_with("${HOME}")
-        {
-            for base in &bases {
-                let p = command_path(target, base);
-                if !out.contains(&p) {
-                    out.push(p);
-                }
+    bases
+}
+
+/// The paths one write target may refer to: against every base when it is relative (and not
+/// `~` or `$HOME`), otherwise itself.
+pub(crate) fn target_candidates(target: &str, cwd: &Path, bases: &[PathBuf]) -> Vec<PathBuf> {
+    let first = command_path(target, cwd);
+    let relative = !PathBuf::from(target).is_absolute() && first.starts_with(cwd);
+    if relative
+        && !target.starts_with('~')
+        && !target.starts_with("$HOME")
+        && !target.starts_with("${HOME}")
+    {
+        let mut out: Vec<PathBuf> = Vec::new();
+        for base in bases {
+            let p = command_path(target, base);
+            if !out.contains(&p) {
+                out.push(p);
             }
-        } else if !out.contains(&first) {
-            out.push(first);
         }
+        out
+    } else {
+        vec![first]
     }
-    out
 }
 
 /// A path as a command sees it: `~`/`$HOME` expanded, relative to `cwd`.

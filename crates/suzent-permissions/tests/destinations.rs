@@ -103,6 +103,78 @@ fn destination_rows() -> Vec<Case> {
     ]
 }
 
+const HOOKS: &[&str] = &["allow mcp__hooks__post(dest:hooks.good.com)"];
+const HOOK: &str = "mcp__hooks__post";
+const TO_GOOD: &[&str] = &["allow mcp__gmail__send_email(dest:*@good.com)"];
+const KATE: &[&str] = &["allow mcp__gmail__send_email(dest:kate@good.com)"];
+
+/// Bypasses found by the security review of the destination matcher: each row allowed (or
+/// escaped a deny rule) before the fix.
+fn bypass_rows() -> Vec<Case> {
+    vec![
+        // 1. Keys that normalize to the same field, and repository names that are not one segment.
+        case!("owner twice in two spellings", D, OCTO, mcp(GITHUB, r#"{"Owner": "octo", "owner": "evil", "repo": "hello"}"#) => ASK, "tool_requires_approval"),
+        case!("every spelling of owner is seen by deny", D, &["allow mcp__github__create_issue(*)", "deny mcp__github__create_issue(dest:evil/*)"], mcp(GITHUB, r#"{"Owner": "octo", "owner": "evil", "repo": "hello"}"#) => DENY, "rule_deny"),
+        case!("recipient field twice in two spellings", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "To": "ann@example.com"}"#) => ASK, "tool_requires_approval"),
+        case!("dot-dot in the owner", D, OCTO, mcp(GITHUB, r#"{"owner": "octo/../evil", "repo": "hello"}"#) => ASK, "tool_requires_approval"),
+        case!("dot-dot in a full repository name", D, OCTO, mcp(GITHUB, r#"{"repository": "octo/../evil/hello"}"#) => ASK, "tool_requires_approval"),
+        case!("dot-dot as the repository", D, OCTO, mcp(GITHUB, r#"{"owner": "octo", "repo": ".."}"#) => ASK, "tool_requires_approval"),
+        case!("owner beside a full repository name", D, OCTO, mcp(GITHUB, r#"{"owner": "evil", "repo": "octo/hello"}"#) => ASK, "tool_requires_approval"),
+        // 2. Recipient-like fields beyond the fixed list, and values that are URLs or addresses.
+        case!("callback_url beside an allowed url", D, HOOKS, mcp(HOOK, r#"{"url": "https://hooks.good.com/x", "callback_url": "https://evil.example/"}"#) => ASK, "tool_requires_approval"),
+        case!("webhook_url to another host", D, HOOKS, mcp(HOOK, r#"{"url": "https://hooks.good.com/x", "webhook_url": "https://evil.example/"}"#) => ASK, "tool_requires_approval"),
+        case!("endpoint to another host", D, HOOKS, mcp(HOOK, r#"{"url": "https://hooks.good.com/x", "endpoint": "https://evil.example/in"}"#) => ASK, "tool_requires_approval"),
+        case!("host field", D, HOOKS, mcp(HOOK, r#"{"url": "https://hooks.good.com/x", "host": "evil.example"}"#) => ASK, "tool_requires_approval"),
+        case!("to_email", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "to_email": "eve@evil.com"}"#) => ASK, "tool_requires_approval"),
+        case!("recipientEmail", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "recipientEmail": "eve@evil.com"}"#) => ASK, "tool_requires_approval"),
+        case!("address", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "address": "eve@evil.com"}"#) => ASK, "tool_requires_approval"),
+        case!("forward_to", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "forward_to": "eve@evil.com"}"#) => ASK, "tool_requires_approval"),
+        case!("forwardTo is seen by deny", D, NO_EVIL, mcp(MAIL, r#"{"to": "bob@example.com", "forwardTo": "eve@evil.com"}"#) => DENY, "rule_deny"),
+        case!("user", D, &["allow mcp__slack__post_message(dest:#random)"], mcp(SLACK, r##"{"channel": "#random", "user": "U999"}"##) => ASK, "tool_requires_approval"),
+        case!("users", D, &["allow mcp__slack__post_message(dest:#random)"], mcp(SLACK, r##"{"channel": "#random", "users": ["U999"]}"##) => ASK, "tool_requires_approval"),
+        case!("user_id", D, &["allow mcp__slack__post_message(dest:#random)"], mcp(SLACK, r##"{"channel": "#random", "user_id": "U999"}"##) => ASK, "tool_requires_approval"),
+        case!("phone_number", D, &["allow mcp__telegram__send_message(dest:-100123)"], mcp(TELEGRAM, r#"{"chat_id": -100123, "phone_number": "+15550100"}"#) => ASK, "tool_requires_approval"),
+        case!("a URL in a field with any name", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "target": "https://evil.example/collect"}"#) => ASK, "tool_requires_approval"),
+        case!("an address in a nested field with any name", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "meta": {"notify": "eve@evil.com"}}"#) => ASK, "tool_requires_approval"),
+        case!("an address in any field is seen by deny", D, NO_EVIL, mcp(MAIL, r#"{"to": "bob@example.com", "extra": ["eve@evil.com"]}"#) => DENY, "rule_deny"),
+        // 3. Addresses read strictly.
+        case!("mailto with a to header", D, TO_GOOD, mcp(MAIL, r#"{"to": "mailto:evil@x.com?to=a@good.com"}"#) => ASK, "tool_requires_approval"),
+        case!("mailto bcc is seen by deny", D, NO_EVIL, mcp(MAIL, r#"{"to": "mailto:bob@example.com?subject=x&bcc=eve%40evil.com"}"#) => DENY, "rule_deny"),
+        case!("two at signs", D, TO_GOOD, mcp(MAIL, r#"{"to": "evil@evil.com@good.com"}"#) => ASK, "tool_requires_approval"),
+        case!("two at signs are seen by deny", D, NO_EVIL, mcp(MAIL, r#"{"to": "eve@evil.com@example.com"}"#) => DENY, "rule_deny"),
+        case!("percent relay in the local part", D, TO_GOOD, mcp(MAIL, r#"{"to": "eve%evil.com@good.com"}"#) => ASK, "tool_requires_approval"),
+        // 4. Spellings of hosts and addresses.
+        case!("trailing dot of the domain", D, NO_EVIL, mcp(MAIL, r#"{"to": "eve@evil.com."}"#) => DENY, "rule_deny"),
+        case!("trailing dot of a host pattern", D, &["deny webpage_fetch(dest:evil.com.)"], fetch(r#"{"url": "https://EVIL.com/"}"#, false) => DENY, "rule_deny"),
+        case!("unicode host against a unicode pattern", D, &["deny webpage_fetch(dest:münchen.de)"], fetch(r#"{"url": "https://münchen.de/"}"#, false) => DENY, "rule_deny"),
+        case!("unicode domain against a punycode pattern", D, &["allow mcp__gmail__send_email(*)", "deny mcp__gmail__send_email(dest:*@xn--mnchen-3ya.de)"], mcp(MAIL, r#"{"to": "a@MÜNCHEN.de"}"#) => DENY, "rule_deny"),
+        case!("kelvin sign is not k", D, KATE, mcp(MAIL, r#"{"to": "Kate@good.com"}"#) => ASK, "tool_requires_approval"),
+    ]
+}
+
+/// Calls that must stay allowed: the stricter reading does not turn ordinary arguments into
+/// destinations.
+fn ordinary_rows() -> Vec<Case> {
+    vec![
+        case!("an address inside free text is not a destination", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "body": "write to eve@evil.com"}"#) => ALLOW, "rule_allow"),
+        case!("an issue number is not a recipient", D, OCTO, mcp(GITHUB, r#"{"owner": "octo", "repo": "hello", "issue_number": 5}"#) => ALLOW, "rule_allow"),
+        case!("a photo field is not a recipient", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "photo": "cat.png"}"#) => ALLOW, "rule_allow"),
+        case!("mailto with every recipient allowed", D, EXAMPLE, mcp(MAIL, r#"{"to": "mailto:a@example.com?cc=b%40example.com&subject=hi"}"#) => ALLOW, "rule_allow"),
+        case!("a file name with an at sign", D, &["allow write_file({ws}/src/**)"], Write("src/icon@2x.png") => ALLOW, "rule_allow"),
+        case!("unicode domain against a unicode allow", D, &["allow mcp__gmail__send_email(dest:*@münchen.de)"], mcp(MAIL, r#"{"to": "a@münchen.de."}"#) => ALLOW, "rule_allow"),
+    ]
+}
+
+#[test]
+fn review_bypasses_are_closed() {
+    run_table(bypass_rows());
+}
+
+#[test]
+fn ordinary_arguments_stay_allowed() {
+    run_table(ordinary_rows());
+}
+
 #[test]
 fn the_table_of_this_kind_has_at_least_40_rows() {
     let rows = destination_rows().len();
@@ -272,6 +344,16 @@ fn destination_patterns_are_validated_naming_the_field() {
             .starts_with("matcher.pattern: 'a@b.c d@e.f' contains ' '"),
     );
     assert_eq!(validate_rule(&draft("*@example.com")), Ok(()));
+    assert_eq!(validate_rule(&draft("*@münchen.de")), Ok(()));
+    assert_eq!(
+        validate_rule(&draft("\u{212A}ate@good.com")),
+        Err("matcher.pattern: '\u{212A}ate@good.com' contains '\u{212A}' outside a host name; only host names may be non-ASCII (compared in their IDNA ASCII form)".to_string())
+    );
+    assert!(
+        validate_rule(&draft("*@mü*.de"))
+            .unwrap_err()
+            .starts_with("matcher.pattern: '*@mü*.de': the host label 'mü*'"),
+    );
 }
 
 #[test]

@@ -368,3 +368,79 @@ fn each_segment_gets_its_own_verdict_in_the_evaluated_mode() {
         ]
     );
 }
+
+/// The simulator's per-command verdicts apply every rule kind that can match a command, so no
+/// segment shows "allow" while a rule denies the call.
+#[test]
+fn segment_verdicts_apply_every_rule_kind() {
+    let f = fixture();
+    let policy = PathPolicy::new(&f.ws, &[]).unwrap();
+    let explain = |specs: &[&str], command: &'static str| {
+        let rules: Vec<Rule> = specs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| rule(i, s, &f))
+            .collect();
+        let ctx = PermissionContext {
+            mode: D,
+            paths: &policy,
+            rules: &rules,
+            chat_id: CHAT,
+        };
+        let e = PermissionEngine::new().explain(&request(Cmd(command), &f), &ctx);
+        let verdicts: Vec<(Behavior, String)> = e
+            .segments
+            .iter()
+            .map(|s| (s.verdict, s.verdict_reason.clone()))
+            .collect();
+        (e.behavior, verdicts)
+    };
+    let deny_all = (DENY, "deny rule rule-0: every run_command call".to_string());
+    assert_eq!(
+        explain(&["deny run_command"], "ls && cat README.md"),
+        (DENY, vec![deny_all.clone(), deny_all])
+    );
+    assert_eq!(
+        explain(&["deny run_command(=ls)"], "ls"),
+        (
+            DENY,
+            vec![(
+                DENY,
+                "deny rule rule-0: the arguments equal its exact input".to_string()
+            )]
+        )
+    );
+    let (behavior, verdicts) = explain(&["deny *({ws}/src/**)"], "ls > src/out.txt; ls");
+    assert_eq!(behavior, DENY);
+    assert_eq!(verdicts[0].0, DENY);
+    assert!(
+        verdicts[0].1.starts_with("deny rule rule-0: glob '")
+            && verdicts[0].1.ends_with("/src/out.txt"),
+        "{}",
+        verdicts[0].1
+    );
+    assert_eq!(
+        verdicts[1],
+        (ALLOW, "a known read-only command".to_string())
+    );
+    assert_eq!(
+        explain(&["allow run_command"], "make build"),
+        (
+            ALLOW,
+            vec![(
+                ALLOW,
+                "allow rule rule-0: every run_command call".to_string()
+            )]
+        )
+    );
+    let (behavior, verdicts) = explain(&[], "ls > /suzent-outside/out.txt");
+    assert_eq!(behavior, DENY);
+    assert_eq!(verdicts[0].0, DENY);
+    assert!(
+        verdicts[0]
+            .1
+            .starts_with("writes to /suzent-outside/out.txt"),
+        "{}",
+        verdicts[0].1
+    );
+}

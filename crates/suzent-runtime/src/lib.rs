@@ -38,7 +38,9 @@ pub use runtime::{CANVAS_ACTION_KIND, CANVAS_SENDER, MAX_ACTION_CONTEXT_BYTES, a
 pub use runtime::{
     CreateChat, DoctorCheck, DoctorReport, OnAsk, RunOptions, RunSummary, Runtime, RuntimeOptions,
 };
-pub use runtime::{DEFAULT_MODEL_SOURCE, EMBEDDING_MODEL_ENV, MAX_BLOCK_CHARS, SKILL_DIRS_ENV};
+pub use runtime::{
+    DEFAULT_MODEL_SOURCE, EMBEDDING_MODEL_ENV, EmbeddingStatus, MAX_BLOCK_CHARS, SKILL_DIRS_ENV,
+};
 pub use runtime::{PermissionState, RULES_FILE};
 pub use settings::{KeyStatus, ProviderSettings, ProvidersSettings, Settings, SettingsPatch};
 pub use suzent_core::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};

@@ -349,15 +349,17 @@ impl Runtime {
     }
 }
 
-/// The MCP registry of a runtime: `mcp.json` in the config directory, keychain lookups for
-/// `${keychain:ENTRY}` references, the SQLite schema cache.
+/// The MCP registry of a runtime: `mcp.json` in the config directory, `${keychain:ENTRY}`
+/// references resolved from the MCP namespace of the keychain only (account `mcp:ENTRY`, see
+/// [`crate::provider::resolve::KeySource::mcp_secret`]; never a model provider's key), the
+/// SQLite schema cache.
 pub(crate) fn open_registry(
     config_path: std::path::PathBuf,
     keys: Arc<dyn crate::provider::resolve::KeySource>,
     store: Store,
 ) -> Result<McpRegistry, McpError> {
     let mut options = suzent_mcp::McpOptions::new(config_path);
-    options.secrets = Arc::new(move |entry: &str| keys.api_key(entry));
+    options.secrets = Arc::new(move |entry: &str| keys.mcp_secret(entry));
     options.cache = Some(Arc::new(StoreSchemaCache(store)));
     McpRegistry::open(options)
 }

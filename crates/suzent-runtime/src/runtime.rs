@@ -10,7 +10,9 @@ mod review_hook;
 mod summaries;
 
 pub use canvas::{CANVAS_ACTION_KIND, CANVAS_SENDER, MAX_ACTION_CONTEXT_BYTES, action_text};
-pub use content::{DEFAULT_MODEL_SOURCE, EMBEDDING_MODEL_ENV, MAX_BLOCK_CHARS, SKILL_DIRS_ENV};
+pub use content::{
+    DEFAULT_MODEL_SOURCE, EMBEDDING_MODEL_ENV, EmbeddingStatus, MAX_BLOCK_CHARS, SKILL_DIRS_ENV,
+};
 pub use permissions_api::{PermissionState, RULES_FILE};
 
 use crate::audit::AuditLog;
@@ -323,6 +325,14 @@ impl Runtime {
 
     /// Creates a chat. The workspace must be an existing directory.
     pub async fn create_chat(&self, args: CreateChat) -> Result<ChatRecord, RuntimeError> {
+        let new = self.new_chat(args)?;
+        Ok(self.inner.store.create_chat(&new).await?)
+    }
+
+    /// The chat [`Runtime::create_chat`] would store for `args` (workspace canonicalized,
+    /// defaults from the configuration, model and tools checked), with a fresh id; nothing is
+    /// stored. Errors as [`Runtime::create_chat`].
+    pub(crate) fn new_chat(&self, args: CreateChat) -> Result<NewChat, RuntimeError> {
         let cfg = &self.config();
         let workspace = match args.workspace.or_else(|| cfg.workspace.clone()) {
             Some(w) => w,
@@ -361,7 +371,7 @@ impl Runtime {
             mode: args.mode.unwrap_or(cfg.default_mode),
             tools: args.tools,
         };
-        Ok(self.inner.store.create_chat(&new).await?)
+        Ok(new)
     }
 
     /// One chat.
@@ -398,13 +408,11 @@ impl Runtime {
         Ok(self.inner.store.update_chat(chat_id, &patch).await?)
     }
 
-    /// Deletes a chat with its transcript, approvals and session rules.
-    /// Unless automatic summaries are off (`chat_summary_idle_secs = 0`), what the chat said
-    /// since its last summary is first summarized into archival memory (a failure there is
-    /// logged and the chat is deleted all the same).
+    /// Deletes a chat with its transcript, approvals and session rules, and the end-of-chat
+    /// summaries of it in archival memory (source `summary`); the chat is not summarized.
+    /// Entries archived on purpose (`memory_archive`, other sources) stay.
     pub async fn delete_chat(&self, chat_id: &str) -> Result<(), RuntimeError> {
         self.chat(chat_id).await?;
-        self.summarize_before_delete(chat_id).await;
         self.inner.store.delete_chat(chat_id).await?;
         if let Ok(mut sessions) = self.inner.sessions.lock() {
             sessions.remove(chat_id);

@@ -247,15 +247,21 @@ async fn a_submitted_form_reaches_the_idle_agent_which_then_updates_the_progress
         history[1].payload["context"],
         json!({"name": "Ada", "agree": true})
     );
-    // Every change was announced, in order, after it was stored.
+    // The user's action did not render: it is recorded without a tool call.
+    let calls: Vec<Option<&str>> = history.iter().map(|e| e.tool_call_id.as_deref()).collect();
+    assert_eq!(calls, [Some("r1"), None, Some("r2")]);
+    // Every change was announced, in order, after it was stored; the surface announced after the
+    // user's action still names the call that last rendered it (an inline surface stays after
+    // that call in the transcript).
     let mut announced = Vec::new();
     while let Ok(ev) = events.try_recv() {
         if let AgentEvent::SurfaceUpdated { chat_id, surface } = ev {
             assert_eq!(chat_id, chat);
-            announced.push(surface.version);
+            announced.push((surface.version, surface.tool_call_id));
         }
     }
-    assert_eq!(announced, [1, 2, 3]);
+    let r = |id: &str| Some(id.to_string());
+    assert_eq!(announced, [(1, r("r1")), (2, r("r1")), (3, r("r2"))]);
     h.runtime.shutdown().await;
 }
 

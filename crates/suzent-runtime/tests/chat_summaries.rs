@@ -1,6 +1,6 @@
-//! End-of-chat summaries: an idle chat and a deleted chat are summarized into archival memory,
-//! each stretch of conversation exactly once, against the scripted model server (OpenAI wire
-//! format) with real SQLite.
+//! End-of-chat summaries: an idle chat is summarized into archival memory, each stretch of
+//! conversation exactly once; deleting a chat never summarizes it and removes its summaries;
+//! against the scripted model server (OpenAI wire format) with real SQLite.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use pretty_assertions::assert_eq;
@@ -139,82 +139,147 @@ async fn an_idle_chat_is_summarized_once_per_new_stretch_of_conversation() {
 }
 
 #[tokio::test]
-async fn a_deleted_chat_is_summarized_first_unless_already_covered() {
-    let server = ScriptedServer::start(vec![
-        Turn::text("Noted: Friday."),
-        Turn::text("The release ships on Friday."),
-        Turn::text("Noted: metric."),
-        Turn::text("The user prefers metric units."),
-    ])
-    .await;
-    // The idle sweep is not started: only the deletion summarizes.
+async fn deleting_a_chat_does_not_summarize_it() {
+    let server = ScriptedServer::start(vec![Turn::text("Noted: Friday.")]).await;
+    // The idle sweep is not started; with summaries on, the deletion alone asks for nothing.
     let (_dir, runtime) = open(&server, 1800).await;
-    let first = runtime.create_chat(CreateChat::default()).await.unwrap();
-    runtime
-        .send_message(&first.id, "Our release ships Friday", RunOptions::default())
-        .await
-        .unwrap();
-    runtime.delete_chat(&first.id).await.unwrap();
-    assert_eq!(server.requests().len(), 2);
-    assert_eq!(
-        summaries(&runtime).await,
-        vec!["Summary of chat 'New chat': The release ships on Friday.".to_string()]
-    );
-    assert!(
-        runtime.messages(&first.id).await.is_err(),
-        "the chat is gone"
-    );
-
-    // Summarized on demand, then deleted: nothing new, so no second summary.
-    let second = runtime.create_chat(CreateChat::default()).await.unwrap();
-    runtime
-        .send_message(&second.id, "Use metric units", RunOptions::default())
-        .await
-        .unwrap();
-    let id = runtime.archive_chat_summary(&second.id).await.unwrap();
-    assert!(id.is_some());
-    assert_eq!(
-        runtime.archive_chat_summary(&second.id).await.unwrap(),
-        None
-    );
-    runtime.delete_chat(&second.id).await.unwrap();
-    assert_eq!(server.requests().len(), 4, "no summary request at deletion");
-    assert_eq!(summaries(&runtime).await.len(), 2);
-}
-
-#[tokio::test]
-async fn with_summaries_off_a_deleted_chat_is_not_summarized() {
-    let server = ScriptedServer::start(vec![Turn::text("Noted.")]).await;
-    let (_dir, runtime) = open(&server, 0).await;
     let chat = runtime.create_chat(CreateChat::default()).await.unwrap();
     runtime
-        .send_message(&chat.id, "Remember the blue door", RunOptions::default())
+        .send_message(&chat.id, "The vault code is 4711", RunOptions::default())
         .await
         .unwrap();
+    let started = Instant::now();
     runtime.delete_chat(&chat.id).await.unwrap();
-    assert_eq!(server.requests().len(), 1);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(server.requests().len(), 1, "no summary request at deletion");
     assert_eq!(summaries(&runtime).await, Vec::<String>::new());
-}
-
-#[tokio::test]
-async fn a_failing_summary_does_not_keep_a_chat_from_being_deleted() {
-    let server = ScriptedServer::start(vec![
-        Turn::text("Noted."),
-        Turn::error(500, "{\"error\":{\"message\":\"overloaded\"}}"),
-    ])
-    .await;
-    let (_dir, runtime) = open(&server, 1800).await;
-    let chat = runtime.create_chat(CreateChat::default()).await.unwrap();
-    runtime
-        .send_message(&chat.id, "Remember the blue door", RunOptions::default())
-        .await
-        .unwrap();
-    runtime.delete_chat(&chat.id).await.unwrap();
     assert!(
         runtime.messages(&chat.id).await.is_err(),
         "the chat is gone"
     );
-    assert_eq!(summaries(&runtime).await, Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn deleting_a_chat_removes_its_summaries_but_keeps_deliberate_archives() {
+    let server = ScriptedServer::start(vec![
+        Turn::text("Noted."),
+        Turn::text("The vault code is 4711."),
+        Turn::text("Noted: metric."),
+        Turn::text("The user prefers metric units."),
+    ])
+    .await;
+    let (_dir, runtime) = open(&server, 1800).await;
+    let secret = runtime.create_chat(CreateChat::default()).await.unwrap();
+    runtime
+        .send_message(&secret.id, "The vault code is 4711", RunOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        runtime
+            .archive_chat_summary(&secret.id)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // What the agent archived on purpose from that chat (the memory_archive tool's source).
+    runtime
+        .archive_memories(
+            Some(&secret.id),
+            "tool",
+            &["The blue door is the office".into()],
+        )
+        .await
+        .unwrap();
+    let other = runtime.create_chat(CreateChat::default()).await.unwrap();
+    runtime
+        .send_message(&other.id, "Use metric units", RunOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        runtime
+            .archive_chat_summary(&other.id)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(summaries(&runtime).await.len(), 2);
+
+    runtime.delete_chat(&secret.id).await.unwrap();
+    assert_eq!(server.requests().len(), 4, "no summary request at deletion");
+    assert_eq!(
+        summaries(&runtime).await,
+        vec!["Summary of chat 'New chat': The user prefers metric units.".to_string()]
+    );
+    let vault = runtime
+        .search_memory("vault code 4711", 10)
+        .await
+        .unwrap()
+        .hits;
+    assert!(vault.is_empty(), "{vault:?}");
+    let kept = runtime
+        .search_memory("blue door office", 10)
+        .await
+        .unwrap()
+        .hits;
+    assert_eq!(
+        kept.iter().map(|h| h.content.as_str()).collect::<Vec<_>>(),
+        ["The blue door is the office"]
+    );
+}
+
+#[tokio::test]
+async fn chats_whose_summary_keeps_failing_do_not_starve_the_others() {
+    // Nine chats; the first eight summaries fail (one sweep takes at most eight chats), the
+    // ninth request succeeds. It must be the summary of the ninth chat, asked for before any
+    // failed chat is retried.
+    let mut turns: Vec<Turn> = (1..=9).map(|i| Turn::text(format!("Noted {i}."))).collect();
+    turns.extend((0..8).map(|_| Turn::error(500, "{\"error\":{\"message\":\"overloaded\"}}")));
+    turns.push(Turn::text("The ninth chat is about lighthouses."));
+    let server = ScriptedServer::start(turns).await;
+    let (_dir, runtime) = open(&server, 2).await;
+    let mut chats = Vec::new();
+    for i in 1..=9 {
+        let chat = runtime.create_chat(CreateChat::default()).await.unwrap();
+        runtime
+            .send_message(
+                &chat.id,
+                &format!("topic of chat {i}"),
+                RunOptions::default(),
+            )
+            .await
+            .unwrap();
+        chats.push(chat.id);
+    }
+    runtime.start_dispatcher();
+    let summary_requests = || {
+        server
+            .requests()
+            .into_iter()
+            .filter(|r| {
+                r["messages"][0]["content"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("Summarize"))
+            })
+            .map(|r| summary_request(&r).1)
+            .collect::<Vec<_>>()
+    };
+    wait_for("nine summary requests", async || {
+        summary_requests().len() >= 9
+    })
+    .await;
+    let asked = summary_requests();
+    for (i, text) in asked[..8].iter().enumerate() {
+        assert!(text.contains(&format!("topic of chat {}", i + 1)), "{text}");
+    }
+    assert!(asked[8].contains("topic of chat 9"), "{asked:?}");
+    wait_for("the ninth chat's summary", async || {
+        summaries(&runtime)
+            .await
+            .iter()
+            .any(|s| s.contains("lighthouses"))
+    })
+    .await;
+    runtime.shutdown().await;
 }
 
 #[test]

@@ -487,12 +487,11 @@ async fn the_embedding_model_is_downloaded_once_then_used_for_vector_search() {
 
     let server = ScriptedServer::start(vec![]).await;
     let h = harness(&server, PermissionMode::Default, false).await;
+    // Stored before there is a model: no vectors. Two backfill batches (64 each).
+    let mut old = vec!["My dog loves chasing tennis balls in the park".to_string()];
+    old.extend((0..70).map(|i| format!("Meeting note {i}: the budget review moved to room {i}")));
     h.runtime
-        .archive_memories(
-            None,
-            "import",
-            &["My dog loves chasing tennis balls in the park".into()],
-        )
+        .archive_memories(None, "import", &old)
         .await
         .unwrap();
     let before = h
@@ -501,14 +500,63 @@ async fn the_embedding_model_is_downloaded_once_then_used_for_vector_search() {
         .await
         .unwrap();
     assert!(before.hits.is_empty() && before.text_only_reason.is_some());
+    let status = h.runtime.embedding_status().await.unwrap();
+    assert!(!status.active && !status.model_present && !status.provider);
+    assert!(
+        status
+            .reason
+            .as_deref()
+            .unwrap()
+            .starts_with("no embedding model at "),
+        "{status:?}"
+    );
+    assert_eq!(status.entries_without_vector, 71);
 
+    let started = std::time::Instant::now();
     let (dir, downloaded) = h
         .runtime
         .download_embedding_model(Some(&base))
         .await
         .unwrap();
+    let embedded_at = std::time::Instant::now();
     assert!(downloaded);
     assert_eq!(dir, home(h.dir.path()).join("data/models/all-MiniLM-L6-v2"));
+    // A search while older entries are being embedded answers with what is indexed so far.
+    let searched_at = std::time::Instant::now();
+    let during = h.runtime.search_memory("budget review", 3).await.unwrap();
+    let search_secs = searched_at.elapsed().as_secs_f64();
+    assert_eq!(during.text_only_reason, None);
+    assert!(during.hits[0].matched_by.contains(&"text"), "{during:?}");
+    // The backfill embeds the entries stored before the download, in the background.
+    let status = loop {
+        let status = h.runtime.embedding_status().await.unwrap();
+        if status.entries_without_vector == 0 && !status.backfilling {
+            break status;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(300),
+            "the backfill did not finish: {status:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    eprintln!(
+        "backfill: 71 entries embedded {:.2} s after the download returned; a search during \
+         it took {search_secs:.2} s",
+        embedded_at.elapsed().as_secs_f64()
+    );
+    assert!(status.active && status.model_present, "{status:?}");
+    assert_eq!(status.model.as_deref(), Some("all-MiniLM-L6-v2 (local)"));
+    // The memory stored before the model existed is now found by meaning alone.
+    let found = h
+        .runtime
+        .search_memory("puppy playing fetch outside", 3)
+        .await
+        .unwrap();
+    assert_eq!(
+        found.hits[0].content,
+        "My dog loves chasing tennis balls in the park"
+    );
+    assert_eq!(found.hits[0].matched_by, vec!["vector"]);
     let (_, again) = h
         .runtime
         .download_embedding_model(Some(&base))
@@ -517,7 +565,7 @@ async fn the_embedding_model_is_downloaded_once_then_used_for_vector_search() {
     assert!(!again, "files in place are not downloaded again");
     assert_eq!(hits.lock().unwrap().len(), 3);
 
-    // Entries stored before the model existed have no vector; new ones do.
+    // New entries get their vector when they are stored.
     h.runtime
         .archive_memories(
             None,

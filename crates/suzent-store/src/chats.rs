@@ -5,7 +5,9 @@ use crate::{
     ChatPatch, ChatRecord, NewChat, Store, StoreError, decode_json, encode_json, parse_name,
     parse_ts, ts,
 };
+use chrono::{DateTime, Utc};
 use sqlx::Row;
+use sqlx::SqliteConnection;
 use sqlx::sqlite::SqliteRow;
 
 const CHAT_COLUMNS: &str = "id, title, workspace, model, mode, tools, created_at, updated_at";
@@ -15,42 +17,12 @@ impl Store {
     ///
     /// Errors: [`StoreError::Conflict`] if a chat with this id exists, [`StoreError::Database`].
     pub async fn create_chat(&self, new: &NewChat) -> Result<ChatRecord, StoreError> {
-        let now = self.now();
-        let tools = new
-            .tools
-            .as_ref()
-            .map(|t| encode_json(t, || format!("tools of chat '{}'", new.id)))
-            .transpose()?;
-        let result = sqlx::query(
-            "INSERT INTO chats (id, title, workspace, model, mode, tools, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&new.id)
-        .bind(&new.title)
-        .bind(&new.workspace)
-        .bind(&new.model)
-        .bind(new.mode.as_str())
-        .bind(&tools)
-        .bind(ts(&now))
-        .bind(ts(&now))
-        .execute(&self.pool)
-        .await;
-        match result {
-            Ok(_) => Ok(ChatRecord {
-                id: new.id.clone(),
-                title: new.title.clone(),
-                workspace: new.workspace.clone(),
-                model: new.model.clone(),
-                mode: new.mode,
-                tools: new.tools.clone(),
-                created_at: now,
-                updated_at: now,
-            }),
-            Err(e) if crate::error::is_unique_violation(&e) => Err(StoreError::Conflict {
-                message: format!("a chat with id '{}' already exists", new.id),
-            }),
-            Err(e) => Err(e).db(|| format!("creating chat '{}'", new.id)),
-        }
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .db(|| format!("creating chat '{}'", new.id))?;
+        insert_chat(&mut conn, new, self.now()).await
     }
 
     /// The chat with this id, or `None`.
@@ -120,23 +92,80 @@ impl Store {
         }
     }
 
-    /// Deletes a chat with its messages, tool steps, approvals and session rules.
+    /// Deletes a chat with its messages, tool steps, approvals and session rules, and the
+    /// end-of-chat summaries of it in archival memory (entries with source `summary` and this
+    /// chat id), in one transaction. Entries the agent or the user archived on purpose (other
+    /// sources) stay: archival memory is shared by all chats.
     ///
     /// Errors: [`StoreError::NotFound`] (`what: "chat"`) if there is no such chat,
     /// [`StoreError::Database`].
     pub async fn delete_chat(&self, id: &str) -> Result<(), StoreError> {
+        let context = || format!("deleting chat '{id}'");
+        let mut tx = self.begin_write(context).await?;
         let done = sqlx::query("DELETE FROM chats WHERE id = ?")
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await
-            .db(|| format!("deleting chat '{id}'"))?;
+            .db(context)?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound {
                 what: "chat",
                 id: id.to_string(),
             });
         }
-        Ok(())
+        sqlx::query("DELETE FROM memory_archive WHERE chat_id = ? AND source = ?")
+            .bind(id)
+            .bind(crate::summaries::SUMMARY_SOURCE)
+            .execute(&mut *tx)
+            .await
+            .db(context)?;
+        tx.commit().await.db(context)
+    }
+}
+
+/// Inserts the chat `new` with `created_at` and `updated_at` set to `now` on `conn` (a pooled
+/// connection or an open transaction).
+///
+/// Errors: [`StoreError::Conflict`] if a chat with this id exists, [`StoreError::Database`].
+pub(crate) async fn insert_chat(
+    conn: &mut SqliteConnection,
+    new: &NewChat,
+    now: DateTime<Utc>,
+) -> Result<ChatRecord, StoreError> {
+    let tools = new
+        .tools
+        .as_ref()
+        .map(|t| encode_json(t, || format!("tools of chat '{}'", new.id)))
+        .transpose()?;
+    let result = sqlx::query(
+        "INSERT INTO chats (id, title, workspace, model, mode, tools, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&new.id)
+    .bind(&new.title)
+    .bind(&new.workspace)
+    .bind(&new.model)
+    .bind(new.mode.as_str())
+    .bind(&tools)
+    .bind(ts(&now))
+    .bind(ts(&now))
+    .execute(&mut *conn)
+    .await;
+    match result {
+        Ok(_) => Ok(ChatRecord {
+            id: new.id.clone(),
+            title: new.title.clone(),
+            workspace: new.workspace.clone(),
+            model: new.model.clone(),
+            mode: new.mode,
+            tools: new.tools.clone(),
+            created_at: now,
+            updated_at: now,
+        }),
+        Err(e) if crate::error::is_unique_violation(&e) => Err(StoreError::Conflict {
+            message: format!("a chat with id '{}' already exists", new.id),
+        }),
+        Err(e) => Err(e).db(|| format!("creating chat '{}'", new.id)),
     }
 }
 

@@ -136,6 +136,36 @@ pub struct AgentLink {
     pub depth: i64,
 }
 
+/// Inserts `link` on `conn` (a pooled connection or an open transaction), created `now`.
+///
+/// Errors: [`StoreError::NotFound`] for an unknown chat, [`StoreError::Database`].
+async fn insert_agent_link(
+    conn: &mut sqlx::SqliteConnection,
+    link: &AgentLink,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let result = sqlx::query(
+        "INSERT INTO agent_links (chat_id, parent_id, kind, profile, depth, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&link.chat_id)
+    .bind(&link.parent_id)
+    .bind(&link.kind)
+    .bind(&link.profile)
+    .bind(link.depth)
+    .bind(ts(&now))
+    .execute(&mut *conn)
+    .await;
+    match result {
+        Ok(_) => Ok(()),
+        Err(e) if crate::error::is_foreign_key_violation(&e) => Err(StoreError::NotFound {
+            what: "chat",
+            id: link.chat_id.clone(),
+        }),
+        Err(e) => Err(e).db(|| format!("linking sub-agent '{}'", link.chat_id)),
+    }
+}
+
 /// The retry delay after `attempts` failed attempts: `BASE_BACKOFF * 2^(attempts-1)`, at most
 /// [`MAX_BACKOFF`].
 pub fn backoff(attempts: i64) -> Duration {
@@ -569,26 +599,42 @@ impl Store {
     ///
     /// Errors: [`StoreError::NotFound`] for an unknown chat, [`StoreError::Database`].
     pub async fn add_agent_link(&self, link: &AgentLink) -> Result<(), StoreError> {
-        let result = sqlx::query(
-            "INSERT INTO agent_links (chat_id, parent_id, kind, profile, depth, created_at)
-             VALUES (?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&link.chat_id)
-        .bind(&link.parent_id)
-        .bind(&link.kind)
-        .bind(&link.profile)
-        .bind(link.depth)
-        .bind(ts(&self.now()))
-        .execute(&self.pool)
-        .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) if crate::error::is_foreign_key_violation(&e) => Err(StoreError::NotFound {
-                what: "chat",
-                id: link.chat_id.clone(),
-            }),
-            Err(e) => Err(e).db(|| format!("linking sub-agent '{}'", link.chat_id)),
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .db(|| format!("linking sub-agent '{}'", link.chat_id))?;
+        insert_agent_link(&mut conn, link, self.now()).await
+    }
+
+    /// Creates a sub-agent's chat `new`, its link to the parent (`link.chat_id` must be
+    /// `new.id`) and its first transcript message `task`, in one transaction: on any error none
+    /// of the three is stored, so a failed start never leaves an unlinked chat behind.
+    ///
+    /// Errors: [`StoreError::Conflict`] if a chat with this id exists or `link` names another
+    /// chat, [`StoreError::Database`].
+    pub async fn create_subagent_chat(
+        &self,
+        new: &crate::NewChat,
+        link: &AgentLink,
+        task: &ChatMessage,
+    ) -> Result<crate::ChatRecord, StoreError> {
+        if link.chat_id != new.id {
+            return Err(StoreError::Conflict {
+                message: format!(
+                    "the sub-agent link names chat '{}', not the new chat '{}'",
+                    link.chat_id, new.id
+                ),
+            });
         }
+        let context = || format!("creating sub-agent chat '{}'", new.id);
+        let now = self.now();
+        let mut tx = self.begin_write(context).await?;
+        let chat = crate::chats::insert_chat(&mut tx, new, now).await?;
+        insert_agent_link(&mut tx, link, now).await?;
+        crate::transcript::insert_message(&mut tx, &new.id, None, task, now).await?;
+        tx.commit().await.db(context)?;
+        Ok(chat)
     }
 
     /// The link of a sub-agent, or `None` for a top-level chat.
@@ -611,5 +657,97 @@ impl Store {
                 depth,
             }),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::NewChat;
+    use suzent_core::PermissionMode;
+
+    fn new_chat(id: &str) -> NewChat {
+        NewChat {
+            id: id.into(),
+            title: format!("Sub-agent: {id}"),
+            workspace: "/w".into(),
+            model: None,
+            mode: PermissionMode::Auto,
+            tools: None,
+        }
+    }
+
+    fn link(chat: &str) -> AgentLink {
+        AgentLink {
+            chat_id: chat.into(),
+            parent_id: "parent".into(),
+            kind: "subagent".into(),
+            profile: Some("general".into()),
+            depth: 1,
+        }
+    }
+
+    fn task() -> ChatMessage {
+        ChatMessage::User {
+            text: "do it".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_sub_agent_chat_is_stored_with_its_link_and_task_or_not_at_all() {
+        let store = Store::open_in_memory().await.unwrap();
+        store.create_chat(&new_chat("parent")).await.unwrap();
+        let chat = store
+            .create_subagent_chat(&new_chat("ok"), &link("ok"), &task())
+            .await
+            .unwrap();
+        assert_eq!(chat.id, "ok");
+        assert_eq!(store.agent_link("ok").await.unwrap(), Some(link("ok")));
+        assert_eq!(store.messages("ok").await.unwrap().len(), 1);
+
+        // The first message cannot be stored: neither the chat nor its link remain.
+        sqlx::query(
+            "CREATE TRIGGER fail_messages BEFORE INSERT ON messages
+             BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
+        )
+        .execute(&store.pool)
+        .await
+        .unwrap();
+        let err = store
+            .create_subagent_chat(&new_chat("half"), &link("half"), &task())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("injected failure"), "{err}");
+        assert_eq!(store.get_chat("half").await.unwrap(), None);
+        assert_eq!(store.agent_link("half").await.unwrap(), None);
+
+        // The link cannot be stored: no chat either.
+        sqlx::query("DROP TRIGGER fail_messages")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        sqlx::query(
+            "CREATE TRIGGER fail_links BEFORE INSERT ON agent_links
+             BEGIN SELECT RAISE(ABORT, 'injected link failure'); END",
+        )
+        .execute(&store.pool)
+        .await
+        .unwrap();
+        assert!(
+            store
+                .create_subagent_chat(&new_chat("half2"), &link("half2"), &task())
+                .await
+                .is_err()
+        );
+        assert_eq!(store.get_chat("half2").await.unwrap(), None);
+
+        // A link naming another chat is refused before anything is written.
+        let err = store
+            .create_subagent_chat(&new_chat("x"), &link("y"), &task())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("'y'"), "{err}");
+        assert_eq!(store.get_chat("x").await.unwrap(), None);
     }
 }

@@ -32,8 +32,11 @@ pub use inbox::{
     NewInboxMessage, backoff,
 };
 pub use mcp::McpSchemaRow;
-pub use memory::{ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, decode_embedding, fts_query};
-pub use summaries::{SummaryDue, SummaryRecord};
+pub use memory::{
+    ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, UnembeddedEntry, decode_embedding, fts_query,
+};
+pub use summaries::{SUMMARY_SOURCE, SummaryDue, SummaryRecord};
+pub use surfaces::SURFACE_HISTORY_LIMIT;
 pub use types::{
     ApprovalRecord, ApprovalStatus, ChatPatch, ChatRecord, NewChat, PendingApproval, StoredMessage,
     ToolStepStatus,

@@ -39,6 +39,17 @@ pub struct ArchivalEntry {
     pub created_at: DateTime<Utc>,
 }
 
+/// An archival entry that has no embedding yet (or one from another model).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnembeddedEntry {
+    /// Row id.
+    pub id: i64,
+    /// Whose memory it is.
+    pub user_id: String,
+    /// The text to embed.
+    pub content: String,
+}
+
 /// One full-text hit: the entry id and its BM25 score (higher is better).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FtsHit {
@@ -58,6 +69,11 @@ pub fn fts_query(text: &str) -> Option<String> {
         .map(|w| format!("\"{}\"", w.to_lowercase()))
         .collect();
     (!words.is_empty()).then(|| words.join(" OR "))
+}
+
+/// Bytes of an embedding blob of `dims` values (little-endian `f32`).
+fn blob_len(dims: usize) -> i64 {
+    i64::try_from(dims.saturating_mul(4)).unwrap_or(i64::MAX)
 }
 
 pub(crate) fn encode_embedding(v: &[f32]) -> Vec<u8> {
@@ -249,6 +265,92 @@ impl Store {
         Ok(out)
     }
 
+    /// Entries of every user that need an embedding from a model whose vectors have `dims`
+    /// values: those with none, and (when `dims` is not 0) those holding a vector of another
+    /// length, which another model wrote. Only ids above `after_id`, in id order, at most
+    /// `limit` (for embedding them in batches).
+    ///
+    /// Errors: [`StoreError::Database`].
+    pub async fn archival_needing_embedding(
+        &self,
+        dims: usize,
+        after_id: i64,
+        limit: usize,
+    ) -> Result<Vec<UnembeddedEntry>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, user_id, content FROM memory_archive
+             WHERE id > ? AND (embedding IS NULL OR (? > 0 AND length(embedding) != ?))
+             ORDER BY id LIMIT ?",
+        )
+        .bind(after_id)
+        .bind(blob_len(dims))
+        .bind(blob_len(dims))
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .db(|| "reading the archival entries without an embedding".to_string())?;
+        rows.iter()
+            .map(|r| {
+                Ok(UnembeddedEntry {
+                    id: r.try_get("id").db(|| "reading an entry".into())?,
+                    user_id: r.try_get("user_id").db(|| "reading an entry".into())?,
+                    content: r.try_get("content").db(|| "reading an entry".into())?,
+                })
+            })
+            .collect()
+    }
+
+    /// How many of the user's entries need an embedding from a model of `dims` dimensions (the
+    /// rule of [`Store::archival_needing_embedding`]).
+    ///
+    /// Errors: [`StoreError::Database`].
+    pub async fn archival_needing_embedding_count(
+        &self,
+        user_id: &str,
+        dims: usize,
+    ) -> Result<i64, StoreError> {
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM memory_archive
+             WHERE user_id = ? AND (embedding IS NULL OR (? > 0 AND length(embedding) != ?))",
+        )
+        .bind(user_id)
+        .bind(blob_len(dims))
+        .bind(blob_len(dims))
+        .fetch_one(&self.pool)
+        .await
+        .db(|| format!("counting the archival entries of '{user_id}' without an embedding"))
+    }
+
+    /// Stores the embeddings of existing entries, `(id, vector)`, in one transaction (replacing
+    /// any vector they held). Returns the ids that were updated, in order; ids of entries that
+    /// no longer exist are left out.
+    ///
+    /// Errors: [`StoreError::Database`].
+    pub async fn set_archival_embeddings(
+        &self,
+        vectors: &[(i64, Vec<f32>)],
+    ) -> Result<Vec<i64>, StoreError> {
+        let mut tx = self
+            .begin_write(|| "storing archival embeddings".to_string())
+            .await?;
+        let mut updated = Vec::with_capacity(vectors.len());
+        for (id, vector) in vectors {
+            let done = sqlx::query("UPDATE memory_archive SET embedding = ? WHERE id = ?")
+                .bind(encode_embedding(vector))
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .db(|| format!("storing the embedding of archival entry {id}"))?;
+            if done.rows_affected() > 0 {
+                updated.push(*id);
+            }
+        }
+        tx.commit()
+            .await
+            .db(|| "committing archival embeddings".to_string())?;
+        Ok(updated)
+    }
+
     /// How many archival entries the user has.
     ///
     /// Errors: [`StoreError::Database`].
@@ -312,6 +414,96 @@ mod tests {
             embeddings,
             vec![(ids[1], vec![0.5, -1.0]), (ids[2], vec![0.5, -1.0])]
         );
+    }
+
+    #[tokio::test]
+    async fn entries_without_a_vector_of_the_current_length_are_listed_in_batches_and_backfilled() {
+        let store = Store::open_in_memory().await.unwrap();
+        let with = |user: &str, content: &str, embedding: Option<Vec<f32>>| NewArchival {
+            user_id: user.into(),
+            embedding,
+            ..entry(content)
+        };
+        let ids = store
+            .add_archival(&[
+                with("u", "stored before any model", None),
+                with("u", "stored with the current model", Some(vec![0.6, 0.8])),
+                with("u", "stored with another model", Some(vec![1.0, 0.0, 0.0])),
+                with("v", "another user's old entry", None),
+            ])
+            .await
+            .unwrap();
+        let listed = |dims, after, limit| {
+            let store = store.clone();
+            async move {
+                store
+                    .archival_needing_embedding(dims, after, limit)
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|e| (e.id, e.user_id.clone()))
+                    .collect::<Vec<_>>()
+            }
+        };
+        assert_eq!(
+            listed(2, 0, 10).await,
+            vec![
+                (ids[0], "u".into()),
+                (ids[2], "u".into()),
+                (ids[3], "v".into())
+            ]
+        );
+        // Dimensions not known yet (a provider before its first answer): only missing vectors.
+        assert_eq!(
+            listed(0, 0, 10).await,
+            vec![(ids[0], "u".into()), (ids[3], "v".into())]
+        );
+        assert_eq!(listed(2, ids[0], 1).await, vec![(ids[2], "u".into())]);
+        assert_eq!(
+            store
+                .archival_needing_embedding_count("u", 2)
+                .await
+                .unwrap(),
+            2
+        );
+        let first = store.archival_needing_embedding(2, 0, 1).await.unwrap();
+        assert_eq!(first[0].content, "stored before any model");
+
+        let updated = store
+            .set_archival_embeddings(&[
+                (ids[0], vec![1.0, 0.0]),
+                (ids[2], vec![0.0, 1.0]),
+                (9_999, vec![1.0, 0.0]),
+            ])
+            .await
+            .unwrap();
+        assert_eq!(
+            updated,
+            vec![ids[0], ids[2]],
+            "a missing id is not reported"
+        );
+        assert_eq!(listed(2, 0, 10).await, vec![(ids[3], "v".into())]);
+        assert_eq!(
+            store
+                .archival_needing_embedding_count("u", 2)
+                .await
+                .unwrap(),
+            0
+        );
+        assert_eq!(
+            store.archival_embeddings("u", 0).await.unwrap(),
+            vec![
+                (ids[0], vec![1.0, 0.0]),
+                (ids[1], vec![0.6, 0.8]),
+                (ids[2], vec![0.0, 1.0])
+            ]
+        );
+        // Storing a vector leaves the full-text index alone.
+        let hits = store
+            .search_archival_text("u", "before any model", 10)
+            .await
+            .unwrap();
+        assert_eq!(hits[0].id, ids[0]);
     }
 
     #[tokio::test]

@@ -8,6 +8,10 @@ use crate::{NewArchival, Store, StoreError, parse_ts, ts};
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
+/// The `source` of the archival entries that are end-of-chat summaries (deleted with their
+/// chat, see [`Store::delete_chat`]).
+pub const SUMMARY_SOURCE: &str = "summary";
+
 /// A chat with transcript messages after its last summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SummaryDue {
@@ -33,14 +37,21 @@ pub enum SummaryRecord {
 
 impl Store {
     /// Chats whose newest message is after their last summary and was stored at or before
-    /// `idle_since`, least recently active first, at most `limit`.
+    /// `idle_since`, least recently active first, at most `limit`, leaving out the chats in
+    /// `skip` (e.g. those whose summary just failed) before the limit applies, so skipped chats
+    /// never take the places of others.
     ///
     /// Errors: [`StoreError::Corrupt`] for an unreadable timestamp, [`StoreError::Database`].
     pub async fn chats_due_for_summary(
         &self,
         idle_since: DateTime<Utc>,
         limit: u32,
+        skip: &[String],
     ) -> Result<Vec<SummaryDue>, StoreError> {
+        let skip = serde_json::to_string(skip).map_err(|e| StoreError::Corrupt {
+            what: "the chats to skip in the summary sweep".into(),
+            message: e.to_string(),
+        })?;
         // The newest message of each chat is found through the (chat_id, seq) unique index.
         let rows = sqlx::query(
             "SELECT c.id AS chat_id, COALESCE(s.through_seq, 0) AS through_seq,
@@ -50,10 +61,12 @@ impl Store {
                ON m.chat_id = c.id AND m.seq = (SELECT MAX(seq) FROM messages WHERE chat_id = c.id)
              LEFT JOIN chat_summaries s ON s.chat_id = c.id
              WHERE m.seq > COALESCE(s.through_seq, 0) AND m.created_at <= ?
+               AND c.id NOT IN (SELECT value FROM json_each(?))
              ORDER BY m.created_at
              LIMIT ?",
         )
         .bind(ts(&idle_since))
+        .bind(skip)
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await
@@ -211,7 +224,7 @@ mod tests {
         let chat = chat_with_messages(&store, 2).await;
         let empty = chat_with_messages(&store, 0).await;
         let later = Utc::now() + chrono::TimeDelta::seconds(1);
-        let due = store.chats_due_for_summary(later, 10).await.unwrap();
+        let due = store.chats_due_for_summary(later, 10, &[]).await.unwrap();
         assert_eq!(
             due.iter()
                 .map(|d| (d.chat_id.as_str(), d.summarized_through, d.last_seq))
@@ -221,7 +234,7 @@ mod tests {
         );
         let earlier = due[0].last_at - chrono::TimeDelta::milliseconds(1);
         assert_eq!(
-            store.chats_due_for_summary(earlier, 10).await.unwrap(),
+            store.chats_due_for_summary(earlier, 10, &[]).await.unwrap(),
             Vec::new(),
             "not idle long enough"
         );
@@ -248,7 +261,7 @@ mod tests {
         assert_eq!(store.summarized_through(&chat).await.unwrap(), 2);
         assert!(
             store
-                .chats_due_for_summary(later, 10)
+                .chats_due_for_summary(later, 10, &[])
                 .await
                 .unwrap()
                 .is_empty()
@@ -259,8 +272,70 @@ mod tests {
             .await
             .unwrap();
         let now = Utc::now() + chrono::TimeDelta::seconds(1);
-        let due = store.chats_due_for_summary(now, 10).await.unwrap();
+        let due = store.chats_due_for_summary(now, 10, &[]).await.unwrap();
         assert_eq!((due[0].summarized_through, due[0].last_seq), (2, 3));
+    }
+
+    #[tokio::test]
+    async fn skipped_chats_do_not_take_the_places_of_other_due_chats() {
+        let store = Store::open_in_memory().await.unwrap();
+        let mut chats = Vec::new();
+        for _ in 0..4 {
+            chats.push(chat_with_messages(&store, 1).await);
+        }
+        let later = Utc::now() + chrono::TimeDelta::seconds(1);
+        let ids = |due: Vec<SummaryDue>| due.into_iter().map(|d| d.chat_id).collect::<Vec<_>>();
+        // Oldest first: the first two fill a batch of two.
+        assert_eq!(
+            ids(store.chats_due_for_summary(later, 2, &[]).await.unwrap()),
+            chats[..2]
+        );
+        // With those two skipped (their summaries keep failing) the batch holds the others.
+        assert_eq!(
+            ids(store
+                .chats_due_for_summary(later, 2, &chats[..2])
+                .await
+                .unwrap()),
+            chats[2..]
+        );
+        assert!(
+            store
+                .chats_due_for_summary(later, 2, &chats)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[tokio::test]
+    async fn deleting_a_chat_removes_its_summaries_but_not_deliberate_entries() {
+        let store = Store::open_in_memory().await.unwrap();
+        let chat = chat_with_messages(&store, 1).await;
+        let other = chat_with_messages(&store, 1).await;
+        store
+            .record_chat_summary(&chat, 1, Some(&entry(&chat, "the secret is 42")))
+            .await
+            .unwrap();
+        store
+            .record_chat_summary(&other, 1, Some(&entry(&other, "other chat")))
+            .await
+            .unwrap();
+        let kept = store
+            .add_archival(&[NewArchival {
+                source: "agent".into(),
+                ..entry(&chat, "archived on purpose")
+            }])
+            .await
+            .unwrap()[0];
+        assert_eq!(store.archival_count("u").await.unwrap(), 3);
+        store.delete_chat(&chat).await.unwrap();
+        assert_eq!(store.archival_count("u").await.unwrap(), 2);
+        let found = store.search_archival_text("u", "secret", 10).await.unwrap();
+        assert!(found.is_empty(), "{found:?}");
+        assert_eq!(
+            store.archival_entries(&[kept]).await.unwrap()[0].content,
+            "archived on purpose"
+        );
     }
 
     #[tokio::test]

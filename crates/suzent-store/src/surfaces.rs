@@ -222,6 +222,11 @@ impl Store {
     }
 }
 
+/// Changes kept per surface: the newest ones; older rows are dropped as new ones come in, so an
+/// agent updating a progress bar in a loop cannot grow the database without bound.
+pub const SURFACE_HISTORY_LIMIT: i64 = 200;
+
+/// Records `change` and drops the surface's history rows beyond [`SURFACE_HISTORY_LIMIT`].
 async fn insert_history(
     tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
     chat_id: &str,
@@ -242,6 +247,18 @@ async fn insert_history(
     .bind(change.tool_call_id.as_deref())
     .bind(payload)
     .bind(ts(now))
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query(
+        "DELETE FROM surface_history WHERE chat_id = ? AND surface_id = ? AND id <= (
+             SELECT id FROM surface_history WHERE chat_id = ? AND surface_id = ?
+             ORDER BY id DESC LIMIT 1 OFFSET ?)",
+    )
+    .bind(chat_id)
+    .bind(surface_id)
+    .bind(chat_id)
+    .bind(surface_id)
+    .bind(SURFACE_HISTORY_LIMIT)
     .execute(&mut **tx)
     .await
     .map(|_| ())

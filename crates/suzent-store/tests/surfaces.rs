@@ -170,3 +170,36 @@ async fn history_is_kept_after_delete_and_goes_with_the_chat() {
     assert_eq!(store.list_surfaces("c1").await.unwrap(), vec![]);
     assert_eq!(store.surface_history("c1", "s").await.unwrap(), vec![]);
 }
+
+#[tokio::test]
+async fn history_keeps_only_the_newest_changes_per_surface() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("suzent.db")).await.unwrap();
+    store.create_chat(&chat("c1")).await.unwrap();
+    let limit = suzent_store::SURFACE_HISTORY_LIMIT as u32;
+    let total = limit + 25;
+    for version in 1..=total {
+        let kind = if version == 1 {
+            SurfaceChangeKind::Render
+        } else {
+            SurfaceChangeKind::UpdateData
+        };
+        store
+            .save_surface(&surface("c1", "s", version, "x"), &change(kind, None))
+            .await
+            .unwrap();
+    }
+    // Another surface's history is not touched.
+    store
+        .save_surface(
+            &surface("c1", "other", 1, "y"),
+            &change(SurfaceChangeKind::Render, None),
+        )
+        .await
+        .unwrap();
+    let history = store.surface_history("c1", "s").await.unwrap();
+    assert_eq!(history.len(), limit as usize);
+    assert_eq!(history.first().unwrap().version, total - limit + 1);
+    assert_eq!(history.last().unwrap().version, total);
+    assert_eq!(store.surface_history("c1", "other").await.unwrap().len(), 1);
+}

@@ -10,10 +10,13 @@
 //!   rest), `/dev` and `/proc` are fresh, and the network is unshared unless allowed.
 //! - **seatbelt** (macOS): `sandbox-exec -p PROFILE` with a generated Seatbelt (SBPL) profile
 //!   that denies by default, allows reading the file system, writing only to the same three
-//!   directories (and `/dev/null`-like devices), and denies the network unless allowed.
+//!   directories (and `/dev/null`-like devices), looking up only the few system services a
+//!   shell needs (name resolution only with the network), never LaunchServices, Apple Events or
+//!   launchd job submission, and denies the network unless allowed.
 //! - **docker**: one container per command (`docker run --rm --init`), the image's root file
 //!   system read-only, the same three directories bind-mounted read-write at their real paths,
-//!   `--network none` unless allowed, the caller's user and group ids, every capability dropped.
+//!   `--network none` unless allowed, the caller's user and group ids, every capability dropped,
+//!   no new privileges, and limits on processes (512) and memory (2 GiB).
 //!   Stopping or timing out a command also runs `docker kill` on its container, since killing
 //!   the `docker run` client alone leaves the container running.
 //!
@@ -27,6 +30,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 pub use suzent_core::{DEFAULT_SANDBOX_IMAGE, SandboxBackend};
+
+/// The most processes (and threads) one Docker sandbox container may run (`--pids-limit`): a
+/// fork bomb stops there instead of exhausting the host's process table.
+pub const DOCKER_PIDS_LIMIT: &str = "512";
+
+/// The memory one Docker sandbox container may use (`--memory`, Docker's size syntax: 2 GiB),
+/// swap included (`--memory-swap` set to the same value, so no swap is added on top).
+pub const DOCKER_MEMORY_LIMIT: &str = "2g";
 
 /// How long an availability probe (`bwrap`, `sandbox-exec`, `docker info`) may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
@@ -495,9 +506,12 @@ impl Sandbox {
 
     /// The Seatbelt (SBPL) profile of `sandbox-exec -p` (pure): deny by default; processes may
     /// run, fork and signal each other; the whole file system may be read; writes only into the
-    /// workspace, the persistence and shared directories and the usual devices; the network is
-    /// denied unless allowed. Paths are written as SBPL string literals; a path with a control
-    /// character other than tab, newline or carriage return is an error.
+    /// workspace, the persistence and shared directories and the usual devices; Mach service
+    /// look-ups only for [`SEATBELT_MACH_SERVICES`] (and [`SEATBELT_NETWORK_MACH_SERVICES`] with
+    /// the network), [`SEATBELT_DENIED_MACH_SERVICES`], LaunchServices opens, Apple Events and
+    /// launchd job creation denied explicitly; the network is denied unless allowed. Paths are
+    /// written as SBPL string literals; a path with a control character other than tab, newline
+    /// or carriage return is an error.
     pub fn seatbelt_profile(&self) -> Result<String, String> {
         let mut p = String::from(
             "(version 1)\n\
@@ -506,11 +520,23 @@ impl Sandbox {
              (allow process-fork)\n\
              (allow signal (target same-sandbox))\n\
              (allow sysctl-read)\n\
-             (allow mach-lookup)\n\
              (allow ipc-posix-shm)\n\
              (allow file-read*)\n\
              (allow file-ioctl (regex #\"^/dev/tty\"))\n",
         );
+        p.push_str(&mach_lookup_rules(SEATBELT_MACH_SERVICES)?);
+        if self.network {
+            p.push_str(&mach_lookup_rules(SEATBELT_NETWORK_MACH_SERVICES)?);
+        }
+        // Later rules win in SBPL: these stay denied whatever an allow above matches. Asking
+        // LaunchServices to open a file, an application or a URL, sending Apple Events, and
+        // submitting launchd jobs would each run code or fetch URLs outside this sandbox.
+        p.push_str("(deny mach-lookup\n");
+        for name in SEATBELT_DENIED_MACH_SERVICES {
+            p.push_str(&format!("    (global-name {})\n", sbpl_string(name)?));
+        }
+        p.push_str("    (global-name-regex #\"^com\\.apple\\.lsd\\.\"))\n");
+        p.push_str("(deny lsopen)\n(deny appleevent-send)\n(deny job-creation)\n");
         p.push_str("(allow file-write*\n");
         for dir in [&self.workspace, &self.persistence, &self.shared] {
             let path = dir
@@ -540,8 +566,9 @@ impl Sandbox {
     /// it ends, an init process that reaps and forwards signals, the image's file system
     /// read-only, the workspace, persistence and shared directories bind-mounted read-write at
     /// their real paths, `TMPDIR` in the persistence directory, `--network none` unless the
-    /// network is allowed, user `uid:gid`, every capability dropped, no new privileges, `env`
-    /// passed with `--env`.
+    /// network is allowed, user `uid:gid`, every capability dropped, no new privileges, at most
+    /// [`DOCKER_PIDS_LIMIT`] processes and [`DOCKER_MEMORY_LIMIT`] of memory, `env` passed with
+    /// `--env`.
     pub fn docker_args(
         &self,
         script: &str,
@@ -561,6 +588,12 @@ impl Sandbox {
             "ALL",
             "--security-opt",
             "no-new-privileges",
+            "--pids-limit",
+            DOCKER_PIDS_LIMIT,
+            "--memory",
+            DOCKER_MEMORY_LIMIT,
+            "--memory-swap",
+            DOCKER_MEMORY_LIMIT,
         ]
         .iter()
         .map(|a| a.to_string())
@@ -598,6 +631,57 @@ impl Sandbox {
         ]);
         args
     }
+}
+
+/// The system services (Mach `global-name`s) a sandboxed shell may look up whatever the network
+/// setting: user and group look-ups (`id`, `ls -l`, `~user`), the per-user temporary and cache
+/// directories, change notifications, the old system log, and power assertions (`caffeinate`).
+/// Modelled on the service lists of the Chromium and Codex CLI base Seatbelt policies. Any other
+/// service is denied, so sandboxed code cannot ask a daemon to act for it outside the sandbox.
+pub const SEATBELT_MACH_SERVICES: &[&str] = &[
+    "com.apple.system.opendirectoryd.libinfo",
+    "com.apple.system.opendirectoryd.membership",
+    "com.apple.bsd.dirhelper",
+    "com.apple.system.notification_center",
+    "com.apple.system.logger",
+    "com.apple.PowerManagement.control",
+];
+
+/// The system services a sandboxed shell may also look up when the network is allowed: name
+/// resolution (`com.apple.dnssd.service` is mDNSResponder, the DNS resolver of macOS), the
+/// network configuration, and certificate trust evaluation for TLS. Without the network these
+/// stay denied, because a DNS query sent through mDNSResponder leaves the machine even when
+/// the process itself may not open a socket.
+pub const SEATBELT_NETWORK_MACH_SERVICES: &[&str] = &[
+    "com.apple.dnssd.service",
+    "com.apple.SystemConfiguration.DNSConfiguration",
+    "com.apple.SystemConfiguration.configd",
+    "com.apple.networkd",
+    "com.apple.trustd.agent",
+    "com.apple.ocspd",
+];
+
+/// Services that are denied explicitly (after every allow, so no allow can reopen them):
+/// LaunchServices (`open`, `open -a Terminal x.command`, `open https://…`), launchd's
+/// ServiceManagement job submission, and the window server. The `com.apple.lsd.*` services are
+/// denied by a pattern in the profile.
+pub const SEATBELT_DENIED_MACH_SERVICES: &[&str] = &[
+    "com.apple.coreservices.launchservicesd",
+    "com.apple.CoreServices.coreservicesd",
+    "com.apple.coreservices.quarantine-resolver",
+    "com.apple.xpc.smd",
+    "com.apple.windowserver.active",
+];
+
+/// One `(allow mach-lookup …)` rule for `names`, each as a `global-name` string literal.
+fn mach_lookup_rules(names: &[&str]) -> Result<String, String> {
+    let mut rule = String::from("(allow mach-lookup\n");
+    for name in names {
+        rule.push_str(&format!("    (global-name {})\n", sbpl_string(name)?));
+    }
+    rule.pop();
+    rule.push_str(")\n");
+    Ok(rule)
 }
 
 /// The value of one `--mount` option: its `key=value` fields joined by commas, a field that
@@ -693,10 +777,26 @@ mod tests {
             (allow process-fork)\n\
             (allow signal (target same-sandbox))\n\
             (allow sysctl-read)\n\
-            (allow mach-lookup)\n\
             (allow ipc-posix-shm)\n\
             (allow file-read*)\n\
             (allow file-ioctl (regex #\"^/dev/tty\"))\n\
+            (allow mach-lookup\n    \
+            (global-name \"com.apple.system.opendirectoryd.libinfo\")\n    \
+            (global-name \"com.apple.system.opendirectoryd.membership\")\n    \
+            (global-name \"com.apple.bsd.dirhelper\")\n    \
+            (global-name \"com.apple.system.notification_center\")\n    \
+            (global-name \"com.apple.system.logger\")\n    \
+            (global-name \"com.apple.PowerManagement.control\"))\n\
+            (deny mach-lookup\n    \
+            (global-name \"com.apple.coreservices.launchservicesd\")\n    \
+            (global-name \"com.apple.CoreServices.coreservicesd\")\n    \
+            (global-name \"com.apple.coreservices.quarantine-resolver\")\n    \
+            (global-name \"com.apple.xpc.smd\")\n    \
+            (global-name \"com.apple.windowserver.active\")\n    \
+            (global-name-regex #\"^com\\.apple\\.lsd\\.\"))\n\
+            (deny lsopen)\n\
+            (deny appleevent-send)\n\
+            (deny job-creation)\n\
             (allow file-write*\n    (subpath \"/w\")\n    (subpath \"/p\")\n    (subpath \"/s\")\n    \
             (literal \"/dev/null\")\n    (literal \"/dev/zero\")\n    (literal \"/dev/stdout\")\n    \
             (literal \"/dev/stderr\")\n    (literal \"/dev/dtracehelper\")\n    \
@@ -706,6 +806,54 @@ mod tests {
         let open = sandbox(true).seatbelt_profile().unwrap();
         assert!(open.ends_with("(allow network*)\n"), "{open}");
         assert!(!open.contains("(deny network*)"), "{open}");
+    }
+
+    #[test]
+    fn seatbelt_looks_up_only_named_services_and_never_launch_services() {
+        for network in [false, true] {
+            let profile = sandbox(network).seatbelt_profile().unwrap();
+            // No rule allows every service: each allow names its services.
+            assert!(!profile.contains("(allow mach-lookup)"), "{profile}");
+            assert!(!profile.contains("(allow mach*"), "{profile}");
+            assert!(!profile.contains("(allow lsopen"), "{profile}");
+            assert!(!profile.contains("(allow job-creation"), "{profile}");
+            assert!(!profile.contains("(allow appleevent-send"), "{profile}");
+            // The denials come after every mach-lookup allow (the last matching rule wins).
+            let deny = profile.find("(deny mach-lookup").unwrap();
+            assert!(
+                profile.rfind("(allow mach-lookup").unwrap() < deny,
+                "{profile}"
+            );
+            for denied in [
+                "(deny lsopen)",
+                "(deny appleevent-send)",
+                "(deny job-creation)",
+            ] {
+                assert!(profile.contains(denied), "{denied} missing: {profile}");
+            }
+            assert!(profile.contains("(global-name-regex #\"^com\\.apple\\.lsd\\.\")"));
+            for service in SEATBELT_MACH_SERVICES {
+                assert!(profile.contains(&format!("(global-name \"{service}\")")));
+            }
+        }
+        // Name resolution goes through mDNSResponder, outside the process: only with the network.
+        let closed = sandbox(false).seatbelt_profile().unwrap();
+        for service in SEATBELT_NETWORK_MACH_SERVICES {
+            assert!(
+                !closed.contains(service),
+                "{service} allowed offline: {closed}"
+            );
+        }
+        assert!(!closed.contains("dnssd"), "{closed}");
+        let open = sandbox(true).seatbelt_profile().unwrap();
+        assert!(
+            open.contains("(global-name \"com.apple.dnssd.service\")"),
+            "{open}"
+        );
+        assert!(
+            open.contains("(global-name \"com.apple.SystemConfiguration.configd\")"),
+            "{open}"
+        );
     }
 
     #[test]
@@ -772,6 +920,12 @@ mod tests {
             "ALL",
             "--security-opt",
             "no-new-privileges",
+            "--pids-limit",
+            "512",
+            "--memory",
+            "2g",
+            "--memory-swap",
+            "2g",
             "--network",
             "none",
             "--user",

@@ -83,7 +83,17 @@ pub fn desktop_test<F>(name: &str, turns: Vec<Turn>, scenario: F)
 where
     F: for<'a> FnOnce(&'a mut Desktop) -> std::pin::Pin<Box<dyn Future<Output = Result<()>> + 'a>>,
 {
-    run_desktop_test(name, turns, None, scenario);
+    run_desktop_test(name, turns, None, "", scenario);
+}
+
+/// Like [`desktop_test`], with `extra` (top-level `key = value` lines) added to the generated
+/// `config.toml`.
+#[allow(dead_code)]
+pub fn desktop_test_with_extra_config<F>(name: &str, turns: Vec<Turn>, extra: &str, scenario: F)
+where
+    F: for<'a> FnOnce(&'a mut Desktop) -> std::pin::Pin<Box<dyn Future<Output = Result<()>> + 'a>>,
+{
+    run_desktop_test(name, turns, None, extra, scenario);
 }
 
 /// Like [`desktop_test`], with this `config.toml` instead of the generated one.
@@ -91,11 +101,16 @@ pub fn desktop_test_with_config<F>(name: &str, config: &str, scenario: F)
 where
     F: for<'a> FnOnce(&'a mut Desktop) -> std::pin::Pin<Box<dyn Future<Output = Result<()>> + 'a>>,
 {
-    run_desktop_test(name, Vec::new(), Some(config.to_string()), scenario);
+    run_desktop_test(name, Vec::new(), Some(config.to_string()), "", scenario);
 }
 
-fn run_desktop_test<F>(name: &str, turns: Vec<Turn>, config: Option<String>, scenario: F)
-where
+fn run_desktop_test<F>(
+    name: &str,
+    turns: Vec<Turn>,
+    config: Option<String>,
+    extra_config: &str,
+    scenario: F,
+) where
     F: for<'a> FnOnce(&'a mut Desktop) -> std::pin::Pin<Box<dyn Future<Output = Result<()>> + 'a>>,
 {
     if let Some(reason) = missing_prerequisites() {
@@ -113,7 +128,7 @@ where
         .unwrap();
     let server = ScriptedServer::start_blocking(turns);
     runtime.block_on(async move {
-        let mut desktop = Desktop::start(name, server, config)
+        let mut desktop = Desktop::start_with_extra_config(name, server, config, extra_config)
             .await
             .unwrap_or_else(|e| panic!("starting the app for '{name}': {e:#}"));
         let result = scenario(&mut desktop).await;
@@ -202,13 +217,24 @@ impl Desktop {
         server: ScriptedServer,
         config: Option<String>,
     ) -> Result<Desktop> {
+        Desktop::start_with_extra_config(name, server, config, "").await
+    }
+
+    /// Like [`Desktop::start`], with `extra` (top-level `key = value` lines) added to the
+    /// generated `config.toml` (ignored when `config` replaces it).
+    pub async fn start_with_extra_config(
+        name: &str,
+        server: ScriptedServer,
+        config: Option<String>,
+        extra: &str,
+    ) -> Result<Desktop> {
         let home = tempfile::tempdir()?;
         let workspace = tempfile::tempdir()?;
         let suzent_home = home.path().join("suzent");
         std::fs::create_dir_all(suzent_home.join("config"))?;
         let config = config.unwrap_or_else(|| {
             format!(
-                "default_model = \"openai/gpt-4.1\"\nworkspace = {:?}\n\n[providers.openai]\nbase_url = {:?}\n",
+                "default_model = \"openai/gpt-4.1\"\nworkspace = {:?}\n{extra}\n[providers.openai]\nbase_url = {:?}\n",
                 workspace.path().display().to_string(),
                 server.openai_base(),
             )

@@ -6,7 +6,7 @@ function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean
   const { actions } = useStore();
   const [editing, setEditing] = useState(false);
   const [confirming, setConfirming] = useState(false);
-  // Deleting first stores a summary of the chat in memory (a model call), which takes a moment.
+  // Deleting is a backend round trip (the chat, its transcript and its summaries in memory go).
   const [deleting, setDeleting] = useState(false);
   const [title, setTitle] = useState(chat.title);
 
@@ -59,7 +59,7 @@ function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean
             className="btn tiny danger"
             data-testid="chat-delete-confirm"
             disabled={deleting}
-            title={deleting ? "Saving a summary of the chat to memory, then deleting it" : undefined}
+            title={deleting ? "Deleting the chat and its summaries in memory" : undefined}
             onClick={() => {
               setDeleting(true);
               void actions.deleteChat(chat.id).finally(() => setDeleting(false));

@@ -1,8 +1,8 @@
-import { useEffect, useState, type FormEvent } from "react";
+import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { api, errorMessage } from "../api";
 import { formatTime } from "../format";
 import { useStore } from "../store";
-import type { MemoryBlock, MemorySearchResult, Skill, SkillSource } from "../types";
+import type { EmbeddingStatus, MemoryBlock, MemorySearchResult, Skill, SkillSource } from "../types";
 
 /** What each core block is for (the runtime's blocks: persona, user, facts, context). */
 const BLOCK_HELP: Record<string, string> = {
@@ -19,6 +19,8 @@ const SOURCE_LABEL: Record<SkillSource, string> = {
 };
 
 const SEARCH_LIMIT = 10;
+/** How often the status is read again while older memories are being embedded, in ms. */
+const BACKFILL_POLL_MS = 1500;
 
 function BlockEditor({ block, onSaved }: { block: MemoryBlock; onSaved: (b: MemoryBlock) => void }) {
   const [text, setText] = useState(block.content);
@@ -114,6 +116,117 @@ function BlockEditor({ block, onSaved }: { block: MemoryBlock; onSaved: (b: Memo
   );
 }
 
+/** "on (local model)" / "on (provider model openai/...)": the model the status names. */
+function modelLabel(status: EmbeddingStatus): string {
+  if (status.provider && status.model) return `provider model ${status.model.replace(/ \(provider\)$/, "")}`;
+  return "local model";
+}
+
+/**
+ * Whether search finds memories by meaning, shown before searching; when the local model is
+ * missing, a button downloads it (then older memories get their vectors in the background).
+ */
+function SemanticSearchStatus() {
+  const [status, setStatus] = useState<EmbeddingStatus | null>(null);
+  const [statusError, setStatusError] = useState<string | null>(null);
+  const [downloading, setDownloading] = useState(false);
+  const [downloadError, setDownloadError] = useState<string | null>(null);
+  const [downloaded, setDownloaded] = useState<string | null>(null);
+
+  const refresh = useCallback(async () => {
+    try {
+      setStatus(await api.embeddingStatus());
+      setStatusError(null);
+    } catch (err) {
+      setStatusError(errorMessage(err));
+    }
+  }, []);
+
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
+
+  // While older memories are being embedded, follow the count down.
+  const backfilling = status?.backfilling ?? false;
+  useEffect(() => {
+    if (!backfilling) return;
+    const timer = window.setTimeout(() => void refresh(), BACKFILL_POLL_MS);
+    return () => window.clearTimeout(timer);
+  }, [backfilling, status, refresh]);
+
+  const download = async () => {
+    setDownloading(true);
+    setDownloadError(null);
+    setDownloaded(null);
+    try {
+      const done = await api.downloadEmbeddingModel();
+      setDownloaded(done.downloaded ? `Downloaded to ${done.folder}.` : `The model was already in ${done.folder}.`);
+      await refresh();
+    } catch (err) {
+      setDownloadError(`Download failed: ${errorMessage(err)}`);
+    } finally {
+      setDownloading(false);
+    }
+  };
+
+  const canDownload = !!status && !status.active && !status.provider && !status.modelPresent;
+  return (
+    <div className="memory-semantic">
+      <p className="small" data-testid="memory-semantic-status" aria-live="polite">
+        <strong>Search by meaning:</strong>{" "}
+        {statusError ? (
+          <span className="error-text">unknown (could not read the status: {statusError})</span>
+        ) : !status ? (
+          <span className="muted">checking…</span>
+        ) : status.active ? (
+          <span title={status.model ?? undefined}>on ({modelLabel(status)})</span>
+        ) : canDownload ? (
+          // The download offer below names the folder; the full reason stays in the tooltip.
+          <span title={status.reason ?? undefined}>off: no embedding model yet, so search matches exact words only</span>
+        ) : (
+          <span>off: {status.reason ?? "no embedding model"}</span>
+        )}
+        {status?.active && status.entriesWithoutVector > 0 && (
+          <span className="muted" data-testid="memory-backfill">
+            {" "}
+            · {status.backfilling ? "giving vectors to" : "waiting to give vectors to"}{" "}
+            {status.entriesWithoutVector.toLocaleString("en-US")} older{" "}
+            {status.entriesWithoutVector === 1 ? "memory" : "memories"} (until then they are found by exact words only)
+          </span>
+        )}
+      </p>
+      {canDownload && (
+        <div className="note small memory-download" data-testid="memory-download">
+          <p>
+            Search is full-text only: no embedding model is there. Download the local model once (stored in{" "}
+            <code>{status.modelDir}</code>) to also find memories by meaning.
+          </p>
+          <button
+            type="button"
+            className="btn small primary"
+            data-testid="memory-download-model"
+            disabled={downloading}
+            aria-busy={downloading}
+            onClick={() => void download()}
+          >
+            {downloading ? "Downloading… (about 90 MB)" : "Download the local model (all-MiniLM-L6-v2, about 90 MB)"}
+          </button>
+        </div>
+      )}
+      {downloadError && (
+        <p className="field-error" role="alert" data-testid="memory-download-error">
+          {downloadError}
+        </p>
+      )}
+      {downloaded && (
+        <p className="ok-text small" data-testid="memory-download-done">
+          {downloaded}
+        </p>
+      )}
+    </div>
+  );
+}
+
 function ArchiveSearch() {
   const [query, setQuery] = useState("");
   const [result, setResult] = useState<{ query: string; found: MemorySearchResult } | null>(null);
@@ -145,6 +258,7 @@ function ArchiveSearch() {
         Memories the agent stored with memory_archive and summaries of finished chats. Search finds them by meaning and by
         exact words.
       </p>
+      <SemanticSearchStatus />
       <form className="memory-search-row" role="search" onSubmit={(e) => void search(e)} noValidate>
         <label htmlFor="memory-search" className="sr-only">
           Search archival memory

@@ -211,6 +211,9 @@ const archive = [
   { id: 1, content: "Summary of chat 'Release prep': the release ships Friday; notes in metric units.", createdAt: "2026-01-03T10:00:00Z" },
   { id: 2, content: "Mira's team deploys from the main branch only.", createdAt: "2026-01-02T09:00:00Z" },
 ];
+/** The local embedding model: missing until "downloaded" (then two older memories get vectors). */
+const embedding = { present: false, waiting: 2, backfilling: false };
+const modelDir = "/home/me/.local/share/suzent/models/all-MiniLM-L6-v2";
 const skills: Skill[] = [
   { name: "skill-authoring", description: "How to write a new skill: folder layout, SKILL.md front matter, scripts.", dir: "/home/me/.local/share/suzent/builtin-skills/skill-authoring", source: "built_in", enabled: true },
   { name: "release-notes", description: "Drafts release notes from the git log since the last tag.", dir: "/home/me/.config/suzent/skills/release-notes", source: "user", enabled: false },
@@ -418,7 +421,26 @@ export function installMockBackend() {
           const hits = archive
             .filter((e) => words.some((w) => e.content.toLowerCase().includes(w)))
             .map((e, i) => ({ ...e, score: 1 / (61 + i), matchedBy: ["text"] }));
-          return { hits, textOnlyReason: "no embedding model at /home/me/.local/share/suzent/models/all-MiniLM-L6-v2" };
+          return { hits, textOnlyReason: embedding.present ? null : `no embedding model at ${modelDir}` };
+        }
+        case "embedding_status":
+          return {
+            active: embedding.present,
+            model: embedding.present ? "all-MiniLM-L6-v2 (local)" : null,
+            reason: embedding.present ? null : `no embedding model at ${modelDir} (put the all-MiniLM-L6-v2 files there)`,
+            provider: false,
+            modelDir,
+            modelPresent: embedding.present,
+            entriesWithoutVector: embedding.waiting,
+            backfilling: embedding.backfilling,
+          };
+        case "download_embedding_model": {
+          const downloaded = !embedding.present;
+          await new Promise((r) => setTimeout(r, 1200));
+          embedding.present = true;
+          embedding.backfilling = embedding.waiting > 0;
+          setTimeout(() => Object.assign(embedding, { waiting: 0, backfilling: false }), 3000);
+          return { folder: modelDir, downloaded };
         }
         case "list_skills":
           return skills.map((x) => ({ ...x }));
@@ -436,6 +458,8 @@ export function installMockBackend() {
           if (i >= 0) surfaces.splice(i, 1);
           return i >= 0;
         }
+        case "stage_html_frame":
+          return stageHtmlFrame(String(args.html));
         default:
           if (isMcpCommand(cmd)) return mcpCommand(cmd, args);
           fail(`the mock backend has no command '${cmd}'`);
@@ -443,4 +467,18 @@ export function installMockBackend() {
     },
     { shouldMockEvents: true },
   );
+  // A plain browser has no `suzent-frame:` scheme: staged HtmlFrame documents become blob: URLs.
+  const internals = (window as unknown as { __TAURI_INTERNALS__: { convertFileSrc: (path: string, protocol?: string) => string } })
+    .__TAURI_INTERNALS__;
+  internals.convertFileSrc = (path, protocol = "asset") =>
+    protocol === "suzent-frame" ? (frameUrls.get(path) ?? "about:blank") : `${protocol}://localhost/${encodeURIComponent(path)}`;
+}
+
+// HtmlFrame documents staged by `stage_html_frame`: token -> blob: URL.
+const frameUrls = new Map<string, string>();
+
+function stageHtmlFrame(html: string): string {
+  const token = `frame-${frameUrls.size + 1}`;
+  frameUrls.set(token, URL.createObjectURL(new Blob([html], { type: "text/html" })));
+  return token;
 }

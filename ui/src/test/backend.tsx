@@ -4,7 +4,7 @@ import { emit } from "@tauri-apps/api/event";
 import { act, render } from "@testing-library/react";
 import type { ReactNode } from "react";
 import { StoreProvider } from "../store";
-import type { Capability, ChatRecord, PendingApproval, RuntimeEvent, Settings } from "../types";
+import type { Capability, ChatRecord, EmbeddingStatus, PendingApproval, RuntimeEvent, Settings } from "../types";
 
 export type Handler = (args: Record<string, unknown>) => unknown;
 
@@ -42,6 +42,19 @@ export const settings = (over: Partial<Settings> = {}): Settings => ({
   configFile: "/home/u/.config/suzent/config.toml",
   providers: { openai: { baseUrl: null }, anthropic: { baseUrl: null }, gemini: { baseUrl: null }, ollama: { baseUrl: null } },
   keys: { openai: true, anthropic: false, gemini: false },
+  ...over,
+});
+
+/** The Memory page's embedding status: by default no local model (full-text search only). */
+export const embeddingStatus = (over: Partial<EmbeddingStatus> = {}): EmbeddingStatus => ({
+  active: false,
+  model: null,
+  reason: "no embedding model at /data/models/all-MiniLM-L6-v2 (put the all-MiniLM-L6-v2 files there)",
+  provider: false,
+  modelDir: "/data/models/all-MiniLM-L6-v2",
+  modelPresent: false,
+  entriesWithoutVector: 0,
+  backfilling: false,
   ...over,
 });
 
@@ -104,9 +117,12 @@ export function backend(handlers: Record<string, Handler> = {}) {
     background_tasks: () => [],
     get_messages: () => [],
     get_plan: () => null,
+    embedding_status: () => embeddingStatus(),
     mcp_servers: () => [],
     mcp_tools: () => [],
     list_surfaces: () => [],
+    // HtmlFrame documents: one token per staged document, in staging order.
+    stage_html_frame: (a) => `frame-${calls.filter((c) => c.cmd === "stage_html_frame").length}-${String(a.html).length}`,
   };
   const all = { ...defaults, ...handlers };
   mockIPC(

@@ -3,7 +3,8 @@ import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { App } from "../App";
 import { absolutePath, getAt, initialiseLiterals, parsePointer, resolveContext, setAt } from "../components/canvas/binding";
-import { HTML_FRAME_CSP } from "../components/canvas/components";
+import { mockConvertFileSrc } from "@tauri-apps/api/mocks";
+import { HTML_FRAME_CSP, htmlFrameUrl } from "../components/canvas/components";
 import { initialState, reducer, type State } from "../store";
 import type { ComponentEntry, JsonValue, Surface } from "../types";
 import { backend, chat, renderWithStore, sendEvent } from "./backend";
@@ -124,6 +125,16 @@ describe("canvas binding", () => {
     expect(getAt(next, "/items/0/name")).toBe("z");
     expect(model.items[0].name).toBe("a");
     expect(setAt({}, "/form/name", "Ada")).toEqual({ form: { name: "Ada" } });
+    expect(setAt({ a: [1] }, "/a/1", 2)).toEqual({ a: [1, 2] });
+    expect(setAt({ a: [1] }, "/a/-", 2)).toEqual({ a: [1, 2] });
+  });
+
+  it("an index past the end of an array is refused, never filled (a huge index cannot hang the app)", () => {
+    expect(() => setAt({ a: [] }, "/a/500000000", "x")).toThrow("past the end of the array");
+    const comps: ComponentEntry[] = [
+      { id: "t", component: { TextField: { label: lit("T"), text: { literalString: "x", path: "/a/500000000" } } } },
+    ];
+    expect(initialiseLiterals(comps, { a: [] })).toEqual({ a: [] });
   });
 
   it("literal plus path initialises the path once, keeping a value already there", () => {
@@ -192,18 +203,83 @@ describe("canvas components", () => {
     expect(within(s).getByRole("button", { name: "Send" })).toHaveClass("primary");
   });
 
-  it("the HTML frame has an empty sandbox and carries the CSP: no scripts, no network, no app access", async () => {
-    await renderChat([surface({ components: everything, dataModel: everythingModel })]);
-    const frame = (await screen.findByTestId("a2ui-frame")) as HTMLIFrameElement;
-    expect(frame.tagName).toBe("IFRAME");
-    expect(frame.getAttribute("sandbox")).toBe("");
-    expect(frame).toHaveAttribute("title", "Preview");
-    expect(frame.style.height).toBe("120px");
-    const doc = frame.getAttribute("srcdoc") ?? "";
+  it("the HTML frame is staged and loaded from the suzent-frame scheme, with an empty sandbox and its own CSP", async () => {
+    const be = await renderChat([surface({ components: everything, dataModel: everythingModel })]);
+    const frame = await waitFor(() => {
+      const f = screen.getByTestId("a2ui-frame");
+      expect(f.tagName).toBe("IFRAME");
+      return f as HTMLIFrameElement;
+    });
+    const staged = be.callsOf("stage_html_frame");
+    expect(staged).toHaveLength(1);
+    const doc = String(staged[0].html);
     expect(doc).toContain(`<meta http-equiv="Content-Security-Policy" content="${HTML_FRAME_CSP}">`);
     expect(HTML_FRAME_CSP).toBe("default-src 'none'; img-src data:; style-src 'unsafe-inline'");
     expect(doc.indexOf("Content-Security-Policy")).toBeLessThan(doc.indexOf("<p>framed</p>"));
-    expect(frame).not.toHaveAttribute("src");
+    expect(frame.getAttribute("src")).toBe(`suzent-frame://localhost/frame-1-${doc.length}`);
+    // Not a srcdoc frame: that would inherit the app's CSP, which refuses the agent's inline styles.
+    expect(frame).not.toHaveAttribute("srcdoc");
+    expect(frame.getAttribute("sandbox")).toBe("");
+    expect(frame).toHaveAttribute("title", "Preview");
+    expect(frame.style.height).toBe("120px");
+  });
+
+  it("the HTML frame is staged again when its bound HTML changes, with a placeholder meanwhile", async () => {
+    let release: (token: string) => void = () => {};
+    const frameSurface = (html: string, version: number) =>
+      surface({
+        version,
+        components: [{ id: "root", component: { HtmlFrame: { html: at("/html"), title: "Report", height: 80 } } }],
+        dataModel: { html },
+      });
+    const be = await renderChat([frameSurface("<p>one</p>", 1)], {
+      stage_html_frame: (a) =>
+        String(a.html).includes("<p>two</p>") ? new Promise<string>((r) => (release = r)) : "tok-one",
+    });
+    const first = await waitFor(() => {
+      const f = screen.getByTestId("a2ui-root");
+      expect(f.tagName).toBe("IFRAME");
+      return f;
+    });
+    expect(first).toHaveAttribute("src", "suzent-frame://localhost/tok-one");
+
+    await sendEvent({ name: "surface_updated", value: { chatId: "c1", surface: frameSurface("<p>two</p>", 2) } });
+    const placeholder = await waitFor(() => {
+      const f = screen.getByTestId("a2ui-root");
+      expect(f.tagName).toBe("DIV");
+      return f;
+    });
+    expect(placeholder).toHaveAttribute("role", "status");
+    expect(placeholder).toHaveTextContent("Preparing “Report”…");
+    expect(placeholder.style.height).toBe("80px");
+    expect(be.callsOf("stage_html_frame").map((a) => String(a.html).includes("<p>two</p>"))).toEqual([false, true]);
+
+    release("tok-two");
+    await waitFor(() => expect(screen.getByTestId("a2ui-root")).toHaveAttribute("src", "suzent-frame://localhost/tok-two"));
+  });
+
+  it("an HTML frame that cannot be staged says why instead of showing an empty frame", async () => {
+    await renderChat(
+      [surface({ components: [{ id: "root", component: { HtmlFrame: { html: lit("<p>big</p>"), title: "Report" } } }] })],
+      {
+        stage_html_frame: () => {
+          throw { kind: "invalid_input", field: "html", message: "the HTML frame document is 1048577 bytes, over the limit of 1048576 bytes" };
+        },
+      },
+    );
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveAttribute("data-testid", "a2ui-root");
+    expect(alert).toHaveTextContent("Cannot show “Report”: the HTML frame document is 1048577 bytes, over the limit of 1048576 bytes");
+    expect(document.querySelector("iframe")).toBeNull();
+  });
+
+  it("frame URLs take the custom-scheme form, or Tauri's http://<scheme>.localhost form on Windows", () => {
+    expect(htmlFrameUrl("abc", false)).toBe("suzent-frame://localhost/abc");
+    expect(htmlFrameUrl("abc", true)).toBe("http://suzent-frame.localhost/abc");
+    mockConvertFileSrc("windows");
+    expect(htmlFrameUrl("abc")).toBe("http://suzent-frame.localhost/abc");
+    mockConvertFileSrc("linux");
+    expect(htmlFrameUrl("abc")).toBe("suzent-frame://localhost/abc");
   });
 
   it("tabs: role tablist, arrow keys move between tabs and show their panel", async () => {

@@ -5,7 +5,7 @@ import { App } from "../App";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { MemoryView } from "../components/MemoryView";
 import type { MemoryBlock, MemorySearchResult, Plan, Skill } from "../types";
-import { backend, chat, renderWithStore, sendEvent } from "./backend";
+import { backend, chat, embeddingStatus, renderWithStore, sendEvent } from "./backend";
 
 const plan = (statuses: Plan["phases"][number]["status"][], updatedAt = "2026-01-01T00:00:01Z"): Plan => ({
   goal: "Ship the release notes",
@@ -94,7 +94,7 @@ describe("plan view", () => {
 });
 
 describe("deleting a chat", () => {
-  it("says it is deleting while the chat's summary is stored, then removes the chat", async () => {
+  it("says it is deleting while the backend deletes the chat, then removes it", async () => {
     let finish: () => void = () => {};
     backend({
       list_chats: () => [chat()],
@@ -220,6 +220,119 @@ describe("memory editor", () => {
       "Full-text only (no matches by meaning): no embedding model at /data/models/all-MiniLM-L6-v2",
     );
     expect(screen.getByTestId("memory-results")).toHaveTextContent("No memories match “kitten”.");
+  });
+
+  it("shows before any search that search by meaning is off, and downloads the local model", async () => {
+    let present = false;
+    let finishDownload: () => void = () => {};
+    const { be } = memoryBackend({
+      embedding_status: () =>
+        present
+          ? embeddingStatus({ active: true, model: "all-MiniLM-L6-v2 (local)", reason: null, modelPresent: true })
+          : embeddingStatus(),
+      download_embedding_model: () =>
+        new Promise((resolve) => {
+          finishDownload = () => {
+            present = true;
+            resolve({ folder: "/data/models/all-MiniLM-L6-v2", downloaded: true });
+          };
+        }),
+    });
+    renderWithStore(<MemoryView />);
+    await waitFor(() =>
+      expect(screen.getByTestId("memory-semantic-status")).toHaveTextContent(
+        "Search by meaning: off: no embedding model yet, so search matches exact words only",
+      ),
+    );
+    expect(screen.getByTestId("memory-download")).toHaveTextContent("stored in /data/models/all-MiniLM-L6-v2");
+    const button = screen.getByTestId("memory-download-model");
+    expect(button).toHaveTextContent("Download the local model (all-MiniLM-L6-v2, about 90 MB)");
+    await userEvent.click(button);
+    // Busy while it downloads: the button cannot start a second download.
+    expect(button).toBeDisabled();
+    expect(button).toHaveTextContent("Downloading…");
+    expect(button).toHaveAttribute("aria-busy", "true");
+    expect(be.callsOf("download_embedding_model")).toEqual([{}]);
+    finishDownload();
+    expect(await screen.findByTestId("memory-download-done")).toHaveTextContent("Downloaded to /data/models/all-MiniLM-L6-v2.");
+    // The status was read again: search by meaning is on, the download offer is gone.
+    expect(screen.getByTestId("memory-semantic-status")).toHaveTextContent("Search by meaning: on (local model)");
+    expect(screen.queryByTestId("memory-download")).not.toBeInTheDocument();
+    expect(be.callsOf("embedding_status")).toHaveLength(2);
+  });
+
+  it("shows why a download failed and keeps the button to try again", async () => {
+    memoryBackend({
+      download_embedding_model: () => {
+        throw { kind: "invalid_input", message: "invalid model: downloading https://huggingface.co/x/config.json failed: 503" };
+      },
+    });
+    renderWithStore(<MemoryView />);
+    await userEvent.click(await screen.findByTestId("memory-download-model"));
+    expect(await screen.findByTestId("memory-download-error")).toHaveTextContent(
+      "Download failed: invalid model: downloading https://huggingface.co/x/config.json failed: 503",
+    );
+    expect(screen.getByTestId("memory-download-model")).toBeEnabled();
+    expect(screen.queryByTestId("memory-download-done")).not.toBeInTheDocument();
+  });
+
+  it("follows older memories getting their vectors, and offers no download with a provider's model", async () => {
+    let reads = 0;
+    memoryBackend({
+      embedding_status: () => {
+        reads += 1;
+        return embeddingStatus({
+          active: true,
+          provider: true,
+          model: "openai/text-embedding-3-small (provider)",
+          reason: null,
+          entriesWithoutVector: reads === 1 ? 130 : 0,
+          backfilling: reads === 1,
+        });
+      },
+    });
+    renderWithStore(<MemoryView />);
+    await waitFor(() =>
+      expect(screen.getByTestId("memory-semantic-status")).toHaveTextContent(
+        "Search by meaning: on (provider model openai/text-embedding-3-small)",
+      ),
+    );
+    expect(screen.getByTestId("memory-backfill")).toHaveTextContent("giving vectors to 130 older memories");
+    expect(screen.queryByTestId("memory-download")).not.toBeInTheDocument();
+    await waitFor(() => expect(screen.queryByTestId("memory-backfill")).not.toBeInTheDocument(), { timeout: 4000 });
+    expect(reads).toBe(2);
+  });
+
+  it("gives the runtime's reason when a model is there but unusable, without offering a download", async () => {
+    memoryBackend({
+      embedding_status: () =>
+        embeddingStatus({
+          modelPresent: true,
+          reason: "cannot load the embedding model from /data/models/all-MiniLM-L6-v2/config.json: no hidden_size",
+        }),
+    });
+    renderWithStore(<MemoryView />);
+    await waitFor(() =>
+      expect(screen.getByTestId("memory-semantic-status")).toHaveTextContent(
+        "Search by meaning: off: cannot load the embedding model from /data/models/all-MiniLM-L6-v2/config.json: no hidden_size",
+      ),
+    );
+    expect(screen.queryByTestId("memory-download-model")).not.toBeInTheDocument();
+  });
+
+  it("says when the status cannot be read", async () => {
+    memoryBackend({
+      embedding_status: () => {
+        throw { kind: "internal", message: "database is locked" };
+      },
+    });
+    renderWithStore(<MemoryView />);
+    await waitFor(() =>
+      expect(screen.getByTestId("memory-semantic-status")).toHaveTextContent(
+        "Search by meaning: unknown (could not read the status: database is locked)",
+      ),
+    );
+    expect(screen.queryByTestId("memory-download-model")).not.toBeInTheDocument();
   });
 
   it("an empty query is refused without a search", async () => {

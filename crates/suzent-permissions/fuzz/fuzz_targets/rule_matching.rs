@@ -1,6 +1,6 @@
 //! Rule matching and evaluation never panic: the input is split into a rule pattern, a glob and
 //! a command, evaluated against a real temporary workspace; the glob doubles as a destination
-//! pattern and the command as the recipients and URL of a messaging call.
+//! pattern and the command as the recipients, URLs, owner and repository of a messaging call.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -100,8 +100,17 @@ fuzz_target!(|data: &[u8]| {
         },
         requires_approval: true,
     };
-    let message_args =
-        serde_json::json!({ "to": command, "url": command, "owner": "o", "repo": command });
+    // Recipient fields, a duplicate spelling of `owner`, a field found by its name's suffix
+    // and one read only because its value may be a URL or an address.
+    let message_args = serde_json::json!({
+        "to": command,
+        "url": command,
+        "owner": "o",
+        "Owner": command,
+        "repo": command,
+        "callbackUrl": command,
+        "note": command,
+    });
     let _ = extract_destinations(&message_args);
     let message = PermissionRequest {
         tool_name: "run_command".into(),

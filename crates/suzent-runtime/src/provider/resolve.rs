@@ -63,7 +63,20 @@ pub fn parse_model(model: &str) -> Result<(ProviderKind, String), ProviderError>
 pub trait KeySource: Send + Sync {
     /// The key of `provider` (`openai`, `anthropic`, `gemini`), if any.
     fn api_key(&self, provider: &str) -> Option<String>;
+
+    /// The MCP secret `entry` (what `${keychain:ENTRY}` in `mcp.json` stands for), if any. MCP
+    /// secrets live in their own namespace, the keychain account `mcp:ENTRY`, so an MCP server
+    /// configuration can never name a model provider's key (`${keychain:openai}` looks up
+    /// `mcp:openai`, not the OpenAI key). The default asks [`KeySource::api_key`] for
+    /// `mcp:ENTRY`.
+    fn mcp_secret(&self, entry: &str) -> Option<String> {
+        self.api_key(&format!("{MCP_SECRET_PREFIX}{entry}"))
+    }
 }
+
+/// Prefix of the keychain accounts that hold MCP secrets: `${keychain:ENTRY}` reads the account
+/// `mcp:ENTRY` of service [`KEYCHAIN_SERVICE`] (`suzent keys set mcp:ENTRY`).
+pub const MCP_SECRET_PREFIX: &str = "mcp:";
 
 /// The environment variable first (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY` or
 /// `GOOGLE_API_KEY`), then the OS keychain (service `suzent`, account = provider name).
@@ -83,6 +96,12 @@ impl KeySource for EnvAndKeychain {
             }
         }
         keychain_get(provider)
+    }
+
+    /// The keychain account `mcp:ENTRY` only: never an environment variable, never a provider's
+    /// key.
+    fn mcp_secret(&self, entry: &str) -> Option<String> {
+        keychain_get(&format!("{MCP_SECRET_PREFIX}{entry}"))
     }
 }
 
@@ -133,30 +152,55 @@ impl KeySource for StaticKeys {
     }
 }
 
-/// Stores `key` for `provider` in the OS keychain (`suzent keys set`).
+/// Stores `key` in the OS keychain (`suzent keys set`) for `provider` (`openai`, `anthropic`,
+/// `gemini`) or, named `mcp:ENTRY`, as the MCP secret that `${keychain:ENTRY}` stands for.
 pub fn set_api_key(provider: &str, key: &str) -> Result<(), ProviderError> {
-    let kind = known_provider(provider)?;
+    let account = keychain_account(provider)?;
     let key = key.trim();
     if key.is_empty() {
-        return Err(keychain_error(kind, "the key is empty".into()));
+        return Err(keychain_error(&account, "the key is empty".into()));
     }
-    let entry = keyring::Entry::new(KEYCHAIN_SERVICE, kind.as_str())
-        .map_err(|e| keychain_error(kind, e.to_string()))?;
+    let entry = keyring::Entry::new(KEYCHAIN_SERVICE, &account)
+        .map_err(|e| keychain_error(&account, e.to_string()))?;
     entry
         .set_password(key)
-        .map_err(|e| keychain_error(kind, e.to_string()))
+        .map_err(|e| keychain_error(&account, e.to_string()))
 }
 
-/// Removes the key of `provider` from the OS keychain; `Ok(false)` when there was none.
+/// Removes the key of `provider` (or the MCP secret `mcp:ENTRY`) from the OS keychain;
+/// `Ok(false)` when there was none.
 pub fn delete_api_key(provider: &str) -> Result<bool, ProviderError> {
-    let kind = known_provider(provider)?;
-    let entry = keyring::Entry::new(KEYCHAIN_SERVICE, kind.as_str())
-        .map_err(|e| keychain_error(kind, e.to_string()))?;
+    let account = keychain_account(provider)?;
+    let entry = keyring::Entry::new(KEYCHAIN_SERVICE, &account)
+        .map_err(|e| keychain_error(&account, e.to_string()))?;
     match entry.delete_credential() {
         Ok(()) => Ok(true),
         Err(keyring::Error::NoEntry) => Ok(false),
-        Err(e) => Err(keychain_error(kind, e.to_string())),
+        Err(e) => Err(keychain_error(&account, e.to_string())),
     }
+}
+
+/// The keychain account of a key name: a provider's name, or `mcp:ENTRY` for an MCP secret
+/// (ENTRY non-empty, without whitespace, `}` or control characters, as `${keychain:ENTRY}`
+/// can name it).
+fn keychain_account(name: &str) -> Result<String, ProviderError> {
+    let name = name.trim();
+    if let Some(entry) = name.strip_prefix(MCP_SECRET_PREFIX) {
+        if entry.is_empty()
+            || entry
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control() || c == '}')
+        {
+            return Err(ProviderError::InvalidModel {
+                model: name.to_string(),
+                message: "an MCP secret is named mcp:ENTRY, ENTRY as in ${keychain:ENTRY} \
+                          (no spaces, no '}')"
+                    .into(),
+            });
+        }
+        return Ok(name.to_string());
+    }
+    known_provider(name).map(|k| k.as_str().to_string())
 }
 
 fn known_provider(provider: &str) -> Result<ProviderKind, ProviderError> {
@@ -164,14 +208,16 @@ fn known_provider(provider: &str) -> Result<ProviderKind, ProviderError> {
         .filter(|k| k.needs_key())
         .ok_or_else(|| ProviderError::InvalidModel {
             model: provider.to_string(),
-            message: "keys can be stored for openai, anthropic and gemini".into(),
+            message: "keys can be stored for openai, anthropic and gemini, and MCP secrets as \
+                      mcp:ENTRY"
+                .into(),
         })
 }
 
-fn keychain_error(kind: ProviderKind, message: String) -> ProviderError {
+fn keychain_error(account: &str, message: String) -> ProviderError {
     // keyring's messages describe the store, never the secret.
     ProviderError::Transport {
-        provider: kind.as_str().to_string(),
+        provider: account.to_string(),
         message: format!("OS keychain: {message}"),
     }
 }

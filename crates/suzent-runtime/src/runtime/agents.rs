@@ -338,36 +338,31 @@ impl AgentHost for Agents {
             .map(|t| t.to_string())
             .collect();
         let title: String = request.task.chars().take(60).collect();
-        let child = rt
-            .create_chat(CreateChat {
+        // The chat, its link to the parent and the task are stored in one transaction: a
+        // failure leaves no unlinked "Sub-agent" chat behind.
+        let new = rt
+            .new_chat(CreateChat {
                 title: Some(format!("Sub-agent ({}): {title}", request.profile.as_str())),
                 workspace: Some(parent.workspace.clone().into()),
                 model: rt.config().subagent_model.or(parent.model.clone()),
                 mode: Some(PermissionMode::Auto),
                 tools: Some(tools),
             })
-            .await
             .map_err(text_of)?;
-        rt.inner
+        let link = AgentLink {
+            chat_id: new.id.clone(),
+            parent_id: parent.id.clone(),
+            kind: "subagent".into(),
+            profile: Some(request.profile.as_str().into()),
+            depth: 1,
+        };
+        let task_message = ChatMessage::User {
+            text: request.task.clone(),
+        };
+        let child = rt
+            .inner
             .store
-            .add_agent_link(&AgentLink {
-                chat_id: child.id.clone(),
-                parent_id: parent.id.clone(),
-                kind: "subagent".into(),
-                profile: Some(request.profile.as_str().into()),
-                depth: 1,
-            })
-            .await
-            .map_err(text_of)?;
-        rt.inner
-            .store
-            .append_message(
-                &child.id,
-                None,
-                &ChatMessage::User {
-                    text: request.task.clone(),
-                },
-            )
+            .create_subagent_chat(&new, &link, &task_message)
             .await
             .map_err(text_of)?;
         let task = BackgroundTask {

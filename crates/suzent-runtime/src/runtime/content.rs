@@ -36,6 +36,8 @@ const EMBEDDING_PROVIDER_KEY: &str = "memory.embedding_model";
 const MIN_SIMILARITY: f32 = 0.3;
 /// Candidates each search contributes before fusion.
 const CANDIDATES: usize = 50;
+/// Entries embedded per step of the background backfill (one model call, one transaction).
+const BACKFILL_BATCH: usize = 64;
 
 /// Skills shipped in the binary, written to the built-in folder when the runtime opens.
 const BUILTIN_SKILLS: &[(&str, &str)] = &[(
@@ -75,7 +77,8 @@ impl ContentState {
                 store,
                 model_dir,
                 embedder: Mutex::new(None),
-                indexes: tokio::sync::Mutex::new(HashMap::new()),
+                indexes: Arc::new(tokio::sync::Mutex::new(HashMap::new())),
+                backfill: Mutex::new(Backfill::default()),
             }),
             builtin_skills,
             user_skills: paths.config_dir.join("skills"),
@@ -116,37 +119,104 @@ impl PlanHost for Plans {
 /// The embedder, loaded at first use: `Ok` or why there is none.
 type EmbedderSlot = Option<Result<Arc<dyn Embedder>, String>>;
 
+/// Per user: the vector index, loaded from the store once and then incrementally (new rows by
+/// id; older rows that the backfill embeds are pushed into it by the backfill).
+type Indexes = Arc<tokio::sync::Mutex<HashMap<String, VectorIndex>>>;
+
+/// The background embedding of entries stored without a vector (see [`run_backfill`]).
+#[derive(Debug, Default)]
+struct Backfill {
+    /// Whether the backfill was started for the current embedder (reset with it).
+    started: bool,
+    /// The running task, if any.
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
 /// Core blocks and the hybrid archive search.
 #[derive(Debug)]
 pub(crate) struct MemoryService {
     store: Store,
     model_dir: PathBuf,
     embedder: Mutex<EmbedderSlot>,
-    /// Per user: the vector index, loaded from the store once and then incrementally.
-    indexes: tokio::sync::Mutex<HashMap<String, VectorIndex>>,
+    indexes: Indexes,
+    backfill: Mutex<Backfill>,
 }
 
 impl MemoryService {
-    /// The embedder, or why there is none (said plainly to the model).
+    /// The embedder, or why there is none (said plainly to the model). The first time an
+    /// embedder is available, the entries stored without a vector start being embedded in the
+    /// background.
     async fn embedder(&self) -> Result<Arc<dyn Embedder>, String> {
-        if let Some(slot) = self
+        let slot = self
             .embedder
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-        {
-            return slot;
+            .clone();
+        let loaded = match slot {
+            Some(slot) => slot,
+            None => {
+                let dir = self.model_dir.clone();
+                let loaded = tokio::task::spawn_blocking(move || load_embedder(&dir))
+                    .await
+                    .map_err(|e| format!("the embedding model task failed: {e}"))
+                    .and_then(|r| r);
+                if let Err(e) = &loaded {
+                    tracing::info!("memory search uses full-text only: {e}");
+                }
+                *self.embedder.lock().unwrap_or_else(PoisonError::into_inner) =
+                    Some(loaded.clone());
+                loaded
+            }
+        };
+        if let Ok(embedder) = &loaded {
+            self.start_backfill(embedder);
         }
-        let dir = self.model_dir.clone();
-        let loaded = tokio::task::spawn_blocking(move || load_embedder(&dir))
-            .await
-            .map_err(|e| format!("the embedding model task failed: {e}"))
-            .and_then(|r| r);
-        if let Err(e) = &loaded {
-            tracing::info!("memory search uses full-text only: {e}");
-        }
-        *self.embedder.lock().unwrap_or_else(PoisonError::into_inner) = Some(loaded.clone());
         loaded
+    }
+
+    /// Starts embedding the entries without a vector from `embedder` in the background, once
+    /// per embedder (a search never waits for it; it uses what is indexed so far).
+    fn start_backfill(&self, embedder: &Arc<dyn Embedder>) {
+        let mut backfill = self.backfill.lock().unwrap_or_else(PoisonError::into_inner);
+        // Not for an embedder replaced meanwhile (a download or another provider).
+        let current = matches!(
+            &*self.embedder.lock().unwrap_or_else(PoisonError::into_inner),
+            Some(Ok(e)) if Arc::ptr_eq(e, embedder)
+        );
+        if backfill.started || !current {
+            return;
+        }
+        backfill.started = true;
+        backfill.task = Some(tokio::spawn(run_backfill(
+            self.store.clone(),
+            Arc::clone(embedder),
+            Arc::clone(&self.indexes),
+        )));
+    }
+
+    /// Forgets the embedder (it is chosen or loaded again at next use) and stops a backfill
+    /// that uses it.
+    async fn reset_embedder(&self) {
+        *self.embedder.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        let task = {
+            let mut backfill = self.backfill.lock().unwrap_or_else(PoisonError::into_inner);
+            backfill.started = false;
+            backfill.task.take()
+        };
+        if let Some(task) = task {
+            task.abort();
+        }
+        self.indexes.lock().await.clear();
+    }
+
+    /// Whether the backfill is embedding entries now.
+    fn backfilling(&self) -> bool {
+        self.backfill
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .task
+            .as_ref()
+            .is_some_and(|t| !t.is_finished())
     }
 
     async fn embed(&self, embedder: Arc<dyn Embedder>, text: &str) -> Result<Vec<f32>, String> {
@@ -227,6 +297,95 @@ impl MemoryService {
             let _ = index.push(id, &v);
         }
         Ok(index.top_k(query, CANDIDATES, MIN_SIMILARITY))
+    }
+}
+
+/// Embeds the entries of every user that have no vector (or one of another length, from another
+/// model) with `embedder`, [`BACKFILL_BATCH`] at a time in id order, stores the vectors and
+/// puts them into the loaded vector indexes. Stops at the first failure (logged); the next
+/// embedder (or the next start of the app) tries again.
+async fn run_backfill(store: Store, embedder: Arc<dyn Embedder>, indexes: Indexes) {
+    let started = std::time::Instant::now();
+    // 0 until a provider's first answer: then only entries without any vector are selected.
+    let mut dims = embedder.dims();
+    let mut after_id = 0;
+    let mut done = 0usize;
+    loop {
+        let batch = match store
+            .archival_needing_embedding(dims, after_id, BACKFILL_BATCH)
+            .await
+        {
+            Ok(batch) => batch,
+            Err(e) => {
+                tracing::warn!("embedding older memories stopped: {e}");
+                return;
+            }
+        };
+        let Some(last_id) = batch.last().map(|e| e.id) else {
+            break;
+        };
+        let texts: Vec<String> = batch.iter().map(|e| e.content.clone()).collect();
+        let model = Arc::clone(&embedder);
+        let vectors = match tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            model.embed(&refs)
+        })
+        .await
+        {
+            Ok(Ok(v)) if v.len() == batch.len() => v,
+            Ok(Ok(v)) => {
+                tracing::warn!(
+                    "embedding older memories stopped: {} vectors for {} texts",
+                    v.len(),
+                    batch.len()
+                );
+                return;
+            }
+            Ok(Err(e)) => {
+                tracing::warn!("embedding older memories stopped: {e}");
+                return;
+            }
+            Err(e) => {
+                tracing::warn!("embedding older memories stopped: the task failed: {e}");
+                return;
+            }
+        };
+        let dims_were_known = dims != 0;
+        dims = vectors.first().map_or(dims, Vec::len);
+        let pairs: Vec<(i64, Vec<f32>)> = batch.iter().map(|e| e.id).zip(vectors).collect();
+        let updated = match store.set_archival_embeddings(&pairs).await {
+            Ok(updated) => updated,
+            Err(e) => {
+                tracing::warn!("embedding older memories stopped: {e}");
+                return;
+            }
+        };
+        {
+            let mut indexes = indexes.lock().await;
+            for ((id, vector), entry) in pairs.iter().zip(&batch) {
+                if updated.contains(id)
+                    && let Some(index) = indexes.get_mut(&entry.user_id)
+                {
+                    // An index of another length belongs to another model: not its vector.
+                    let _ = index.push(*id, vector);
+                }
+            }
+        }
+        done += updated.len();
+        // Once the length is known, entries before this batch may hold vectors of another
+        // length: look at them again from the start.
+        after_id = if dims_were_known { last_id } else { 0 };
+        tokio::task::yield_now().await;
+    }
+    if done > 0 {
+        let secs = started.elapsed().as_secs_f64();
+        tracing::info!(
+            entries = done,
+            seconds = secs,
+            per_second = done as f64 / secs.max(1e-9),
+            model = embedder.name(),
+            "embedded the archival memories stored without a vector"
+        );
     }
 }
 
@@ -312,13 +471,35 @@ impl Embedder for ProviderEmbedder {
     }
 }
 
+/// Whether the folder holds every local model file.
+fn model_present(dir: &std::path::Path) -> bool {
+    suzent_memory::MODEL_FILES
+        .iter()
+        .all(|f| dir.join(f).is_file())
+}
+
+/// Why there is no local model: the folder lacks the files.
+fn no_model_reason(dir: &std::path::Path) -> String {
+    format!(
+        "no embedding model at {} (put the all-MiniLM-L6-v2 files model.safetensors, \
+         tokenizer.json and config.json there, or set {EMBEDDING_MODEL_ENV})",
+        dir.display()
+    )
+}
+
+/// The name the local embedder has once loaded from `dir` (`all-MiniLM-L6-v2 (local)`).
+fn local_model_name(dir: &std::path::Path) -> String {
+    format!(
+        "{} (local)",
+        dir.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "sentence model".into())
+    )
+}
+
 fn load_embedder(dir: &std::path::Path) -> Result<Arc<dyn Embedder>, String> {
     if !dir.is_dir() {
-        return Err(format!(
-            "no embedding model at {} (put the all-MiniLM-L6-v2 files model.safetensors, \
-             tokenizer.json and config.json there, or set {EMBEDDING_MODEL_ENV})",
-            dir.display()
-        ));
+        return Err(no_model_reason(dir));
     }
     suzent_memory::MiniLmEmbedder::load(dir)
         .map(|e| Arc::new(e) as Arc<dyn Embedder>)
@@ -431,10 +612,7 @@ impl MemoryService {
     /// half-written.
     async fn download_model(&self, source: &str) -> Result<(PathBuf, bool), String> {
         let dir = self.model_dir.clone();
-        if suzent_memory::MODEL_FILES
-            .iter()
-            .all(|f| dir.join(f).is_file())
-        {
+        if model_present(&dir) {
             return Ok((dir, false));
         }
         let parent = dir
@@ -479,10 +657,36 @@ impl MemoryService {
         }
         let staged = staging.keep();
         std::fs::rename(&staged, &dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        // The next search loads the new model.
-        *self.embedder.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        // The next use loads the new model.
+        self.reset_embedder().await;
         Ok((dir, true))
     }
+}
+
+/// Whether memory search compares meanings (see [`Runtime::embedding_status`]).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbeddingStatus {
+    /// Whether search finds memories by meaning (vector similarity) besides exact words.
+    pub active: bool,
+    /// The embedding model, `all-MiniLM-L6-v2 (local)` or
+    /// `openai/text-embedding-3-small (provider)`; `None` when search is full-text only.
+    pub model: Option<String>,
+    /// Why search is full-text only (`None` when it is not).
+    pub reason: Option<String>,
+    /// Whether a provider's embedding model is chosen instead of the local one.
+    pub provider: bool,
+    /// The local model's folder (where a download puts the files).
+    pub model_dir: String,
+    /// Whether that folder holds all the local model files.
+    pub model_present: bool,
+    /// How many of the local user's memories have no vector from the current model yet
+    /// (stored before a model existed, or by another model); with no model, how many have
+    /// none at all.
+    pub entries_without_vector: u32,
+    /// Whether those are being embedded in the background now.
+    pub backfilling: bool,
 }
 
 impl Runtime {
@@ -502,12 +706,7 @@ impl Runtime {
             .store
             .set_setting(EMBEDDING_PROVIDER_KEY, &value)
             .await?;
-        let memory = &self.inner.content.memory;
-        *memory
-            .embedder
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = None;
-        memory.indexes.lock().await.clear();
+        self.inner.content.memory.reset_embedder().await;
         Ok(())
     }
 
@@ -566,20 +765,98 @@ impl Runtime {
     /// Downloads the local embedding model (all-MiniLM-L6-v2) once into the data folder (or the
     /// folder named by `SUZENT_EMBEDDING_MODEL`) from `source` (default
     /// [`DEFAULT_MODEL_SOURCE`]). Returns the folder and whether anything was downloaded; files
-    /// already in place are kept.
+    /// already in place are kept. Then loads the embedding model in use (this one unless a
+    /// provider's is chosen) and starts embedding, in the background, the memories stored
+    /// without a vector ([`Runtime::embedding_status`] tells how many are left).
     pub async fn download_embedding_model(
         &self,
         source: Option<&str>,
     ) -> Result<(PathBuf, bool), RuntimeError> {
-        self.inner
-            .content
-            .memory
+        let memory = self.memory_service().await?;
+        let downloaded = memory
             .download_model(source.unwrap_or(DEFAULT_MODEL_SOURCE))
             .await
             .map_err(|message| RuntimeError::InvalidInput {
                 field: "model".into(),
                 message,
-            })
+            })?;
+        // Loads the model (or the chosen provider's) and starts the backfill; a failure is
+        // reported by the status and by the next search.
+        let _ = self.memory_service().await?.embedder().await;
+        Ok(downloaded)
+    }
+
+    /// Whether memory search compares meanings, with which model, or why not; and how many of
+    /// the local user's memories still wait for a vector. Cheap: it loads no model (an unused
+    /// local model counts as on when its files are in place) and calls no provider.
+    pub async fn embedding_status(&self) -> Result<EmbeddingStatus, RuntimeError> {
+        let memory = self.memory_service().await?;
+        let provider = matches!(
+            self.inner.store.get_setting(EMBEDDING_PROVIDER_KEY).await?,
+            Some(serde_json::Value::String(_))
+        );
+        let present = model_present(&memory.model_dir);
+        let slot = memory
+            .embedder
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let (model, reason, dims) = match slot {
+            Some(Ok(embedder)) => (Some(embedder.name().to_string()), None, embedder.dims()),
+            Some(Err(reason)) => (None, Some(reason), 0),
+            None if present => (
+                Some(local_model_name(&memory.model_dir)),
+                None,
+                suzent_memory::MINILM_DIMS,
+            ),
+            None => (None, Some(no_model_reason(&memory.model_dir)), 0),
+        };
+        let waiting = self
+            .inner
+            .store
+            .archival_needing_embedding_count(&super::whoami(), dims)
+            .await?;
+        Ok(EmbeddingStatus {
+            active: model.is_some(),
+            model,
+            reason,
+            provider,
+            model_dir: memory.model_dir.display().to_string(),
+            model_present: present,
+            entries_without_vector: u32::try_from(waiting).unwrap_or(u32::MAX),
+            backfilling: memory.backfilling(),
+        })
+    }
+
+    /// Starts embedding the memories stored without a vector when there are any and an
+    /// embedding model is at hand (the local files in place, or a provider's model chosen);
+    /// otherwise loads nothing. Called when the dispatcher starts (the app, `suzent serve`).
+    pub(crate) fn start_memory_backfill(&self) {
+        let rt = self.clone();
+        tokio::spawn(async move {
+            let memory = match rt.memory_service().await {
+                Ok(memory) => memory,
+                Err(e) => {
+                    tracing::warn!("cannot check the memories without a vector: {e}");
+                    return;
+                }
+            };
+            let chosen = memory
+                .embedder
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some();
+            if !chosen && !model_present(&memory.model_dir) {
+                return;
+            }
+            match rt.inner.store.archival_needing_embedding(0, 0, 1).await {
+                Ok(waiting) if !waiting.is_empty() => {
+                    let _ = memory.embedder().await;
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!("cannot check the memories without a vector: {e}"),
+            }
+        });
     }
 
     /// Gives a tool context the plan store, memory and the enabled skills.

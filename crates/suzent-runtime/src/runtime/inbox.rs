@@ -68,6 +68,8 @@ impl Runtime {
         tokio::spawn(async move { rt.dispatch_loop().await });
         // End-of-chat summaries of idle chats (`runtime/summaries.rs`) run beside it.
         self.start_summary_sweep();
+        // Memories stored before an embedding model existed get their vectors.
+        self.start_memory_backfill();
     }
 
     async fn dispatch_loop(self) {

@@ -1,10 +1,12 @@
 //! End-of-chat summaries into archival memory (issue 7: "a summary at the end of a chat").
 //!
-//! A desktop chat has no explicit end, so two moments count as one:
-//! - the chat has been idle for `chat_summary_idle_secs` (config; default 30 minutes) after its
-//!   last message: the dispatcher's summary sweep (started with the inbox dispatcher) summarizes
-//!   what was said since the chat's last summary;
-//! - the chat is being deleted: its unsummarized part is summarized before the transcript goes.
+//! A desktop chat has no explicit end, so a chat idle for `chat_summary_idle_secs` (config;
+//! default 30 minutes) after its last message counts as ended: the dispatcher's summary sweep
+//! (started with the inbox dispatcher) summarizes what was said since the chat's last summary.
+//!
+//! Deleting a chat never summarizes it, and removes the summaries already written of it (the
+//! store deletes archival entries with source `summary` and the chat's id with the chat): a
+//! user who deletes a chat because of what it contains does not keep a summary of it.
 //!
 //! Each chat has a mark (`chat_summaries.through_seq`): the last transcript position its
 //! summaries cover. The summary entry and the new mark are stored in one transaction, and a
@@ -26,8 +28,6 @@ const SUMMARY_INPUT_CHARS: usize = 24_000;
 const SUMMARY_PROMPT: &str = "Summarize the following conversation for long-term memory in at \
     most 5 short sentences: durable facts about the user and their work, decisions taken, and \
     open items. Write plain text without preamble.";
-/// Longest wait for the summary of a chat being deleted; the chat is deleted regardless.
-const DELETE_SUMMARY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Chats summarized per sweep (one model call each, one after the other).
 const SWEEP_BATCH: u32 = 8;
 /// Bounds of the pause between sweeps (half the idle time in between).
@@ -41,7 +41,8 @@ pub(crate) struct SummaryState {
     /// and model calls for summaries never pile up.
     lock: tokio::sync::Mutex<()>,
     /// Chats whose automatic summary failed, and when: retried once the idle time has passed
-    /// again (so a failing provider is not called on every sweep).
+    /// again (so a failing provider is not called on every sweep). Until then the sweep's query
+    /// leaves them out, so they never fill a batch in place of other due chats.
     failed: Mutex<HashMap<String, Instant>>,
 }
 
@@ -52,9 +53,9 @@ impl Runtime {
     /// entry id, or `None` when there is nothing new with a user message in it (the stretch is
     /// then marked as covered) or the model answered nothing.
     ///
-    /// The runtime calls it itself at the end of a chat: when the chat has been idle for
-    /// `chat_summary_idle_secs` (see [`Runtime::start_dispatcher`]) and before
-    /// [`Runtime::delete_chat`]; `suzent memory summarize --chat ID` calls it on demand.
+    /// The runtime calls it itself when the chat has been idle for `chat_summary_idle_secs`
+    /// (see [`Runtime::start_dispatcher`]); `suzent memory summarize --chat ID` calls it on
+    /// demand. [`Runtime::delete_chat`] removes the summaries of the chat it deletes.
     ///
     /// Errors: [`RuntimeError::ChatNotFound`], [`RuntimeError::InvalidInput`] (`model`) when no
     /// model is set or the model request failed, store errors.
@@ -100,7 +101,7 @@ impl Runtime {
         let entry = NewArchival {
             user_id: super::whoami(),
             chat_id: Some(chat_id.to_string()),
-            source: "summary".into(),
+            source: suzent_store::SUMMARY_SOURCE.into(),
             content: text,
             embedding,
         };
@@ -162,41 +163,6 @@ impl Runtime {
         Ok(response.text.trim().to_string())
     }
 
-    /// Before a chat is deleted: summarizes its unsummarized stretch, unless automatic
-    /// summaries are off. A failure (or a model slower than 30 s) is logged and does not keep
-    /// the chat from being deleted.
-    pub(crate) async fn summarize_before_delete(&self, chat_id: &str) {
-        if self.config().chat_summary_idle_secs == 0 {
-            return;
-        }
-        match self.inner.store.agent_link(chat_id).await {
-            Ok(None) => {}
-            Ok(Some(_)) => return,
-            Err(e) => {
-                tracing::warn!(chat = chat_id, "no summary before deleting the chat: {e}");
-                return;
-            }
-        }
-        match tokio::time::timeout(DELETE_SUMMARY_TIMEOUT, self.archive_chat_summary(chat_id)).await
-        {
-            Ok(Ok(Some(id))) => {
-                tracing::info!(
-                    chat = chat_id,
-                    entry = id,
-                    "summarized the chat before deleting it"
-                );
-            }
-            Ok(Ok(None)) => {}
-            Ok(Err(e)) => {
-                tracing::warn!(chat = chat_id, "no summary before deleting the chat: {e}");
-            }
-            Err(_) => tracing::warn!(
-                chat = chat_id,
-                "no summary before deleting the chat: the model took longer than {DELETE_SUMMARY_TIMEOUT:?}"
-            ),
-        }
-    }
-
     /// Starts the summary sweep (with the inbox dispatcher): every half idle time (0.25-60 s)
     /// it summarizes chats idle for `chat_summary_idle_secs`, re-reading the setting each time.
     /// Runs until [`Runtime::shutdown`].
@@ -234,16 +200,24 @@ impl Runtime {
     }
 
     /// One sweep: summarizes up to [`SWEEP_BATCH`] chats whose last message is older than
-    /// `idle` and not yet covered by a summary, skipping chats in a turn and chats whose last
-    /// attempt failed less than `idle` ago. Returns how many summaries were stored.
+    /// `idle` and not yet covered by a summary, leaving out chats in a turn and chats whose
+    /// last attempt failed less than `idle` ago (in the query, before the batch limit, so they
+    /// never take the places of other chats). Returns how many summaries were stored.
     async fn summarize_idle_chats(&self, idle: Duration) -> usize {
         let Ok(idle_delta) = chrono::TimeDelta::from_std(idle) else {
             return 0;
         };
+        let state = &self.inner.content.summaries;
+        let mut skip = self.chats_in_a_turn();
+        {
+            let mut failed = state.failed.lock().unwrap_or_else(PoisonError::into_inner);
+            failed.retain(|_, at| at.elapsed() < idle);
+            skip.extend(failed.keys().cloned());
+        }
         let due = match self
             .inner
             .store
-            .chats_due_for_summary(chrono::Utc::now() - idle_delta, SWEEP_BATCH)
+            .chats_due_for_summary(chrono::Utc::now() - idle_delta, SWEEP_BATCH, &skip)
             .await
         {
             Ok(due) => due,
@@ -252,22 +226,8 @@ impl Runtime {
                 return 0;
             }
         };
-        let busy = self.chats_in_a_turn();
-        let state = &self.inner.content.summaries;
         let mut stored = 0;
         for chat in due {
-            if busy.contains(&chat.chat_id) {
-                continue;
-            }
-            let recently_failed = state
-                .failed
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get(&chat.chat_id)
-                .is_some_and(|at| at.elapsed() < idle);
-            if recently_failed {
-                continue;
-            }
             let result = match self.inner.store.agent_link(&chat.chat_id).await {
                 // A sub-agent's work reaches its parent chat; only the mark moves.
                 Ok(Some(_)) => self

@@ -60,7 +60,9 @@ function setIn(doc: JsonValue | undefined, tokens: string[], value: JsonValue): 
     const copy = doc.slice();
     const index = head === "-" ? copy.length : Number(head);
     if (!Number.isInteger(index) || index < 0) throw new Error(`"${head}" is not an array index`);
-    while (copy.length < index) copy.push(null);
+    // As RFC 6901 and the backend: an index past the end (other than appending) is an error, so a
+    // pointer like /a/500000000 never grows an array.
+    if (index > copy.length) throw new Error(`index ${index} is past the end of the array (length ${copy.length})`);
     copy[index] = setIn(copy[index], rest, value);
     return copy;
   }

@@ -1,7 +1,8 @@
 // Renderers of the `suzent:canvas/v1` catalog: the A2UI v0.8 standard components plus Suzent's
 // extensions (Heading, Stack, Badge, Progress, Table, HtmlFrame). Each puts
 // `data-testid="a2ui-<componentId>"` on its root element (on the input element for inputs).
-import { useRef, useState, type CSSProperties, type KeyboardEvent, type ReactNode } from "react";
+import { useEffect, useRef, useState, type CSSProperties, type KeyboardEvent, type ReactNode } from "react";
+import { api, errorMessage } from "../../api";
 import type { BoundValue, Children, Component, JsonValue } from "../../types";
 import { Markdown } from "../Markdown";
 import { absolutePath, asNumber, asText, childPointer, getAt, resolve } from "./binding";
@@ -15,7 +16,27 @@ const tid = (id: string) => `a2ui-${id}`;
 /** The Content-Security-Policy every HtmlFrame document carries (CANVAS.md). */
 export const HTML_FRAME_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'";
 
-/** The srcdoc of an HtmlFrame: the CSP first, then the agent's HTML. */
+/** The URI scheme the desktop shell serves staged HtmlFrame documents from (src-tauri/src/frames.rs). */
+export const HTML_FRAME_SCHEME = "suzent-frame";
+
+/**
+ * The URL of a staged HtmlFrame document: `suzent-frame://localhost/<token>` on Linux and macOS,
+ * `http://suzent-frame.localhost/<token>` on Windows and Android (where Tauri maps custom schemes
+ * to that form). Like Tauri's `convertFileSrc`, which it uses when the app provides it;
+ * `windowsForm` forces one form.
+ */
+export function htmlFrameUrl(token: string, windowsForm?: boolean): string {
+  const internals = (window as { __TAURI_INTERNALS__?: { convertFileSrc?: (path: string, protocol?: string) => string } })
+    .__TAURI_INTERNALS__;
+  if (windowsForm === undefined && typeof internals?.convertFileSrc === "function") {
+    return internals.convertFileSrc(token, HTML_FRAME_SCHEME);
+  }
+  const http = windowsForm ?? /Windows|Android/i.test(navigator.userAgent);
+  const path = encodeURIComponent(token);
+  return http ? `http://${HTML_FRAME_SCHEME}.localhost/${path}` : `${HTML_FRAME_SCHEME}://localhost/${path}`;
+}
+
+/** The document of an HtmlFrame: the CSP first (the scheme also sends it as a header), then the agent's HTML. */
 export function frameDocument(html: string): string {
   return `<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="${HTML_FRAME_CSP}"><meta charset="utf-8"><meta name="color-scheme" content="light dark"><style>body{font-family:system-ui,sans-serif;margin:8px}</style></head><body>${html}</body></html>`;
 }
@@ -409,19 +430,50 @@ function Table({ id, p, scope }: { id: string; p: Props<"Table">; scope: Scope }
   );
 }
 
+type FrameState = { doc: string } & ({ status: "staging" } | { status: "ready"; url: string } | { status: "error"; message: string });
+
 function HtmlFrame({ id, p, scope }: { id: string; p: Props<"HtmlFrame">; scope: Scope }) {
   const ctx = useSurface();
-  const html = asText(resolve(p.html, ctx.data, scope.base));
+  const doc = frameDocument(asText(resolve(p.html, ctx.data, scope.base)));
+  const [frame, setFrame] = useState<FrameState>({ doc, status: "staging" });
+  // The document is served by the shell's `suzent-frame:` scheme with a CSP of its own (a srcdoc
+  // frame would inherit the app's CSP, which refuses inline styles); staged again when it changes.
+  useEffect(() => {
+    let current = true;
+    api.stageHtmlFrame(doc).then(
+      (token) => current && setFrame({ doc, status: "ready", url: htmlFrameUrl(token) }),
+      (e: unknown) => current && setFrame({ doc, status: "error", message: errorMessage(e) }),
+    );
+    return () => {
+      current = false;
+    };
+  }, [doc]);
+  const title = p.title ?? "Embedded content";
+  const height = p.height != null ? `${p.height}px` : undefined;
+  if (frame.status !== "ready" || frame.doc !== doc) {
+    const failed = frame.status === "error" && frame.doc === doc;
+    return (
+      <div
+        className={`a2ui-frame a2ui-frame-placeholder${failed ? " a2ui-frame-error" : ""}`}
+        data-testid={tid(id)}
+        role={failed ? "alert" : "status"}
+        aria-label={title}
+        style={{ height }}
+      >
+        {failed ? `Cannot show “${title}”: ${frame.message}` : `Preparing “${title}”…`}
+      </div>
+    );
+  }
   return (
     <iframe
       className="a2ui-frame"
       data-testid={tid(id)}
-      title={p.title ?? "Embedded content"}
-      // No scripts, no same-origin access, no forms or popups; the CSP in the document blocks the network.
+      title={title}
+      // No scripts, no same-origin access, no forms or popups; the document's CSP blocks the network.
       sandbox=""
       referrerPolicy="no-referrer"
-      srcDoc={frameDocument(html)}
-      style={{ height: p.height != null ? `${p.height}px` : undefined }}
+      src={frame.url}
+      style={{ height }}
     />
   );
 }
