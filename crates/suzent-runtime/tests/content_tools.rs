@@ -448,8 +448,8 @@ async fn fetching_a_page_on_this_machine_waits_for_the_users_approval() {
     );
 }
 
-#[tokio::test]
-async fn the_embedding_model_is_downloaded_once_then_used_for_vector_search() {
+/// A local HTTP server with the MiniLM model files; returns its base URL and the files asked for.
+async fn serve_model_files() -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
     use axum::extract::Path as UrlPath;
     let files = minilm_model_dir();
     let hits = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
@@ -468,6 +468,42 @@ async fn the_embedding_model_is_downloaded_once_then_used_for_vector_search() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}/models/minilm", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await.ok() });
+    (base, hits)
+}
+
+#[tokio::test]
+async fn a_download_into_an_existing_folder_replaces_only_the_model_files() {
+    let (base, _) = serve_model_files().await;
+    let server = ScriptedServer::start(vec![]).await;
+    let h = harness(&server, PermissionMode::Default, false).await;
+    let dir = home(h.dir.path()).join("data/models/all-MiniLM-L6-v2");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    std::fs::write(dir.join("config.json"), "{ stale").unwrap();
+
+    // Two downloads at once: one fetches, the other waits and finds the files in place.
+    let (a, b) = tokio::join!(
+        h.runtime.download_embedding_model(Some(&base)),
+        h.runtime.download_embedding_model(Some(&base)),
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!((a.0.clone(), b.0.clone()), (dir.clone(), dir.clone()));
+    assert!(a.1 != b.1, "exactly one of them downloaded: {a:?} {b:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("config.json")).unwrap(),
+        std::fs::read(minilm_model_dir().join("config.json")).unwrap()
+    );
+    let status = h.runtime.embedding_status().await.unwrap();
+    assert!(status.model_present, "{status:?}");
+}
+
+#[tokio::test]
+async fn the_embedding_model_is_downloaded_once_then_used_for_vector_search() {
+    let (base, hits) = serve_model_files().await;
 
     let server = ScriptedServer::start(vec![]).await;
     let h = harness(&server, PermissionMode::Default, false).await;

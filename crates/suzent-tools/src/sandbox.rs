@@ -638,6 +638,10 @@ impl Sandbox {
 /// directories, change notifications, the old system log, and power assertions (`caffeinate`).
 /// Modelled on the service lists of the Chromium and Codex CLI base Seatbelt policies. Any other
 /// service is denied, so sandboxed code cannot ask a daemon to act for it outside the sandbox.
+/// Left out on purpose: `com.apple.cfprefsd.*` (the preferences daemon writes the user's
+/// preference files outside the sandbox; tools reading defaults fall back to built-in values)
+/// and `com.apple.SecurityServer` (the keychain). Unverified on a Mac: whether the `xcrun` shims
+/// (`/usr/bin/git`, `/usr/bin/python3`) need either.
 pub const SEATBELT_MACH_SERVICES: &[&str] = &[
     "com.apple.system.opendirectoryd.libinfo",
     "com.apple.system.opendirectoryd.membership",

@@ -79,6 +79,7 @@ impl ContentState {
                 embedder: Mutex::new(None),
                 indexes: Arc::new(tokio::sync::Mutex::new(HashMap::new())),
                 backfill: Mutex::new(Backfill::default()),
+                download: tokio::sync::Mutex::new(()),
             }),
             builtin_skills,
             user_skills: paths.config_dir.join("skills"),
@@ -140,6 +141,8 @@ pub(crate) struct MemoryService {
     embedder: Mutex<EmbedderSlot>,
     indexes: Indexes,
     backfill: Mutex<Backfill>,
+    /// One model download at a time (a second one waits and then finds the files in place).
+    download: tokio::sync::Mutex<()>,
 }
 
 impl MemoryService {
@@ -608,10 +611,12 @@ impl MemoryHost for MemoryService {
 impl MemoryService {
     /// Downloads the model files into the model folder unless they are all there; returns the
     /// folder and whether anything was downloaded. Files are written to a temporary folder,
-    /// checked by loading the model, then moved into place, so a failed download leaves nothing
-    /// half-written.
+    /// checked by loading the model, then each is renamed into place (replacing only a file of
+    /// the same name), so a failed download leaves nothing half-written and nothing else in the
+    /// folder — which `SUZENT_EMBEDDING_MODEL` may point at — is touched.
     async fn download_model(&self, source: &str) -> Result<(PathBuf, bool), String> {
         let dir = self.model_dir.clone();
+        let _one_at_a_time = self.download.lock().await;
         if model_present(&dir) {
             return Ok((dir, false));
         }
@@ -652,11 +657,15 @@ impl MemoryService {
             .await
             .map_err(|e| e.to_string())?
             .map_err(|e| format!("the downloaded files are not a usable model: {e}"))?;
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for file in suzent_memory::MODEL_FILES {
+            let (from, to) = (staging.path().join(file), dir.join(file));
+            // The staging folder is beside the model folder; a folder on another file system
+            // (a symlink) gets a copy instead.
+            if std::fs::rename(&from, &to).is_err() {
+                std::fs::copy(&from, &to).map_err(|e| format!("{}: {e}", to.display()))?;
+            }
         }
-        let staged = staging.keep();
-        std::fs::rename(&staged, &dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         // The next use loads the new model.
         self.reset_embedder().await;
         Ok((dir, true))
