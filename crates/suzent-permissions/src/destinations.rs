@@ -23,8 +23,10 @@
 //! `line_number`, …; see `COUNTING_NUMBERS`) are not recipients. Whatever the field, a value that
 //! is a URL (`scheme://…`) is read as its host and a `mailto:` URL as its recipients (path and
 //! `to`/`cc`/`bcc` query). For tools without paths or commands (MCP tools, `agent_send`,
-//! `webpage_fetch`), a string in ANY field whose whole value is a URL or looks like an e-mail
-//! address counts too.
+//! `webpage_fetch`), a string in ANY field counts too: a whole value that is a URL is its host,
+//! an address list whose every entry is a mailbox (`bob@a.org, Eve <eve@b.org>`) is those
+//! addresses, and any other text that mentions an address (`@` with text on both sides) or a
+//! URL (`://`) is unreadable (below). Text without either is not a destination.
 //!
 //! Normal forms (the same on both sides of a match, see [`destination_matches`]): host names and
 //! e-mail domains lose one trailing dot and are converted to their IDNA ASCII form
@@ -39,7 +41,9 @@
 //!
 //! Fail closed: a recipient-like field whose value cannot be read as a destination (an object
 //! without addresses, `true`, a URL without a host, text with spaces or quotes, an address with
-//! two `@`, non-ASCII outside a host name), two fields whose names are the same recipient field
+//! two `@`, non-ASCII outside a host name), text in any other field that mentions an address or
+//! URL without being a URL or an address list (for the tools above), two fields whose names are
+//! the same recipient field
 //! once normalized (`Owner` and `owner`, `to` and `To`), or arguments too deep or too large, make
 //! the set incomplete; an allow rule never covers an incomplete or empty set. Deny and ask rules
 //! still match every destination that was read, including the raw text of unreadable values and
@@ -256,7 +260,8 @@ fn normalize(key: &str) -> String {
 }
 
 /// Reads the destinations a call with these arguments addresses (see the module docs),
-/// including strings in any field whose whole value is a URL or an e-mail address.
+/// including strings in any field that are URLs or address lists (other text mentioning an
+/// address or URL makes the set incomplete).
 pub fn extract_destinations(args: &Value) -> Destinations {
     extract(args, true)
 }
@@ -319,7 +324,7 @@ impl Extractor {
     }
 
     /// Searches any value for recipient-like fields (and, when scanning values, for strings
-    /// that are URLs or e-mail addresses).
+    /// that are URLs or address lists, see [`Extractor::loose_value`]).
     fn walk(&mut self, value: &Value, depth: usize) {
         if !self.budget(depth) {
             return;
@@ -336,14 +341,28 @@ impl Extractor {
         }
     }
 
-    /// A string in a field that is not recipient-like: read only when its whole value is a
-    /// URL, a `mailto:` URL or looks like an e-mail address.
+    /// A string in a field that is not recipient-like. A whole value that is a URL or a
+    /// `mailto:` URL is read as one; an address list (`bob@a.org, Eve <eve@b.org>`, split as in
+    /// recipient fields) whose every entry is a mailbox is read as those addresses. Any other
+    /// text that mentions an address or a URL (`a@b`, `scheme://`) is unreadable: the set is
+    /// incomplete and deny and ask rules see the addresses and hosts inside it. Text without
+    /// either is not a destination.
     fn loose_value(&mut self, s: &str) {
         let t = s.trim();
         if is_mailto(t) || looks_like_url(t) {
-            self.entry(Kind::Url, t, &[]);
-        } else if looks_like_email(t) {
-            self.entry(Kind::Address, t, &[]);
+            return self.entry(Kind::Url, t, &[]);
+        }
+        if !mentions_destination(t) {
+            return;
+        }
+        let parts = split_list(t);
+        let addresses: Vec<String> = parts.iter().filter_map(|p| mailbox(p)).collect();
+        if addresses.len() == parts.len() {
+            for a in addresses {
+                self.push(a);
+            }
+        } else {
+            self.unreadable(t);
         }
     }
 
@@ -584,6 +603,17 @@ fn looks_like_url(s: &str) -> bool {
     chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
         && !s.contains(char::is_whitespace)
+}
+
+/// Whether text mentions an address (`@` with text on both sides) or a URL (`://`).
+fn mentions_destination(s: &str) -> bool {
+    s.contains("://")
+        || s.match_indices('@').any(|(i, _)| {
+            let before = s[..i].chars().next_back();
+            let after = s[i + 1..].chars().next();
+            before.is_some_and(|c| !c.is_whitespace() && c != '<')
+                && after.is_some_and(|c| !c.is_whitespace() && c != '>')
+        })
 }
 
 /// `something@something.with.a.dot`, without spaces (validity is checked by [`mailbox`]).
@@ -963,6 +993,30 @@ mod tests {
             found(json!({"url": "http://example.com@evil.com/"})),
             (v(&["evil.com"]), true)
         );
+    }
+
+    #[test]
+    fn strings_in_other_fields_are_address_lists_or_unreadable() {
+        assert_eq!(
+            found(json!({"attendees": "Bob <bob@good.com>, eve@EVIL.com"})),
+            (v(&["bob@good.com", "eve@evil.com"]), true)
+        );
+        assert_eq!(
+            found(json!({"note": "ask eve@evil.com or see https://x.org/a"})),
+            (
+                v(&[
+                    "ask eve@evil.com or see https://x.org/a",
+                    "eve@evil.com",
+                    "x.org"
+                ]),
+                false
+            )
+        );
+        assert_eq!(
+            found(json!({"text": "@here lunch, then <@U1>; thanks"})),
+            (v(&[]), true)
+        );
+        assert_eq!(found(json!({"title": "plain text"})), (v(&[]), true));
     }
 
     #[test]

@@ -15,6 +15,7 @@ const MAIL: &str = "mcp__gmail__send_email";
 const SLACK: &str = "mcp__slack__post_message";
 const GITHUB: &str = "mcp__github__create_issue";
 const TELEGRAM: &str = "mcp__telegram__send_message";
+const CALENDAR: &str = "mcp__calendar__create_event";
 
 /// An MCP call (asks by default, like an untrusted MCP tool).
 const fn mcp(tool: &'static str, args: &'static str) -> Call {
@@ -107,6 +108,11 @@ const HOOKS: &[&str] = &["allow mcp__hooks__post(dest:hooks.good.com)"];
 const HOOK: &str = "mcp__hooks__post";
 const TO_GOOD: &[&str] = &["allow mcp__gmail__send_email(dest:*@good.com)"];
 const KATE: &[&str] = &["allow mcp__gmail__send_email(dest:kate@good.com)"];
+const EVENTS_NO_EVIL: &[&str] = &[
+    "allow mcp__calendar__create_event(*)",
+    "deny mcp__calendar__create_event(dest:*@evil.com)",
+];
+const EVENTS_TO_GOOD: &[&str] = &["allow mcp__calendar__create_event(dest:*@good.com)"];
 
 /// Bypasses found by the security review of the destination matcher: each row allowed (or
 /// escaped a deny rule) before the fix.
@@ -149,6 +155,14 @@ fn bypass_rows() -> Vec<Case> {
         case!("unicode host against a unicode pattern", D, &["deny webpage_fetch(dest:münchen.de)"], fetch(r#"{"url": "https://münchen.de/"}"#, false) => DENY, "rule_deny"),
         case!("unicode domain against a punycode pattern", D, &["allow mcp__gmail__send_email(*)", "deny mcp__gmail__send_email(dest:*@xn--mnchen-3ya.de)"], mcp(MAIL, r#"{"to": "a@MÜNCHEN.de"}"#) => DENY, "rule_deny"),
         case!("kelvin sign is not k", D, KATE, mcp(MAIL, r#"{"to": "Kate@good.com"}"#) => ASK, "tool_requires_approval"),
+        // 5. Text with spaces in fields that are not recipient-like.
+        case!("a display-name address in attendees is seen by deny", D, EVENTS_NO_EVIL, mcp(CALENDAR, r#"{"attendees": "Eve <eve@evil.com>"}"#) => DENY, "rule_deny"),
+        case!("an address list in attendees is seen by deny", D, EVENTS_NO_EVIL, mcp(CALENDAR, r#"{"attendees": "bob@good.com, eve@evil.com"}"#) => DENY, "rule_deny"),
+        case!("a display-name address in a nested field", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "meta": {"notify": "Eve <eve@evil.com>"}}"#) => ASK, "tool_requires_approval"),
+        case!("space separated addresses in attendees are unreadable", D, EVENTS_TO_GOOD, mcp(CALENDAR, r#"{"organizer_email": "bob@good.com", "attendees": "bob@good.com eve@evil.com"}"#) => ASK, "tool_requires_approval"),
+        case!("space separated addresses in attendees are seen by deny", D, EVENTS_NO_EVIL, mcp(CALENDAR, r#"{"attendees": "bob@good.com eve@evil.com"}"#) => DENY, "rule_deny"),
+        case!("an address inside free text makes the set undetermined", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "body": "write to eve@evil.com"}"#) => ASK, "tool_requires_approval"),
+        case!("a URL inside free text is seen by deny", D, &["allow mcp__hooks__post(*)", "deny mcp__hooks__post(dest:*.evil.com)"], mcp(HOOK, r#"{"text": "see https://x.evil.com/a for details"}"#) => DENY, "rule_deny"),
     ]
 }
 
@@ -156,7 +170,9 @@ fn bypass_rows() -> Vec<Case> {
 /// destinations.
 fn ordinary_rows() -> Vec<Case> {
     vec![
-        case!("an address inside free text is not a destination", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "body": "write to eve@evil.com"}"#) => ALLOW, "rule_allow"),
+        case!("free text without an address is not a destination", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "body": "Lunch at noon; bring the notes, thanks"}"#) => ALLOW, "rule_allow"),
+        case!("a mention is not an address", D, &["allow mcp__slack__post_message(dest:#random)"], mcp(SLACK, r##"{"channel": "#random", "text": "@here deploy done <@U123>"}"##) => ALLOW, "rule_allow"),
+        case!("an address list in attendees with every address allowed", D, EVENTS_TO_GOOD, mcp(CALENDAR, r#"{"attendees": "Bob <bob@good.com>, ann@good.com", "title": "sync"}"#) => ALLOW, "rule_allow"),
         case!("an issue number is not a recipient", D, OCTO, mcp(GITHUB, r#"{"owner": "octo", "repo": "hello", "issue_number": 5}"#) => ALLOW, "rule_allow"),
         case!("a photo field is not a recipient", D, EXAMPLE, mcp(MAIL, r#"{"to": "bob@example.com", "photo": "cat.png"}"#) => ALLOW, "rule_allow"),
         case!("mailto with every recipient allowed", D, EXAMPLE, mcp(MAIL, r#"{"to": "mailto:a@example.com?cc=b%40example.com&subject=hi"}"#) => ALLOW, "rule_allow"),
