@@ -126,6 +126,28 @@ where
 }
 
 /// The id `start_command` returned in a chat's transcript.
+/// A chat whose first turn started `command` with `start_command` (the model then answers
+/// "started"); returns the server, the harness, the chat id and the command id.
+async fn chat_with_started_command(command: &str) -> (ScriptedServer, Harness, String, String) {
+    let server = ScriptedServer::start(vec![
+        call(
+            "c1",
+            "start_command",
+            serde_json::json!({"content": command}),
+        ),
+        Turn::text("started"),
+    ])
+    .await;
+    let h = harness(&server, None).await;
+    let chat = h.chat(None).await;
+    h.runtime
+        .send_message(&chat, "start", RunOptions::default())
+        .await
+        .unwrap();
+    let id = started_id(&h.transcript(&chat).await);
+    (server, h, chat, id)
+}
+
 fn started_id(transcript: &[ChatMessage]) -> String {
     transcript
         .iter()
@@ -210,22 +232,7 @@ async fn an_idle_agent_is_woken_exactly_once_by_a_finishing_command() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_wake_up_follows_when_check_command_already_read_the_end() {
-    let server = ScriptedServer::start(vec![
-        call(
-            "c1",
-            "start_command",
-            serde_json::json!({"content": "sleep 4; echo read-marker"}),
-        ),
-        Turn::text("started"),
-    ])
-    .await;
-    let h = harness(&server, None).await;
-    let chat = h.chat(None).await;
-    h.runtime
-        .send_message(&chat, "start", RunOptions::default())
-        .await
-        .unwrap();
-    let id = started_id(&h.transcript(&chat).await);
+    let (server, h, chat, id) = chat_with_started_command("sleep 4; echo read-marker").await;
     server.push_turns(vec![
         call(
             "c2",
@@ -261,23 +268,8 @@ async fn no_wake_up_follows_when_check_command_already_read_the_end() {
 async fn no_wake_up_follows_stop_command_and_no_process_of_the_tree_is_left() {
     let marker = format!("sleep 3{}", std::process::id() % 100 + 100);
     let script = format!("sh -c '{marker} & {marker} & wait'");
-    let server = ScriptedServer::start(vec![
-        call(
-            "c1",
-            "start_command",
-            serde_json::json!({"content": script}),
-        ),
-        Turn::text("started"),
-    ])
-    .await;
-    let h = harness(&server, None).await;
-    let chat = h.chat(None).await;
-    h.runtime
-        .send_message(&chat, "start", RunOptions::default())
-        .await
-        .unwrap();
+    let (server, h, chat, id) = chat_with_started_command(&script).await;
     eventually("the tree to start", || async { process_exists(&marker) }).await;
-    let id = started_id(&h.transcript(&chat).await);
     server.push_turns(vec![
         call("c2", "stop_command", serde_json::json!({"command_id": id})),
         Turn::text("stopped"),
@@ -338,23 +330,8 @@ async fn a_command_that_ends_during_a_turn_is_reported_in_place_before_the_next_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_of_another_chat_cannot_be_checked_or_stopped() {
-    let server = ScriptedServer::start(vec![
-        call(
-            "c1",
-            "start_command",
-            serde_json::json!({"content": "sleep 30"}),
-        ),
-        Turn::text("started"),
-    ])
-    .await;
-    let h = harness(&server, None).await;
-    let a = h.chat(None).await;
+    let (server, h, _owner, id) = chat_with_started_command("sleep 30").await;
     let b = h.chat(None).await;
-    h.runtime
-        .send_message(&a, "start", RunOptions::default())
-        .await
-        .unwrap();
-    let id = started_id(&h.transcript(&a).await);
     server.push_turns(vec![
         Turn::tool_calls(vec![
             Item::tool_call(

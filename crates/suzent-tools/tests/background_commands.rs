@@ -6,56 +6,11 @@
 
 mod common;
 
-use common::Env;
+use common::{Env, is_alive, live_members, settle};
 use serde_json::json;
-use std::time::Duration;
 use suzent_tools::{
     BackgroundCommands, CommandLimits, DEFAULT_SANDBOX_IMAGE, Sandbox, SandboxBackend, ToolError,
 };
-
-/// Processes of this process group that are still alive (zombies count as gone).
-fn live_members(pgid: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let fields: Vec<_> = rest.split_whitespace().collect();
-        if fields.first() == Some(&"Z") {
-            continue;
-        }
-        if fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid) {
-            out.push(pid);
-        }
-    }
-    out
-}
-
-fn settle(mut check: impl FnMut() -> bool) -> bool {
-    for _ in 0..100 {
-        if check() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    check()
-}
-
-fn is_alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .map(|(_, r)| !r.trim_start().starts_with('Z'))
-            .unwrap_or(false),
-        Err(_) => false,
-    }
-}
 
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();

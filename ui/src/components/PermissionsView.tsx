@@ -181,7 +181,7 @@ const EXAMPLE_ARGS: Record<string, JsonValue> = {
   write_file: { file_path: "notes.txt", content: "hello" },
   edit_file: { file_path: "notes.txt", old_string: "hello", new_string: "hi" },
   glob_search: { pattern: "**/*.rs" },
-  grep_search: { pattern: "TODO" },
+  grep_search: { pattern: "fn main" },
   webpage_fetch: { url: "https://example.com/" },
   agent_send: { agent_id: "agent-1", message: "hello" },
 };

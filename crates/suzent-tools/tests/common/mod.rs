@@ -43,3 +43,52 @@ impl Env {
         tool.call(args, &self.ctx).await
     }
 }
+
+/// Processes of this process group that are still alive (zombies count as gone).
+#[cfg(unix)]
+pub fn live_members(pgid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // After "(comm)": state ppid pgrp ...
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<_> = rest.split_whitespace().collect();
+        if fields.first() == Some(&"Z") {
+            continue;
+        }
+        if fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Waits (bounded) for SIGKILL to take effect: a killed process needs a moment to exit.
+pub fn settle(mut check: impl FnMut() -> bool) -> bool {
+    for _ in 0..100 {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    check()
+}
+
+/// Whether the process exists and is not a zombie.
+#[cfg(unix)]
+pub fn is_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .map(|(_, r)| !r.trim_start().starts_with('Z'))
+            .unwrap_or(false),
+        Err(_) => false,
+    }
+}
