@@ -364,21 +364,9 @@ pub async fn search_memory(
     query: String,
     limit: u32,
 ) -> Result<MemorySearchResult, AppError> {
-    if query.trim().is_empty() {
-        return Err(AppError::new(
-            AppErrorKind::InvalidInput,
-            "invalid query: enter the words to search for",
-        ));
-    }
-    if !(1..=50).contains(&limit) {
-        return Err(AppError::new(
-            AppErrorKind::InvalidInput,
-            format!("invalid limit: {limit} is outside 1..=50"),
-        ));
-    }
     Ok(state
         .runtime()?
-        .search_memory(query.trim(), limit as usize)
+        .search_memory(&query, limit as usize)
         .await?)
 }
 

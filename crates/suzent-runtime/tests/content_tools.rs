@@ -751,3 +751,17 @@ async fn a_provider_embedding_model_replaces_the_local_one_once_chosen() {
             "input": ["My dog loves the park", "Taxes are due in April"]})
     );
 }
+
+#[tokio::test]
+async fn a_memory_search_without_words_or_with_a_bad_limit_is_refused_naming_the_field() {
+    let server = ScriptedServer::start(vec![]).await;
+    let h = harness(&server, PermissionMode::Default, false).await;
+    for (query, limit, field) in [("  ", 3, "query"), ("x", 0, "limit"), ("x", 51, "limit")] {
+        match h.runtime.search_memory(query, limit).await {
+            Err(suzent_runtime::RuntimeError::InvalidInput { field: f, .. }) => {
+                assert_eq!(f, field, "{query:?} {limit}")
+            }
+            other => panic!("{query:?} {limit}: {other:?}"),
+        }
+    }
+}

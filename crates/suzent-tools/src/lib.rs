@@ -45,7 +45,9 @@ pub use builtin::background::{
 pub use builtin::edit_file::{EditFileArgs, EditFileTool};
 pub use builtin::glob_search::{GlobArgs, GlobTool};
 pub use builtin::grep_search::{GrepArgs, GrepTool};
-pub use builtin::memory_tools::{MemoryArchiveTool, MemoryBlockUpdateTool, MemorySearchTool};
+pub use builtin::memory_tools::{
+    MAX_MEMORY_RESULTS, MemoryArchiveTool, MemoryBlockUpdateTool, MemorySearchTool,
+};
 pub use builtin::planning::{PlanAction, PlanningArgs, PlanningTool};
 pub use builtin::read_file::{ReadFileArgs, ReadFileTool};
 pub use builtin::render_ui::{RenderAction, RenderUiArgs, RenderUiTool};

@@ -1016,12 +1016,32 @@ impl Runtime {
             })
     }
 
-    /// Hybrid search of the local user's archival memory (what `memory_search` does).
+    /// Hybrid search of the local user's archival memory (what `memory_search` does): at most
+    /// `limit` hits, best first.
+    ///
+    /// Errors: [`RuntimeError::InvalidInput`] with field `query` (empty, or the search failed)
+    /// or `limit` (outside 1..=[`suzent_tools::MAX_MEMORY_RESULTS`]).
     pub async fn search_memory(
         &self,
         query: &str,
         limit: usize,
     ) -> Result<MemorySearchResult, RuntimeError> {
+        let query = query.trim();
+        if query.is_empty() {
+            return Err(RuntimeError::InvalidInput {
+                field: "query".into(),
+                message: "enter the words to search for".into(),
+            });
+        }
+        if !(1..=suzent_tools::MAX_MEMORY_RESULTS).contains(&limit) {
+            return Err(RuntimeError::InvalidInput {
+                field: "limit".into(),
+                message: format!(
+                    "{limit} is outside 1..={}",
+                    suzent_tools::MAX_MEMORY_RESULTS
+                ),
+            });
+        }
         self.memory_service()
             .await?
             .search(&super::whoami(), query, limit)
