@@ -132,6 +132,7 @@ pub type TextSink<'a> = dyn Fn(&str) + Send + Sync + 'a;
 pub mod anthropic;
 pub mod gemini;
 pub mod openai;
+pub mod recovery;
 pub mod resolve;
 pub mod schema;
 mod wire;
