@@ -23,16 +23,21 @@ fn config(server: &ScriptedServer) -> ProvidersConfig {
     ProvidersConfig {
         openai: ProviderConfig {
             base_url: Some(server.openai_base()),
+            ..ProviderConfig::default()
         },
         anthropic: ProviderConfig {
             base_url: Some(server.base_url()),
+            ..ProviderConfig::default()
         },
         gemini: ProviderConfig {
             base_url: Some(server.base_url()),
+            ..ProviderConfig::default()
         },
         ollama: ProviderConfig {
             base_url: Some(server.base_url()),
+            ..ProviderConfig::default()
         },
+        ..ProvidersConfig::default()
     }
 }
 
@@ -686,16 +691,21 @@ fn config_at(base: &str) -> ProvidersConfig {
     ProvidersConfig {
         openai: ProviderConfig {
             base_url: Some(format!("{base}/v1")),
+            ..ProviderConfig::default()
         },
         anthropic: ProviderConfig {
             base_url: Some(base.to_string()),
+            ..ProviderConfig::default()
         },
         gemini: ProviderConfig {
             base_url: Some(base.to_string()),
+            ..ProviderConfig::default()
         },
         ollama: ProviderConfig {
             base_url: Some(base.to_string()),
+            ..ProviderConfig::default()
         },
+        ..ProvidersConfig::default()
     }
 }
 

@@ -91,6 +91,45 @@ pub struct ProviderConfig {
     /// Base URL overriding the SDK environment variable (`OPENAI_BASE_URL`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// Most tokens of one reply (`max_tokens`; default 4096, 1..=1,000,000). Always sent, so a
+    /// local server never runs until its context is full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// The model's context size in tokens, when the server does not tell (used to fit the
+    /// prompt: below 16,384 the small-model tool set and compact schemas apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_size: Option<u32>,
+}
+
+/// Settings of local models: the in-process llama.cpp engine (`local/ID` with no `base_url`)
+/// or a local OpenAI-compatible server (`local/ID` with a `base_url`, no key needed).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalConfig {
+    /// Base URL of a local OpenAI-compatible server (llama.cpp's server, LM Studio, vLLM);
+    /// unset: models run in process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Most tokens of one reply (default 2048).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Context size in tokens (default: from the model and the free memory, at most 16,384).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_size: Option<u32>,
+    /// CPU threads (default: the machine's cores).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// Seconds without a request after which the model is unloaded (default 300).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_unload_secs: Option<u32>,
+    /// Where `suzent models pull` downloads from (default `https://huggingface.co`; the
+    /// environment variable `SUZENT_MODELS_HUB` also sets it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hub_url: Option<String>,
+    /// The folder of the GGUF models (default `models/gguf` under the data directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models_dir: Option<PathBuf>,
 }
 
 /// Settings of the model providers.
@@ -110,6 +149,13 @@ pub struct ProvidersConfig {
     /// Ollama (`OLLAMA_HOST`).
     #[serde(default)]
     pub ollama: ProviderConfig,
+    /// Any OpenAI-compatible server (`openai-compatible/MODEL`): needs a `base_url`, and a key
+    /// only if the server asks for one (`suzent keys set openai-compatible`).
+    #[serde(default, rename = "openai-compatible")]
+    pub openai_compatible: ProviderConfig,
+    /// Local models (`local/ID`).
+    #[serde(default)]
+    pub local: LocalConfig,
 }
 
 /// The user configuration. Unknown fields are an error, so a typo is never silently ignored.
@@ -264,6 +310,62 @@ impl Config {
                 field: "reviewer_timeout_secs".into(),
                 message: format!("{} is outside 1..=600", self.reviewer_timeout_secs),
             });
+        }
+        let providers = &self.providers;
+        let limits: [(&str, Option<u32>, u32, u32); 8] = [
+            (
+                "providers.openai.max_tokens",
+                providers.openai.max_tokens,
+                1,
+                1_000_000,
+            ),
+            (
+                "providers.ollama.max_tokens",
+                providers.ollama.max_tokens,
+                1,
+                1_000_000,
+            ),
+            (
+                "providers.openai-compatible.max_tokens",
+                providers.openai_compatible.max_tokens,
+                1,
+                1_000_000,
+            ),
+            (
+                "providers.local.max_tokens",
+                providers.local.max_tokens,
+                1,
+                1_000_000,
+            ),
+            (
+                "providers.local.context_size",
+                providers.local.context_size,
+                256,
+                10_000_000,
+            ),
+            ("providers.local.threads", providers.local.threads, 1, 256),
+            (
+                "providers.ollama.context_size",
+                providers.ollama.context_size,
+                256,
+                10_000_000,
+            ),
+            (
+                "providers.openai-compatible.context_size",
+                providers.openai_compatible.context_size,
+                256,
+                10_000_000,
+            ),
+        ];
+        for (field, value, min, max) in limits {
+            if let Some(value) = value
+                && !(min..=max).contains(&value)
+            {
+                return Err(ConfigError::Value {
+                    field: field.into(),
+                    message: format!("{value} is outside {min}..={max}"),
+                });
+            }
         }
         if self.chat_summary_idle_secs > MAX_CHAT_SUMMARY_IDLE_SECS {
             return Err(ConfigError::Value {

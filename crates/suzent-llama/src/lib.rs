@@ -45,4 +45,6 @@ pub use engine::{
     ModelInfo, Timings, ToolChoice,
 };
 pub use grammar::{GrammarError, ToolGrammar, tool_grammar};
-pub use template::{ChatTemplate, TemplateError, TemplateTool, ToolFormat};
+pub use template::{
+    ChatTemplate, TemplateError, TemplateTool, ToolFormat, plain_messages, with_tool_instructions,
+};

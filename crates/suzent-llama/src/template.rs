@@ -332,8 +332,11 @@ fn native_messages(messages: &[ChatMessage], format: ToolFormat) -> Vec<Value> {
     out
 }
 
-/// The transcript as plain user/assistant turns for templates that know no tools.
-fn plain_messages(messages: &[ChatMessage]) -> Vec<Value> {
+/// The transcript as plain user/assistant turns, for templates (and servers) that know no
+/// tools: calls written as `<tool_call>` text in the assistant's content, results as
+/// `<tool_response>` user messages, consecutive messages of one role merged. Each item is
+/// `{"role", "content"}` (OpenAI chat message shape).
+pub fn plain_messages(messages: &[ChatMessage]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
@@ -376,9 +379,9 @@ fn push_merged(out: &mut Vec<Value>, role: &str, text: &str) {
     out.push(json!({"role": role, "content": text}));
 }
 
-/// The system prompt with the tools and the Hermes call form described (for templates that
-/// know no tools).
-fn with_tool_instructions(system: &str, tools: &[TemplateTool]) -> String {
+/// The system prompt with the tools and the Hermes call form (`<tool_call>{"name",
+/// "arguments"}</tool_call>`) described, for templates (and servers) that know no tools.
+pub fn with_tool_instructions(system: &str, tools: &[TemplateTool]) -> String {
     let mut out = String::new();
     if !system.is_empty() {
         out.push_str(system);

@@ -20,6 +20,7 @@
 mod audit;
 mod audit_read;
 mod error;
+pub mod local_models;
 mod mcp;
 mod paths;
 pub mod provider;

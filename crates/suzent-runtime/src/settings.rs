@@ -203,17 +203,21 @@ fn apply_patch(mut config: Config, patch: SettingsPatch) -> Result<Config, Runti
         config.max_steps = max_steps;
     }
     if let Some(p) = patch.providers {
-        let url = |s: ProviderSettings| ProviderConfig {
+        // Only the base URLs are edited here; the other provider settings stay as they are.
+        let url = |s: ProviderSettings, current: &ProviderConfig| ProviderConfig {
             base_url: s
                 .base_url
                 .map(|u| u.trim().to_string())
                 .filter(|u| !u.is_empty()),
+            ..current.clone()
         };
+        let current = config.providers.clone();
         config.providers = ProvidersConfig {
-            openai: url(p.openai),
-            anthropic: url(p.anthropic),
-            gemini: url(p.gemini),
-            ollama: url(p.ollama),
+            openai: url(p.openai, &current.openai),
+            anthropic: url(p.anthropic, &current.anthropic),
+            gemini: url(p.gemini, &current.gemini),
+            ollama: url(p.ollama, &current.ollama),
+            ..current
         };
     }
     Ok(config)

@@ -101,6 +101,17 @@ pub enum ProviderError {
         /// Why.
         message: String,
     },
+    /// The model answered with nothing: no text and no tool call (public case R2-L10). Often a
+    /// server that failed to parse a tool call and dropped it.
+    #[error(
+        "{provider} returned an empty completion ({completion_tokens} tokens) — possible tool-call parse failure"
+    )]
+    EmptyCompletion {
+        /// Provider name.
+        provider: String,
+        /// Tokens the server said it generated (0 when it did not say).
+        completion_tokens: u64,
+    },
     /// The turn was cancelled.
     #[error("cancelled")]
     Cancelled,
@@ -130,7 +141,9 @@ pub trait ModelProvider: Send + Sync {
 pub type TextSink<'a> = dyn Fn(&str) + Send + Sync + 'a;
 
 pub mod anthropic;
+pub mod fit;
 pub mod gemini;
+pub mod local;
 pub mod openai;
 pub mod recovery;
 pub mod resolve;
@@ -139,6 +152,7 @@ mod wire;
 
 pub use anthropic::AnthropicProvider;
 pub use gemini::GeminiProvider;
+pub use local::LocalProvider;
 pub use openai::OpenAiProvider;
 pub use resolve::{
     EnvAndKeychain, KeySource, StaticKeys, build_provider, delete_api_key, parse_model,
@@ -157,15 +171,22 @@ pub enum ProviderKind {
     Gemini,
     /// Ollama through its OpenAI-compatible endpoint; no key.
     Ollama,
+    /// Any OpenAI-compatible server at a configured base URL; a key only if the server asks.
+    OpenAiCompatible,
+    /// Local models: in process (llama.cpp), or a local OpenAI-compatible server when
+    /// `[providers.local] base_url` is set; no key.
+    Local,
 }
 
 impl ProviderKind {
     /// Every provider, in the order they are listed to users.
-    pub const ALL: [ProviderKind; 4] = [
+    pub const ALL: [ProviderKind; 6] = [
+        ProviderKind::Local,
         ProviderKind::OpenAi,
         ProviderKind::Anthropic,
         ProviderKind::Gemini,
         ProviderKind::Ollama,
+        ProviderKind::OpenAiCompatible,
     ];
 
     /// The name used in model strings, config sections and the keychain (`openai`, ...).
@@ -175,6 +196,8 @@ impl ProviderKind {
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Gemini => "gemini",
             ProviderKind::Ollama => "ollama",
+            ProviderKind::OpenAiCompatible => "openai-compatible",
+            ProviderKind::Local => "local",
         }
     }
 
@@ -186,19 +209,34 @@ impl ProviderKind {
     }
 
     /// The environment variables that may hold the API key, in order of preference (empty for
-    /// Ollama, which needs none).
+    /// the providers that need none).
     pub fn key_env_vars(self) -> &'static [&'static str] {
         match self {
             ProviderKind::OpenAi => &["OPENAI_API_KEY"],
             ProviderKind::Anthropic => &["ANTHROPIC_API_KEY"],
             ProviderKind::Gemini => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-            ProviderKind::Ollama => &[],
+            ProviderKind::Ollama | ProviderKind::OpenAiCompatible | ProviderKind::Local => &[],
         }
     }
 
     /// Whether a request without a key is possible.
     pub fn needs_key(self) -> bool {
         !self.key_env_vars().is_empty()
+    }
+
+    /// Whether a key may be stored for it (`suzent keys set NAME`): the providers that need one,
+    /// and OpenAI-compatible or local servers that ask for one.
+    pub fn accepts_key(self) -> bool {
+        self.needs_key() || matches!(self, ProviderKind::OpenAiCompatible | ProviderKind::Local)
+    }
+
+    /// Whether replies are searched for tool calls written as text (local servers, whose
+    /// templates often put calls in the content).
+    pub fn recovers_text_calls(self) -> bool {
+        matches!(
+            self,
+            ProviderKind::Ollama | ProviderKind::OpenAiCompatible | ProviderKind::Local
+        )
     }
 }
 

@@ -4,25 +4,54 @@
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use suzent_core::{ChatMessage, ToolCall};
 
+use super::local::generated_call_id;
+use super::recovery::{OfferedTool, TextCallFilter};
 use super::schema::normalize_schema;
-use super::wire::{Endpoint, SseData, join_url, next_data, post_sse, stream_error};
+use super::wire::{
+    Endpoint, MAX_ERROR_BODY, SseData, bounded_body, join_url, next_data, post_sse, stream_error,
+    transport, truncate_text,
+};
 use super::{
     ModelProvider, ModelRequest, ModelResponse, ProviderError, ProviderKind, StopReason, TextSink,
 };
 
 /// A client of the OpenAI chat completions wire format.
+///
+/// For local servers (Ollama, llama.cpp's server, LM Studio, vLLM) it also:
+/// - reads tool calls written as text in the reply (when [`Self::with_text_call_recovery`] is
+///   on and the reply has no structured calls), keeping their markup out of the streamed text;
+/// - falls back to a non-streaming request when the server refuses to stream tool calls, and to
+///   describing the tools in the system prompt when it refuses the `tools` field (llama.cpp's
+///   server without `--jinja`); either fallback is remembered for the next requests;
+/// - always sends `max_tokens` and an explicit `tool_choice`, and `""` rather than `null` as
+///   the content of an assistant message with tool calls;
+/// - replaces empty or missing call ids with unique generated ones (kept in the transcript, so
+///   the next request repeats them).
 #[derive(Debug)]
 pub struct OpenAiProvider {
     kind: ProviderKind,
     endpoint: Endpoint,
+    max_tokens: u32,
+    recover: bool,
+    /// The server refused `tools`: they are described in the system prompt instead.
+    tools_in_prompt: AtomicBool,
+    /// The server refused to stream a request with tools: such requests are not streamed.
+    no_stream_with_tools: AtomicBool,
+}
+
+/// How one request is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Mode {
+    stream: bool,
+    tools_in_prompt: bool,
 }
 
 impl OpenAiProvider {
-    /// A client for `base_url` (including `/v1`). `kind` is [`ProviderKind::OpenAi`] or
-    /// [`ProviderKind::Ollama`] (names errors and selects schema normalization); `api_key` is
-    /// sent as a bearer token when present.
+    /// A client for `base_url` (including `/v1`). `kind` names errors and selects schema
+    /// normalization; `api_key` is sent as a bearer token when present.
     pub fn new(
         client: reqwest::Client,
         kind: ProviderKind,
@@ -36,13 +65,125 @@ impl OpenAiProvider {
                 base_url: base_url.into(),
                 api_key,
             },
+            max_tokens: super::resolve::DEFAULT_MAX_TOKENS,
+            recover: kind.recovers_text_calls(),
+            tools_in_prompt: AtomicBool::new(false),
+            no_stream_with_tools: AtomicBool::new(false),
         }
+    }
+
+    /// Sets the `max_tokens` sent with every request.
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> OpenAiProvider {
+        self.max_tokens = max_tokens.max(1);
+        self
+    }
+
+    /// Turns the reading of tool calls written as text on or off.
+    pub fn with_text_call_recovery(mut self, on: bool) -> OpenAiProvider {
+        self.recover = on;
+        self
     }
 
     /// The JSON body sent for `request` (public for inspection in tests and `doctor`).
     pub fn request_body(&self, request: &ModelRequest) -> Value {
-        request_body(request, self.kind)
+        request_body(
+            request,
+            self.kind,
+            self.max_tokens,
+            Mode {
+                stream: true,
+                tools_in_prompt: self.tools_in_prompt.load(Ordering::Relaxed),
+            },
+        )
     }
+
+    fn mode(&self, request: &ModelRequest) -> Mode {
+        let tools = !request.tools.is_empty();
+        Mode {
+            stream: !(tools && self.no_stream_with_tools.load(Ordering::Relaxed)),
+            tools_in_prompt: tools && self.tools_in_prompt.load(Ordering::Relaxed),
+        }
+    }
+
+    fn http(&self) -> reqwest::RequestBuilder {
+        let mut http = self
+            .endpoint
+            .client
+            .post(join_url(&self.endpoint.base_url, "chat/completions"));
+        if let Some(key) = &self.endpoint.api_key {
+            http = http.bearer_auth(key);
+        }
+        http
+    }
+
+    /// One attempt in `mode`.
+    async fn send(
+        &self,
+        request: &ModelRequest,
+        mode: Mode,
+        on_text: &TextSink<'_>,
+    ) -> Result<ModelResponse, ProviderError> {
+        let provider = self.name();
+        let body = request_body(request, self.kind, self.max_tokens, mode);
+        let offered = !request.tools.is_empty();
+        let mut state = StreamState {
+            filter: (self.recover && offered).then(TextCallFilter::new),
+            ..StreamState::default()
+        };
+        if mode.stream {
+            let mut events = post_sse(provider, self.http(), &body).await?;
+            while let Some(data) = next_data(provider, &mut events).await {
+                match data? {
+                    SseData::Done => {
+                        state.done = true;
+                        break;
+                    }
+                    SseData::Json(_, chunk) => state.apply(provider, &chunk, on_text)?,
+                }
+            }
+        } else {
+            let response = self
+                .http()
+                .json(&body)
+                .send()
+                .await
+                .map_err(|e| transport(provider, &e))?;
+            let status = response.status();
+            if !status.is_success() {
+                return Err(ProviderError::Http {
+                    provider: provider.to_string(),
+                    status: status.as_u16(),
+                    body: bounded_body(response).await,
+                });
+            }
+            let value: Value = response.json().await.map_err(|e| ProviderError::Protocol {
+                provider: provider.to_string(),
+                message: format!("the response is not JSON: {e}"),
+            })?;
+            state.apply_whole(provider, &value, on_text)?;
+        }
+        state.finish(provider, request, on_text)
+    }
+}
+
+/// Whether an error status says the server cannot take the `tools` field.
+fn refuses_tools(error: &ProviderError) -> bool {
+    let ProviderError::Http { status, body, .. } = error else {
+        return false;
+    };
+    let body = body.to_ascii_lowercase();
+    (400..500).contains(status)
+        && (body.contains("tools") || body.contains("jinja") || body.contains("function call"))
+        && !body.contains("stream")
+}
+
+/// Whether an error status says the server cannot stream a request with tools.
+fn refuses_streaming(error: &ProviderError) -> bool {
+    let ProviderError::Http { status, body, .. } = error else {
+        return false;
+    };
+    let body = body.to_ascii_lowercase();
+    (400..=501).contains(status) && body.contains("stream")
 }
 
 #[async_trait]
@@ -56,45 +197,74 @@ impl ModelProvider for OpenAiProvider {
         request: &ModelRequest,
         on_text: &TextSink<'_>,
     ) -> Result<ModelResponse, ProviderError> {
-        let provider = self.name();
-        let body = request_body(request, self.kind);
-        let mut http = self
-            .endpoint
-            .client
-            .post(join_url(&self.endpoint.base_url, "chat/completions"));
-        if let Some(key) = &self.endpoint.api_key {
-            http = http.bearer_auth(key);
-        }
-        let mut events = post_sse(provider, http, &body).await?;
-        let mut state = StreamState::default();
-        while let Some(data) = next_data(provider, &mut events).await {
-            match data? {
-                SseData::Done => {
-                    state.done = true;
-                    break;
+        let mut mode = self.mode(request);
+        // At most one fallback of each kind.
+        for _ in 0..3 {
+            match self.send(request, mode, on_text).await {
+                Err(error)
+                    if !request.tools.is_empty() && mode.stream && refuses_streaming(&error) =>
+                {
+                    tracing::info!(provider = self.name(), %error, "the server does not stream tool calls; asking without streaming");
+                    self.no_stream_with_tools.store(true, Ordering::Relaxed);
+                    mode.stream = false;
                 }
-                SseData::Json(_, chunk) => state.apply(provider, &chunk, on_text)?,
+                Err(error)
+                    if !request.tools.is_empty()
+                        && !mode.tools_in_prompt
+                        && refuses_tools(&error) =>
+                {
+                    tracing::info!(provider = self.name(), %error, "the server refuses the tools field; describing the tools in the system prompt");
+                    self.tools_in_prompt.store(true, Ordering::Relaxed);
+                    mode.tools_in_prompt = true;
+                }
+                other => return other,
             }
         }
-        state.finish(provider)
+        self.send(request, mode, on_text).await
     }
 }
 
 /// Builds the chat completions body.
-fn request_body(request: &ModelRequest, kind: ProviderKind) -> Value {
+fn request_body(request: &ModelRequest, kind: ProviderKind, max_tokens: u32, mode: Mode) -> Value {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    if !request.system.is_empty() {
-        messages.push(json!({"role": "system", "content": request.system}));
+    let tools_in_prompt = mode.tools_in_prompt && !request.tools.is_empty();
+    let text_tools: Vec<suzent_llama::TemplateTool> = if tools_in_prompt {
+        request
+            .tools
+            .iter()
+            .map(|t| suzent_llama::TemplateTool {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                parameters: normalize_schema(&t.parameters, kind),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let system = if tools_in_prompt {
+        suzent_llama::with_tool_instructions(&request.system, &text_tools)
+    } else {
+        request.system.clone()
+    };
+    if !system.is_empty() {
+        messages.push(json!({"role": "system", "content": system}));
     }
-    for message in &request.messages {
-        messages.push(map_message(message));
+    if tools_in_prompt {
+        messages.extend(suzent_llama::plain_messages(&request.messages));
+    } else {
+        for message in &request.messages {
+            messages.push(map_message(message));
+        }
     }
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
     body.insert("messages".into(), Value::Array(messages));
-    body.insert("stream".into(), json!(true));
-    body.insert("stream_options".into(), json!({"include_usage": true}));
-    if !request.tools.is_empty() {
+    body.insert("stream".into(), json!(mode.stream));
+    if mode.stream {
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    body.insert("max_tokens".into(), json!(max_tokens));
+    if !request.tools.is_empty() && !tools_in_prompt {
         let tools: Vec<Value> = request
             .tools
             .iter()
@@ -110,6 +280,8 @@ fn request_body(request: &ModelRequest, kind: ProviderKind) -> Value {
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
+        // Explicit: some local servers only put tools in the prompt when they see a choice.
+        body.insert("tool_choice".into(), json!("auto"));
     }
     Value::Object(body)
 }
@@ -123,14 +295,8 @@ fn map_message(message: &ChatMessage) -> Value {
             if tool_calls.is_empty() {
                 m.insert("content".into(), json!(text));
             } else {
-                m.insert(
-                    "content".into(),
-                    if text.is_empty() {
-                        Value::Null
-                    } else {
-                        json!(text)
-                    },
-                );
+                // "" rather than null: llama.cpp's server and others refuse a null content.
+                m.insert("content".into(), json!(text));
                 let calls: Vec<Value> = tool_calls
                     .iter()
                     .map(|call| {
@@ -237,19 +403,14 @@ impl ToolCallAssembler {
         slot
     }
 
-    /// Whether any call started.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.calls.is_empty()
-    }
-
-    /// The calls in order; a call that never got an id gets `call_{n}`.
+    /// The calls in order; a call whose id was empty or missing gets a unique generated one
+    /// (public case R2-L07), which the transcript keeps and the next request repeats.
     pub(crate) fn finish(self) -> Vec<ToolCall> {
         self.calls
             .into_iter()
-            .enumerate()
-            .map(|(n, call)| ToolCall {
+            .map(|call| ToolCall {
                 id: if call.id.is_empty() {
-                    format!("call_{n}")
+                    generated_call_id()
                 } else {
                     call.id
                 },
@@ -260,16 +421,39 @@ impl ToolCallAssembler {
     }
 }
 
+/// Arguments as the wire carries them: a JSON string, or (some local servers) an object.
+fn arguments_text(value: Option<&Value>) -> Option<String> {
+    match value? {
+        Value::String(text) => Some(text.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
 #[derive(Default)]
 struct StreamState {
     text: String,
     calls: ToolCallAssembler,
     finish_reason: Option<String>,
+    completion_tokens: Option<u64>,
     chunks: usize,
     done: bool,
+    /// Holds back tool-call markup while streaming (text-call recovery on, tools offered).
+    filter: Option<TextCallFilter>,
 }
 
 impl StreamState {
+    fn show(&mut self, text: &str, on_text: &TextSink<'_>) {
+        self.text.push_str(text);
+        let shown = match &mut self.filter {
+            Some(filter) => filter.push(text),
+            None => text.to_string(),
+        };
+        if !shown.is_empty() {
+            on_text(&shown);
+        }
+    }
+
     fn apply(
         &mut self,
         provider: &str,
@@ -280,6 +464,13 @@ impl StreamState {
             return Err(stream_error(provider, error));
         }
         self.chunks += 1;
+        if let Some(tokens) = chunk
+            .get("usage")
+            .and_then(|u| u.get("completion_tokens"))
+            .and_then(Value::as_u64)
+        {
+            self.completion_tokens = Some(tokens);
+        }
         let Some(choices) = chunk.get("choices").and_then(Value::as_array) else {
             return Ok(());
         };
@@ -295,19 +486,17 @@ impl StreamState {
             if let Some(text) = delta.get("content").and_then(Value::as_str)
                 && !text.is_empty()
             {
-                self.text.push_str(text);
-                on_text(text);
+                self.show(text, on_text);
             }
             if let Some(fragments) = delta.get("tool_calls").and_then(Value::as_array) {
                 for fragment in fragments {
                     let function = fragment.get("function");
+                    let arguments = arguments_text(function.and_then(|f| f.get("arguments")));
                     self.calls.fragment(
                         fragment.get("index").and_then(Value::as_u64),
                         fragment.get("id").and_then(Value::as_str),
                         function.and_then(|f| f.get("name")).and_then(Value::as_str),
-                        function
-                            .and_then(|f| f.get("arguments"))
-                            .and_then(Value::as_str),
+                        arguments.as_deref(),
                     );
                 }
             }
@@ -318,26 +507,128 @@ impl StreamState {
         Ok(())
     }
 
-    fn finish(self, provider: &str) -> Result<ModelResponse, ProviderError> {
+    /// A whole (non-streamed) response.
+    fn apply_whole(
+        &mut self,
+        provider: &str,
+        value: &Value,
+        on_text: &TextSink<'_>,
+    ) -> Result<(), ProviderError> {
+        if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
+            return Err(stream_error(provider, error));
+        }
+        self.chunks += 1;
+        self.done = true;
+        self.completion_tokens = value
+            .get("usage")
+            .and_then(|u| u.get("completion_tokens"))
+            .and_then(Value::as_u64);
+        let Some(choice) = value
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        else {
+            return Err(ProviderError::Protocol {
+                provider: provider.to_string(),
+                message: "the response has no choices".into(),
+            });
+        };
+        let message = choice.get("message").cloned().unwrap_or_default();
+        if let Some(text) = message.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            self.show(text, on_text);
+        }
+        if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
+            for (index, call) in calls.iter().enumerate() {
+                let function = call.get("function");
+                let arguments = arguments_text(function.and_then(|f| f.get("arguments")));
+                self.calls.fragment(
+                    Some(index as u64),
+                    call.get("id").and_then(Value::as_str),
+                    function.and_then(|f| f.get("name")).and_then(Value::as_str),
+                    Some(arguments.as_deref().unwrap_or("")),
+                );
+            }
+        }
+        self.finish_reason = choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        Ok(())
+    }
+
+    fn finish(
+        mut self,
+        provider: &str,
+        request: &ModelRequest,
+        on_text: &TextSink<'_>,
+    ) -> Result<ModelResponse, ProviderError> {
         if self.chunks == 0 && !self.done {
             return Err(ProviderError::Protocol {
                 provider: provider.to_string(),
                 message: "the stream ended before any data".into(),
             });
         }
-        let has_calls = !self.calls.is_empty();
+        let mut text = std::mem::take(&mut self.text);
+        let mut tool_calls = std::mem::take(&mut self.calls).finish();
+        if let Some(filter) = self.filter.take() {
+            let offered: Vec<OfferedTool<'_>> = request
+                .tools
+                .iter()
+                .map(|t| OfferedTool {
+                    name: &t.name,
+                    parameters: &t.parameters,
+                })
+                .collect();
+            // Structured calls win; only a reply without them is read for written calls.
+            let (recovered, tail) = if tool_calls.is_empty() {
+                filter.finish(&offered)
+            } else {
+                filter.finish(&[])
+            };
+            if !tail.is_empty() {
+                on_text(&tail);
+            }
+            if let Some(reply) = recovered {
+                tracing::debug!(provider, forms = ?reply.forms(), raw = %text, "tool calls read from the reply's text");
+                text = reply.text;
+                tool_calls = reply
+                    .calls
+                    .into_iter()
+                    .map(|call| ToolCall {
+                        id: generated_call_id(),
+                        name: call.name,
+                        arguments: call.arguments,
+                    })
+                    .collect();
+            }
+        }
+        let has_calls = !tool_calls.is_empty();
+        if !has_calls && text.trim().is_empty() && self.finish_reason.as_deref() != Some("length") {
+            let tokens = self.completion_tokens.unwrap_or(0);
+            tracing::warn!(
+                provider,
+                completion_tokens = tokens,
+                "empty completion ({tokens} tokens) — possible tool-call parse failure"
+            );
+            tracing::debug!(provider, raw = %truncate_text(&text, MAX_ERROR_BODY, false), finish_reason = ?self.finish_reason, "the empty completion");
+            return Err(ProviderError::EmptyCompletion {
+                provider: provider.to_string(),
+                completion_tokens: tokens,
+            });
+        }
         let stop_reason = match self.finish_reason.as_deref() {
-            Some("stop") if has_calls => StopReason::ToolUse,
+            _ if has_calls => StopReason::ToolUse,
             Some("stop") => StopReason::EndTurn,
             Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
             Some("length") => StopReason::MaxTokens,
             Some(other) => StopReason::Other(other.to_string()),
-            None if has_calls => StopReason::ToolUse,
             None => StopReason::EndTurn,
         };
         Ok(ModelResponse {
-            text: self.text,
-            tool_calls: self.calls.finish(),
+            text,
+            tool_calls,
             stop_reason,
         })
     }
@@ -467,7 +758,15 @@ mod tests {
                 parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
             }],
         };
-        let body = request_body(&request, ProviderKind::OpenAi);
+        let body = request_body(
+            &request,
+            ProviderKind::OpenAi,
+            4096,
+            Mode {
+                stream: true,
+                tools_in_prompt: false,
+            },
+        );
         assert_eq!(
             body["messages"][0],
             json!({"role": "system", "content": "sys"})
@@ -476,7 +775,7 @@ mod tests {
             body["messages"][2]["tool_calls"][0]["function"]["arguments"],
             json!("{}")
         );
-        assert_eq!(body["messages"][2]["content"], Value::Null);
+        assert_eq!(body["messages"][2]["content"], json!(""));
         assert_eq!(
             body["messages"][3],
             json!({"role": "tool", "tool_call_id": "call_1", "content": "bad json"})

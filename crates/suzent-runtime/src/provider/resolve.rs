@@ -8,7 +8,8 @@ use std::time::Duration;
 use suzent_core::ProvidersConfig;
 
 use super::{
-    AnthropicProvider, GeminiProvider, ModelProvider, OpenAiProvider, ProviderError, ProviderKind,
+    AnthropicProvider, GeminiProvider, LocalProvider, ModelProvider, OpenAiProvider, ProviderError,
+    ProviderKind,
 };
 
 /// Keychain service name under which keys are stored (account = provider name).
@@ -205,11 +206,11 @@ fn keychain_account(name: &str) -> Result<String, ProviderError> {
 
 fn known_provider(provider: &str) -> Result<ProviderKind, ProviderError> {
     ProviderKind::from_name(provider)
-        .filter(|k| k.needs_key())
+        .filter(|k| k.accepts_key())
         .ok_or_else(|| ProviderError::InvalidModel {
             model: provider.to_string(),
-            message: "keys can be stored for openai, anthropic and gemini, and MCP secrets as \
-                      mcp:ENTRY"
+            message: "keys can be stored for openai, anthropic, gemini, openai-compatible and \
+                      local, and MCP secrets as mcp:ENTRY"
                 .into(),
         })
 }
@@ -242,20 +243,41 @@ pub fn shared_client() -> Result<reqwest::Client, ProviderError> {
 }
 
 /// The base URL of `kind`: the config override, else the environment, else the public default.
+/// Empty for the providers that have no default (`openai-compatible`, `local`) when none is set.
 pub fn base_url(kind: ProviderKind, providers: &ProvidersConfig) -> String {
     let (config, env_var, default) = match kind {
-        ProviderKind::OpenAi => (&providers.openai, "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE),
+        ProviderKind::OpenAi => (
+            providers.openai.base_url.as_deref(),
+            "OPENAI_BASE_URL",
+            OPENAI_DEFAULT_BASE,
+        ),
         ProviderKind::Anthropic => (
-            &providers.anthropic,
+            providers.anthropic.base_url.as_deref(),
             "ANTHROPIC_BASE_URL",
             ANTHROPIC_DEFAULT_BASE,
         ),
-        ProviderKind::Gemini => (&providers.gemini, "GEMINI_BASE_URL", GEMINI_DEFAULT_BASE),
-        ProviderKind::Ollama => (&providers.ollama, "OLLAMA_HOST", OLLAMA_DEFAULT_HOST),
+        ProviderKind::Gemini => (
+            providers.gemini.base_url.as_deref(),
+            "GEMINI_BASE_URL",
+            GEMINI_DEFAULT_BASE,
+        ),
+        ProviderKind::Ollama => (
+            providers.ollama.base_url.as_deref(),
+            "OLLAMA_HOST",
+            OLLAMA_DEFAULT_HOST,
+        ),
+        ProviderKind::OpenAiCompatible => (
+            providers.openai_compatible.base_url.as_deref(),
+            "OPENAI_COMPATIBLE_BASE_URL",
+            "",
+        ),
+        ProviderKind::Local => (
+            providers.local.base_url.as_deref(),
+            "SUZENT_LOCAL_BASE_URL",
+            "",
+        ),
     };
     let chosen = config
-        .base_url
-        .as_deref()
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
@@ -285,49 +307,119 @@ pub fn base_url(kind: ProviderKind, providers: &ProvidersConfig) -> String {
     }
 }
 
+/// Most tokens of a reply unless configured (`max_tokens` is always sent).
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// The configured reply limit and context size of `kind`.
+pub fn limits(kind: ProviderKind, providers: &ProvidersConfig) -> (u32, Option<u32>) {
+    match kind {
+        ProviderKind::Local => (
+            providers
+                .local
+                .max_tokens
+                .unwrap_or(super::local::DEFAULT_MAX_TOKENS),
+            providers.local.context_size,
+        ),
+        _ => {
+            let config = match kind {
+                ProviderKind::OpenAi => &providers.openai,
+                ProviderKind::Anthropic => &providers.anthropic,
+                ProviderKind::Gemini => &providers.gemini,
+                ProviderKind::Ollama => &providers.ollama,
+                _ => &providers.openai_compatible,
+            };
+            (
+                config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+                config.context_size,
+            )
+        }
+    }
+}
+
+/// The engine options of the in-process provider from `[providers.local]`.
+pub fn engine_options(local: &suzent_core::LocalConfig) -> suzent_llama::EngineOptions {
+    let defaults = suzent_llama::EngineOptions::default();
+    suzent_llama::EngineOptions {
+        context_size: local.context_size,
+        threads: local.threads,
+        idle_unload: local
+            .idle_unload_secs
+            .map(|s| Duration::from_secs(u64::from(s)))
+            .unwrap_or(defaults.idle_unload),
+        ..defaults
+    }
+}
+
+fn missing_key(kind: ProviderKind) -> ProviderError {
+    ProviderError::MissingApiKey {
+        provider: kind.as_str().to_string(),
+        env_var: kind
+            .key_env_vars()
+            .first()
+            .copied()
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
 /// A provider for `model` (`provider/model-id`) and the model id to put in its requests.
+///
+/// `local/ID` runs `ID.gguf` from `[providers.local] models_dir` in process, or asks the local
+/// OpenAI-compatible server at `[providers.local] base_url`; `openai-compatible/ID` asks the
+/// server at `[providers.openai-compatible] base_url`. Neither needs a key (one stored with
+/// `suzent keys set` is sent), and nor does `openai/` with a base URL other than OpenAI's.
 pub fn build_provider(
     model: &str,
     providers: &ProvidersConfig,
     keys: &dyn KeySource,
 ) -> Result<(Box<dyn ModelProvider>, String), ProviderError> {
     let (kind, model_id) = parse_model(model)?;
-    let key = if kind.needs_key() {
-        match keys.api_key(kind.as_str()) {
-            Some(key) => Some(key),
-            None => {
-                return Err(ProviderError::MissingApiKey {
-                    provider: kind.as_str().to_string(),
-                    env_var: kind
-                        .key_env_vars()
-                        .first()
-                        .copied()
-                        .unwrap_or_default()
-                        .to_string(),
-                });
-            }
-        }
-    } else {
-        None
-    };
-    let client = shared_client()?;
     let base = base_url(kind, providers);
+    let (max_tokens, _) = limits(kind, providers);
+    if kind == ProviderKind::Local && base.is_empty() {
+        let dir =
+            providers
+                .local
+                .models_dir
+                .clone()
+                .ok_or_else(|| ProviderError::InvalidModel {
+                    model: model.to_string(),
+                    message: "no local models folder is known; set [providers.local] models_dir"
+                        .into(),
+                })?;
+        let engine = super::local::shared_engine(&engine_options(&providers.local));
+        let provider = LocalProvider::new(engine, dir, max_tokens);
+        provider.model_path(&model_id)?;
+        return Ok((Box::new(provider), model_id));
+    }
+    if base.is_empty() {
+        return Err(ProviderError::InvalidModel {
+            model: model.to_string(),
+            message: format!(
+                "{kind} needs the server's address: set [providers.{kind}] base_url in config.toml (e.g. http://127.0.0.1:8080/v1)"
+            ),
+        });
+    }
+    let key = keys.api_key(kind.as_str());
+    // OpenAI's own API needs a key; a server elsewhere only if it asks for one.
+    if key.is_none()
+        && kind.needs_key()
+        && !(kind == ProviderKind::OpenAi && base != OPENAI_DEFAULT_BASE)
+    {
+        return Err(missing_key(kind));
+    }
+    let client = shared_client()?;
     let provider: Box<dyn ModelProvider> = match (kind, key) {
-        (ProviderKind::OpenAi, key) | (ProviderKind::Ollama, key) => {
-            Box::new(OpenAiProvider::new(client, kind, base, key))
-        }
         (ProviderKind::Anthropic, Some(key)) => Box::new(AnthropicProvider::new(client, base, key)),
         (ProviderKind::Gemini, Some(key)) => Box::new(GeminiProvider::new(client, base, key)),
-        (_, None) => {
-            return Err(ProviderError::MissingApiKey {
-                provider: kind.as_str().to_string(),
-                env_var: kind
-                    .key_env_vars()
-                    .first()
-                    .copied()
-                    .unwrap_or_default()
-                    .to_string(),
-            });
+        (ProviderKind::Anthropic | ProviderKind::Gemini, None) => return Err(missing_key(kind)),
+        (_, key) => {
+            let recover = kind.recovers_text_calls() || base != OPENAI_DEFAULT_BASE;
+            Box::new(
+                OpenAiProvider::new(client, kind, base, key)
+                    .with_max_tokens(max_tokens)
+                    .with_text_call_recovery(recover),
+            )
         }
     };
     Ok((provider, model_id))
@@ -386,9 +478,11 @@ mod tests {
         let providers = ProvidersConfig {
             ollama: ProviderConfig {
                 base_url: Some("localhost:9999/".into()),
+                ..ProviderConfig::default()
             },
             openai: ProviderConfig {
                 base_url: Some("http://x/v1/".into()),
+                ..ProviderConfig::default()
             },
             ..ProvidersConfig::default()
         };

@@ -139,7 +139,7 @@ pub(crate) fn transport(provider: &str, e: &reqwest::Error) -> ProviderError {
 }
 
 /// Reads at most [`MAX_ERROR_BODY`] bytes of an error response.
-async fn bounded_body(mut response: reqwest::Response) -> String {
+pub(crate) async fn bounded_body(mut response: reqwest::Response) -> String {
     let mut bytes: Vec<u8> = Vec::new();
     let mut truncated = false;
     while let Ok(Some(chunk)) = response.chunk().await {

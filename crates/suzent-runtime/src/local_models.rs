@@ -1,0 +1,110 @@
+//! The local models service: the GGUF models folder (`models/gguf` under the data directory),
+//! the recommended list, downloads and imports, and the in-process engine that runs them.
+//!
+//! It owns the [`ModelManager`] and shares the process-wide [`LocalEngine`] with the `local/`
+//! provider, so the model loaded for a chat is the one that `loaded()` reports. Nothing here
+//! reaches the network except [`LocalModels::pull`].
+
+use std::path::{Path, PathBuf};
+
+use suzent_llama::LocalEngine;
+use suzent_llama::models::{
+    DEFAULT_HUB_URL, InstalledModel, ModelError, ModelManager, ProgressSink, PullSource,
+    RecommendedModel,
+};
+
+use crate::provider::local::{models_dir, shared_engine};
+use crate::provider::resolve::{engine_options, shared_client};
+
+/// Environment variable that overrides the hub the models are downloaded from.
+pub const HUB_URL_ENV: &str = "SUZENT_MODELS_HUB";
+
+/// Local GGUF models: what is installed, what is recommended, adding and removing.
+#[derive(Debug)]
+pub struct LocalModels {
+    manager: ModelManager,
+    engine: LocalEngine,
+}
+
+impl LocalModels {
+    /// The models of `[providers.local]` (`models_dir`, default `models/gguf` under
+    /// `data_dir`), pulled from its `hub_url` (else `SUZENT_MODELS_HUB`, else Hugging Face).
+    pub fn new(data_dir: &Path, config: &suzent_core::LocalConfig) -> LocalModels {
+        let dir = config
+            .models_dir
+            .clone()
+            .unwrap_or_else(|| models_dir(data_dir));
+        let hub = config
+            .hub_url
+            .clone()
+            .or_else(|| std::env::var(HUB_URL_ENV).ok())
+            .filter(|u| !u.trim().is_empty())
+            .unwrap_or_else(|| DEFAULT_HUB_URL.to_string());
+        let client = shared_client().unwrap_or_default();
+        LocalModels {
+            manager: ModelManager::new(dir, hub, client),
+            engine: shared_engine(&engine_options(config)),
+        }
+    }
+
+    /// The folder the models live in.
+    pub fn dir(&self) -> PathBuf {
+        self.manager.dir().to_path_buf()
+    }
+
+    /// The installed models.
+    pub fn list(&self) -> Result<Vec<InstalledModel>, ModelError> {
+        self.manager.list()
+    }
+
+    /// The recommended models, each with whether it is installed.
+    pub fn recommended(&self) -> Vec<(RecommendedModel, bool)> {
+        self.manager
+            .recommended()
+            .iter()
+            .map(|m| (m.clone(), self.manager.path_of(&m.id).is_ok()))
+            .collect()
+    }
+
+    /// Downloads a recommended model (by id) or a GGUF URL.
+    pub async fn pull(
+        &self,
+        source: PullSource,
+        progress: &ProgressSink<'_>,
+    ) -> Result<InstalledModel, ModelError> {
+        self.manager.pull(source, progress).await
+    }
+
+    /// Copies a GGUF file from disk into the models folder.
+    pub async fn import(
+        &self,
+        path: &Path,
+        progress: &ProgressSink<'_>,
+    ) -> Result<InstalledModel, ModelError> {
+        self.manager.import(path, progress).await
+    }
+
+    /// Deletes an installed model (unloading it first when it is the loaded one).
+    pub fn remove(&self, id: &str) -> Result<(), ModelError> {
+        let path = self.manager.path_of(id)?;
+        if self.engine.loaded().is_some_and(|info| info.path == path) {
+            self.engine.unload();
+        }
+        self.manager.remove(id)
+    }
+
+    /// The model string (`local/ID`) of the first installed model, preferring the recommended
+    /// ones in their order: what a fresh install with a model present runs (offline default).
+    pub fn default_model(&self) -> Option<String> {
+        let installed = self.manager.list().ok()?;
+        let recommended = self
+            .manager
+            .recommended()
+            .iter()
+            .find(|m| installed.iter().any(|i| i.id == m.id))
+            .map(|m| m.id.clone());
+        recommended
+            .or_else(|| installed.first().map(|m| m.id.clone()))
+            .map(|id| format!("local/{id}"))
+    }
+}

@@ -1,0 +1,204 @@
+//! The `local/` provider: a GGUF model run in process by llama.cpp ([`suzent_llama`]).
+//!
+//! `local/ID` names the file `ID.gguf` in the models folder (`models/gguf` under the data
+//! directory). The engine is shared by every chat of the process, so the model is loaded once;
+//! it is unloaded after an idle time. The chat template comes from the GGUF; tool calls are
+//! constrained by a grammar built from the tools' schemas and read back with the same tool-call
+//! recovery every local server gets ([`super::recovery`]); the raw markup never reaches the UI.
+
+use async_trait::async_trait;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use suzent_core::ToolCall;
+use suzent_llama::{
+    EngineOptions, Finish, GenerateEvent, GenerateRequest, LlamaError, LocalEngine, TemplateTool,
+    ToolChoice,
+};
+
+use super::recovery::{OfferedTool, TextCallFilter};
+use super::{ModelProvider, ModelRequest, ModelResponse, ProviderError, StopReason, TextSink};
+
+/// Tokens a reply may have unless configured.
+pub const DEFAULT_MAX_TOKENS: u32 = 2048;
+
+/// The engine shared by every local provider of this process (one loaded model).
+pub fn shared_engine(options: &EngineOptions) -> LocalEngine {
+    static ENGINE: OnceLock<LocalEngine> = OnceLock::new();
+    ENGINE
+        .get_or_init(|| LocalEngine::new(options.clone()))
+        .clone()
+}
+
+/// A client of the in-process engine for models in one folder.
+#[derive(Debug, Clone)]
+pub struct LocalProvider {
+    engine: LocalEngine,
+    models_dir: PathBuf,
+    max_tokens: u32,
+}
+
+impl LocalProvider {
+    /// Serves `local/ID` from `models_dir/ID.gguf` with `engine`; replies get at most
+    /// `max_tokens` tokens.
+    pub fn new(
+        engine: LocalEngine,
+        models_dir: impl Into<PathBuf>,
+        max_tokens: u32,
+    ) -> LocalProvider {
+        LocalProvider {
+            engine,
+            models_dir: models_dir.into(),
+            max_tokens: max_tokens.max(1),
+        }
+    }
+
+    /// The GGUF file of model `id`.
+    pub fn model_path(&self, id: &str) -> Result<PathBuf, ProviderError> {
+        let valid = !id.is_empty()
+            && !id.starts_with('.')
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        let path = self.models_dir.join(format!("{id}.gguf"));
+        if !valid || !path.is_file() {
+            return Err(ProviderError::InvalidModel {
+                model: format!("local/{id}"),
+                message: format!(
+                    "no model file {}; `suzent models list` shows the installed models and `suzent models pull` adds one",
+                    path.display()
+                ),
+            });
+        }
+        Ok(path)
+    }
+}
+
+fn provider_error(error: LlamaError) -> ProviderError {
+    ProviderError::Transport {
+        provider: "local".into(),
+        message: error.to_string(),
+    }
+}
+
+/// A unique id for a call the model wrote as text (the model gives none).
+pub(crate) fn generated_call_id() -> String {
+    format!("call_{}", uuid::Uuid::new_v4().simple())
+}
+
+#[async_trait]
+impl ModelProvider for LocalProvider {
+    fn name(&self) -> &str {
+        "local"
+    }
+
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        on_text: &TextSink<'_>,
+    ) -> Result<ModelResponse, ProviderError> {
+        let path = self.model_path(&request.model)?;
+        let tools: Vec<TemplateTool> = request
+            .tools
+            .iter()
+            .map(|t| TemplateTool {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                parameters: t.parameters.clone(),
+            })
+            .collect();
+        let generate = GenerateRequest {
+            system: request.system.clone(),
+            messages: request.messages.clone(),
+            tools,
+            tool_choice: ToolChoice::Auto,
+            max_tokens: self.max_tokens,
+            temperature: 0.0,
+            seed: 0,
+        };
+        let engine = self.engine.clone();
+        let mut events = tokio::task::spawn_blocking(move || engine.start(&path, generate))
+            .await
+            .map_err(|e| ProviderError::Transport {
+                provider: "local".into(),
+                message: format!("the model thread failed: {e}"),
+            })?
+            .map_err(provider_error)?;
+        let offer_tools = !request.tools.is_empty();
+        let mut filter = TextCallFilter::new();
+        let generation = loop {
+            match events.recv().await {
+                Some(GenerateEvent::Text(piece)) => {
+                    let shown = if offer_tools {
+                        filter.push(&piece)
+                    } else {
+                        piece
+                    };
+                    if !shown.is_empty() {
+                        on_text(&shown);
+                    }
+                }
+                Some(GenerateEvent::Done(result)) => break result.map_err(provider_error)?,
+                None => return Err(provider_error(LlamaError::WorkerGone)),
+            }
+        };
+        let offered: Vec<OfferedTool<'_>> = request
+            .tools
+            .iter()
+            .map(|t| OfferedTool {
+                name: &t.name,
+                parameters: &t.parameters,
+            })
+            .collect();
+        let (recovered, tail) = if offer_tools {
+            filter.finish(&offered)
+        } else {
+            (None, String::new())
+        };
+        if !tail.is_empty() {
+            on_text(&tail);
+        }
+        tracing::debug!(
+            prompt_tokens = generation.prompt_tokens,
+            completion_tokens = generation.completion_tokens,
+            cached = generation.timings.cached_tokens,
+            constrained = generation.constrained,
+            raw = %generation.text,
+            "local model reply"
+        );
+        let (text, tool_calls) = match recovered {
+            Some(reply) => {
+                tracing::debug!(forms = ?reply.forms(), format = ?generation.tool_format, "tool calls read from the local model's text");
+                let calls = reply
+                    .calls
+                    .into_iter()
+                    .map(|call| ToolCall {
+                        id: generated_call_id(),
+                        name: call.name,
+                        arguments: call.arguments,
+                    })
+                    .collect();
+                (reply.text, calls)
+            }
+            None => (generation.text.clone(), Vec::new()),
+        };
+        let stop_reason = if !tool_calls.is_empty() {
+            StopReason::ToolUse
+        } else {
+            match generation.finish {
+                Finish::Stop => StopReason::EndTurn,
+                Finish::Length => StopReason::MaxTokens,
+                Finish::Cancelled => return Err(ProviderError::Cancelled),
+            }
+        };
+        Ok(ModelResponse {
+            text,
+            tool_calls,
+            stop_reason,
+        })
+    }
+}
+
+/// `models/gguf` under `data_dir`: where local models live.
+pub fn models_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("models").join("gguf")
+}
