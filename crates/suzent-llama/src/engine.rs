@@ -65,7 +65,8 @@ pub enum ToolChoice {
     Auto,
     /// A call and nothing else.
     Required,
-    /// Text only; tools are still described so the history makes sense.
+    /// Text only; tools are still described so the history makes sense (with the generic
+    /// form the reply is then `{"response": ...}`).
     None,
 }
 
@@ -631,6 +632,16 @@ fn run_job(loaded: &mut Loaded<'_>, job: &Job, load_ms: f64) -> Result<Generatio
     let prompt_ms = started.elapsed().as_secs_f64() * 1000.0;
 
     let grammar = match request.tool_choice {
+        // Tools described in the prompt but none may be called: the generic form is kept, as
+        // an answer.
+        ToolChoice::None
+            if !request.tools.is_empty()
+                && loaded.template.tool_format() == ToolFormat::Generic =>
+        {
+            crate::grammar::response_grammar()
+                .map_err(|e| tracing::warn!(error = %e, "the answer is not constrained"))
+                .ok()
+        }
         ToolChoice::None => None,
         choice => tool_grammar(
             &request.tools,
@@ -759,6 +770,9 @@ fn sampler(
             }
         }
     }
+    // A mild repetition penalty over the last 64 tokens (llama.cpp's classic default): small
+    // models otherwise loop on one sentence under greedy decoding.
+    chain.push(LlamaSampler::penalties(model.n_vocab(), 64, 1.1, 0.0, 0.0));
     if request.temperature > 0.0 {
         chain.push(LlamaSampler::top_k(40));
         chain.push(LlamaSampler::top_p(0.95, 1));

@@ -21,6 +21,24 @@ pub struct ToolGrammar {
     pub triggers: Vec<String>,
 }
 
+/// The grammar of a generic reply that answers and calls nothing: `{"response": TEXT}` (for
+/// [`ToolFormat::Generic`] with tool choice none, when tools are still described).
+pub fn response_grammar() -> Result<ToolGrammar, GrammarError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {"response": {"type": "string"}},
+        "required": ["response"],
+        "additionalProperties": false,
+    });
+    let grammar = llama_cpp_2::json_schema_to_grammar(&schema.to_string())
+        .map_err(|e| GrammarError(e.to_string()))?;
+    Ok(ToolGrammar {
+        grammar,
+        root: "root".into(),
+        triggers: Vec::new(),
+    })
+}
+
 /// A schema llama.cpp's converter refused.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot build a tool-call grammar: {0}")]
@@ -38,6 +56,32 @@ pub fn tool_grammar(
 ) -> Result<Option<ToolGrammar>, GrammarError> {
     if tools.is_empty() || format == ToolFormat::QwenXml {
         return Ok(None);
+    }
+    if format == ToolFormat::Generic {
+        // The whole reply is one JSON object: a call or an answer, from the first token.
+        // Each tool's own definitions move to the root, where its `$ref`s then point.
+        let mut defs = Map::new();
+        let hoisted: Vec<TemplateTool> = tools
+            .iter()
+            .enumerate()
+            .map(|(i, tool)| TemplateTool {
+                parameters: hoist_definitions(&tool.parameters, i, &mut defs),
+                ..tool.clone()
+            })
+            .collect();
+        let mut schema = crate::template::generic_reply_schema(&hoisted);
+        if !defs.is_empty()
+            && let Value::Object(map) = &mut schema
+        {
+            map.insert("$defs".into(), Value::Object(defs));
+        }
+        let grammar = llama_cpp_2::json_schema_to_grammar(&schema.to_string())
+            .map_err(|e| GrammarError(e.to_string()))?;
+        return Ok(Some(ToolGrammar {
+            grammar,
+            root: "root".into(),
+            triggers: Vec::new(),
+        }));
     }
     let mut defs = Map::new();
     let mut calls = Vec::new();
@@ -93,7 +137,7 @@ pub fn tool_grammar(
             )
         }
         ToolFormat::Llama3 => (format!("{ROOT} ::= root"), vec!["{\"name\""]),
-        ToolFormat::QwenXml => return Ok(None),
+        ToolFormat::QwenXml | ToolFormat::Generic => return Ok(None),
     };
     Ok(Some(ToolGrammar {
         grammar: format!("{converted}\n{wrapper}\n"),
@@ -202,6 +246,19 @@ mod tests {
             grammar
                 .grammar
                 .contains("\"[TOOL_CALLS]\" (\"read_file\" \"[ARGS]\" suzent-args-0)"),
+            "{}",
+            grammar.grammar
+        );
+    }
+
+    #[test]
+    fn the_generic_grammar_applies_from_the_first_token() {
+        let grammar = tool_grammar(&[read_file()], ToolFormat::Generic, false)
+            .unwrap()
+            .unwrap();
+        assert!(grammar.triggers.is_empty());
+        assert!(
+            grammar.grammar.contains("tool_call") && grammar.grammar.contains("response"),
             "{}",
             grammar.grammar
         );

@@ -44,7 +44,8 @@ pub use engine::{
     EngineOptions, Finish, GenerateEvent, GenerateRequest, Generation, LlamaError, LocalEngine,
     ModelInfo, Timings, ToolChoice,
 };
-pub use grammar::{GrammarError, ToolGrammar, tool_grammar};
+pub use grammar::{GrammarError, ToolGrammar, response_grammar, tool_grammar};
 pub use template::{
-    ChatTemplate, TemplateError, TemplateTool, ToolFormat, plain_messages, with_tool_instructions,
+    ChatTemplate, TemplateError, TemplateTool, ToolFormat, generic_reply_schema, plain_messages,
+    with_tool_instructions,
 };

@@ -9,8 +9,9 @@
 //! "name"}`.
 //!
 //! A template that knows no tools (SmolLM2's ChatML, Gemma, Phi-3.5) gets the tools described in
-//! the system prompt in the Hermes form, calls written back as `<tool_call>` text and results as
-//! `<tool_response>` user messages. A template that rejects a system message (Gemma) gets it at
+//! the system prompt with llama.cpp's generic reply form — one JSON object, `{"tool_call":
+//! {"name", "arguments"}}` or `{"response": "..."}`, which a grammar then enforces — earlier
+//! calls and answers written back in that form and results as `<tool_response>` user messages. A template that rejects a system message (Gemma) gets it at
 //! the top of the first user message.
 
 use minijinja::{Environment, Error, ErrorKind, Value as JinjaValue};
@@ -21,9 +22,12 @@ use suzent_core::ChatMessage;
 /// How a model family writes its tool calls (read from its chat template).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolFormat {
-    /// `<tool_call>{"name", "arguments"}</tool_call>` (Qwen 2.5, Hermes, and any template that
-    /// knows no tools: Suzent then describes this form in the system prompt).
+    /// `<tool_call>{"name", "arguments"}</tool_call>` (Qwen 2.5, Hermes).
     Hermes,
+    /// One JSON object, `{"tool_call": {...}}` or `{"response": "..."}` (llama.cpp's generic
+    /// form, for templates that know no tools: Suzent describes it in the system prompt and the
+    /// grammar enforces it from the first token).
+    Generic,
     /// Qwen3-Coder's `<tool_call><function=NAME><parameter=P>...` XML.
     QwenXml,
     /// `[TOOL_CALLS][{"name", "arguments", "id"}]` (Mistral Nemo, Ministral 2410).
@@ -168,7 +172,7 @@ fn describe(error: &Error) -> String {
 
 fn detect_format(source: &str, native_tools: bool) -> ToolFormat {
     if !native_tools {
-        return ToolFormat::Hermes;
+        return ToolFormat::Generic;
     }
     if source.contains("[TOOL_CALLS]") {
         if source.contains("[ARGS]") {
@@ -342,17 +346,16 @@ pub fn plain_messages(messages: &[ChatMessage]) -> Vec<Value> {
         match message {
             ChatMessage::User { text } => push_merged(&mut out, "user", text),
             ChatMessage::Assistant { text, tool_calls } => {
-                let mut content = text.trim().to_string();
+                let mut content = String::new();
+                if !text.trim().is_empty() {
+                    content.push_str(&python_json(&json!({"response": text.trim()}), None));
+                }
                 for call in tool_calls {
                     if !content.is_empty() {
                         content.push('\n');
                     }
-                    let body =
-                        json!({"name": call.name, "arguments": call.arguments_for_history()});
-                    content.push_str(&format!(
-                        "<tool_call>\n{}\n</tool_call>",
-                        python_json(&body, None)
-                    ));
+                    let body = json!({"tool_call": {"name": call.name, "arguments": call.arguments_for_history()}});
+                    content.push_str(&python_json(&body, None));
                 }
                 push_merged(&mut out, "assistant", &content);
             }
@@ -363,8 +366,18 @@ pub fn plain_messages(messages: &[ChatMessage]) -> Vec<Value> {
             ),
         }
     }
+    // Small models otherwise call the same tool again and again: after fresh results, say
+    // what to do with them.
+    if matches!(messages.last(), Some(ChatMessage::Tool { .. }))
+        && let Some(Value::String(content)) = out.last_mut().and_then(|m| m.get_mut("content"))
+    {
+        content.push_str(RESULT_NUDGE);
+    }
     out
 }
+
+/// Appended after the newest tool results for templates that know no tools.
+pub const RESULT_NUDGE: &str = "\n\nUse this result to answer my question.";
 
 fn push_merged(out: &mut Vec<Value>, role: &str, text: &str) {
     if let Some(last) = out.last_mut()
@@ -379,17 +392,16 @@ fn push_merged(out: &mut Vec<Value>, role: &str, text: &str) {
     out.push(json!({"role": role, "content": text}));
 }
 
-/// The system prompt with the tools and the Hermes call form (`<tool_call>{"name",
-/// "arguments"}</tool_call>`) described, for templates (and servers) that know no tools.
+/// The system prompt with the tools and the generic reply form described: one JSON object,
+/// `{"tool_call": {"name", "arguments"}}` or `{"response": "..."}` (as llama.cpp does for
+/// templates without tools), for templates and servers that know no tools.
 pub fn with_tool_instructions(system: &str, tools: &[TemplateTool]) -> String {
     let mut out = String::new();
     if !system.is_empty() {
         out.push_str(system);
         out.push_str("\n\n");
     }
-    out.push_str(
-        "# Tools\n\nYou may call one or more functions. Their signatures are within <tools></tools>:\n<tools>",
-    );
+    out.push_str("# Tools\n\nYou can call these functions:\n<tools>");
     for tool in tools {
         out.push('\n');
         out.push_str(&python_json(
@@ -398,9 +410,44 @@ pub fn with_tool_instructions(system: &str, tools: &[TemplateTool]) -> String {
         ));
     }
     out.push_str(
-        "\n</tools>\n\nTo call a function, reply with a JSON object within <tool_call></tool_call> tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>\nThe result comes back within <tool_response></tool_response>.",
+        "\n</tools>\n\nReply with one JSON object and nothing else: either {\"tool_call\": {\"name\": <function-name>, \"arguments\": <args-json-object>}} to call a function, or {\"response\": <your answer>} to answer the user.\n",
+    );
+    out.push_str(
+        "A function's result comes back within <tool_response></tool_response>; answer from it.",
     );
     out
+}
+
+/// The JSON Schema of the generic reply: `{"tool_call": CALL}` for one of `tools` or
+/// `{"response": TEXT}`.
+pub fn generic_reply_schema(tools: &[TemplateTool]) -> Value {
+    let calls: Vec<Value> = tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "type": "object",
+                "properties": {"name": {"const": tool.name}, "arguments": tool.parameters},
+                "required": ["name", "arguments"],
+                "additionalProperties": false,
+            })
+        })
+        .collect();
+    json!({
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {"tool_call": {"anyOf": calls}},
+                "required": ["tool_call"],
+                "additionalProperties": false,
+            },
+            {
+                "type": "object",
+                "properties": {"response": {"type": "string"}},
+                "required": ["response"],
+                "additionalProperties": false,
+            }
+        ]
+    })
 }
 
 #[cfg(test)]
@@ -458,8 +505,14 @@ mod tests {
             "{prompt}"
         );
         assert!(prompt.contains(r#"{"type": "function", "function": {"name": "read_file", "description": "Reads a file.", "parameters": {"type": "object"}}}"#), "{prompt}");
-        assert!(prompt.ends_with("<|im_start|>assistant\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\nhello\n</tool_response><|im_end|>\n<|im_start|>assistant\n"), "{prompt}");
-        assert_eq!(template.tool_format(), ToolFormat::Hermes);
+        assert!(prompt.contains("<|im_start|>assistant\n{\"tool_call\": {\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}}<|im_end|>\n<|im_start|>user\n<tool_response>\nhello\n</tool_response>"), "{prompt}");
+        assert!(
+            prompt.ends_with(&format!(
+                "{RESULT_NUDGE}<|im_end|>\n<|im_start|>assistant\n"
+            )),
+            "{prompt}"
+        );
+        assert_eq!(template.tool_format(), ToolFormat::Generic);
     }
 
     #[test]

@@ -170,7 +170,7 @@ fn phi_3_5_without_tool_support_gets_tools_in_the_system_prompt() -> anyhow::Res
     );
     assert!(
         prompt.contains(
-            "<|user|>\n<tool_response>\nThe secret word is PAPAYA.\n</tool_response><|end|>"
+            "<|user|>\n<tool_response>\nThe secret word is PAPAYA.\n</tool_response>\n\nUse this result"
         ),
         "{prompt}"
     );
@@ -187,7 +187,7 @@ fn gemma_2_without_a_system_role_gets_the_system_prompt_in_the_first_user_turn()
         "{prompt}"
     );
     assert!(
-        prompt.contains("<start_of_turn>model\n<tool_call>"),
+        prompt.contains("<start_of_turn>model\n{\"tool_call\": {\"name\": \"read_file\""),
         "{prompt}"
     );
     assert!(prompt.ends_with("<start_of_turn>model\n"), "{prompt}");

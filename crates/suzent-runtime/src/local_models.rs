@@ -8,9 +8,10 @@
 use std::path::{Path, PathBuf};
 
 use suzent_llama::LocalEngine;
-use suzent_llama::models::{
-    DEFAULT_HUB_URL, InstalledModel, ModelError, ModelManager, ProgressSink, PullSource,
-    RecommendedModel,
+pub use suzent_llama::ModelInfo;
+use suzent_llama::models::{DEFAULT_HUB_URL, ModelManager};
+pub use suzent_llama::models::{
+    DownloadProgress, InstalledModel, ModelError, ProgressSink, PullSource, RecommendedModel,
 };
 
 use crate::provider::local::{models_dir, shared_engine};
@@ -91,6 +92,11 @@ impl LocalModels {
             self.engine.unload();
         }
         self.manager.remove(id)
+    }
+
+    /// The model the in-process engine has loaded, if any.
+    pub fn loaded(&self) -> Option<suzent_llama::ModelInfo> {
+        self.engine.loaded()
     }
 
     /// The model string (`local/ID`) of the first installed model, preferring the recommended

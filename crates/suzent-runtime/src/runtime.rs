@@ -19,7 +19,7 @@ use crate::audit::AuditLog;
 use crate::error::RuntimeError;
 use crate::paths::Paths;
 use crate::provider::resolve::{EnvAndKeychain, KeySource, build_provider, parse_model};
-use crate::provider::{ModelProvider, ModelRequest, ProviderError, ToolDefinition};
+use crate::provider::{ModelProvider, ModelRequest, ProviderError, ProviderKind, ToolDefinition};
 use chrono::Utc;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -166,6 +166,8 @@ struct Inner {
     bg: background::BackgroundState,
     /// Plans, memory and skills (see `runtime/content.rs`).
     content: content::ContentState,
+    /// Local GGUF models and the in-process engine (see `local_models.rs`).
+    local_models: crate::local_models::LocalModels,
 }
 
 /// The agent runtime. Cheap to clone; all clones share state.
@@ -239,6 +241,8 @@ impl Runtime {
         let toolset = crate::toolset::Toolset::new(registry, mcp, store.clone(), events.clone());
         let registry = toolset.registry.clone();
         let content_state = content::ContentState::new(&options.paths, store.clone());
+        let local_models =
+            crate::local_models::LocalModels::new(&options.paths.data_dir, &config.providers.local);
         let runtime = Runtime {
             inner: Arc::new(Inner {
                 paths: options.paths,
@@ -253,6 +257,7 @@ impl Runtime {
                 toolset,
                 bg,
                 content: content_state,
+                local_models,
             }),
         };
         runtime.init_background();
@@ -270,6 +275,46 @@ impl Runtime {
             Ok(c) => c.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         }
+    }
+
+    /// The local models service (installed GGUF models, downloads, the in-process engine).
+    pub fn local_models(&self) -> &crate::local_models::LocalModels {
+        &self.inner.local_models
+    }
+
+    /// The model ids the server of `provider` (`local`, `openai-compatible`, `ollama`, `openai`)
+    /// lists at its `/models`.
+    pub async fn server_models(&self, provider: &str) -> Result<Vec<String>, RuntimeError> {
+        let kind = ProviderKind::from_name(provider).ok_or_else(|| RuntimeError::InvalidInput {
+            field: "provider".into(),
+            message: format!("unknown provider '{provider}'"),
+        })?;
+        let config = self.config();
+        Ok(crate::provider::probe::list_server_models(
+            kind,
+            &self.providers_config(&config),
+            self.inner.keys.as_ref(),
+        )
+        .await?)
+    }
+
+    /// The provider settings with the local models folder filled in.
+    pub(crate) fn providers_config(&self, config: &Config) -> suzent_core::ProvidersConfig {
+        let mut providers = config.providers.clone();
+        providers
+            .local
+            .models_dir
+            .get_or_insert_with(|| self.inner.local_models.dir());
+        providers
+    }
+
+    /// The model of new chats: `default_model`, or else the first installed local model, so a
+    /// fresh install with a model present works offline.
+    pub fn default_model(&self, config: &Config) -> Option<String> {
+        config
+            .default_model
+            .clone()
+            .or_else(|| self.inner.local_models.default_model())
     }
 
     /// Replaces the configuration in memory (after `save_settings` wrote it).
@@ -298,15 +343,21 @@ impl Runtime {
     /// Checks that `model` (or the configured default) names a provider whose key is available.
     pub fn check_model(&self, model: Option<&str>) -> Result<(), RuntimeError> {
         let config = self.config();
-        let model = model.or(config.default_model.as_deref()).ok_or_else(|| {
-            RuntimeError::InvalidInput {
+        let fallback = self.default_model(&config);
+        let model = model
+            .or(fallback.as_deref())
+            .ok_or_else(|| RuntimeError::InvalidInput {
                 field: "model".into(),
                 message:
-                    "no model set: pass --model provider/model or set default_model in config.toml"
+                    "no model set: pass --model provider/model, set default_model in config.toml, \
+                     or add a local model (suzent models pull)"
                         .into(),
-            }
-        })?;
-        build_provider(model, &config.providers, self.inner.keys.as_ref())?;
+            })?;
+        build_provider(
+            model,
+            &self.providers_config(&config),
+            self.inner.keys.as_ref(),
+        )?;
         Ok(())
     }
 
@@ -367,7 +418,7 @@ impl Runtime {
             id: new_id(),
             title: args.title.unwrap_or_else(|| "New chat".into()),
             workspace: workspace.display().to_string(),
-            model: args.model.or_else(|| cfg.default_model.clone()),
+            model: args.model.or_else(|| self.default_model(cfg)),
             mode: args.mode.unwrap_or(cfg.default_mode),
             tools: args.tools,
         };
@@ -719,8 +770,9 @@ impl Runtime {
         self.run(&session, &chat, new_id(), options).await
     }
 
-    /// Checks configuration, keys, database and providers.
-    pub async fn doctor(&self) -> DoctorReport {
+    /// Checks the configuration, keys, database, the model (`model`, else the default one: its
+    /// server's `/models` and a one-token completion) and the sandbox.
+    pub async fn doctor(&self, model: Option<&str>) -> DoctorReport {
         let mut checks = Vec::new();
         let cfg_file = self.inner.paths.config_file();
         checks.push(DoctorCheck {
@@ -746,17 +798,29 @@ impl Runtime {
             },
         });
         let config = self.config();
-        match &config.default_model {
+        let providers = self.providers_config(&config);
+        let chosen = model
+            .map(str::to_string)
+            .or_else(|| self.default_model(&config));
+        match &chosen {
             None => checks.push(DoctorCheck {
                 name: "model".into(),
                 ok: false,
-                detail: "no default_model in config.toml (e.g. default_model = \"openai/gpt-4.1\"); pass --model".into(),
+                detail: "no model: pass --model, set default_model in config.toml (e.g. \
+                         default_model = \"openai/gpt-4.1\"), or add a local model (suzent models pull)"
+                    .into(),
             }),
-            Some(model) => match build_provider(model, &config.providers, self.inner.keys.as_ref()) {
-                Ok((_provider, _)) => {
-                    checks.push(DoctorCheck { name: "model".into(), ok: true, detail: format!("{model}: key present") });
-                }
-                Err(e) => checks.push(DoctorCheck { name: "model".into(), ok: false, detail: e.to_string() }),
+            Some(model) => match build_provider(model, &providers, self.inner.keys.as_ref()) {
+                Ok(_) => checks.push(DoctorCheck {
+                    name: "model".into(),
+                    ok: true,
+                    detail: format!("{model}: configured"),
+                }),
+                Err(e) => checks.push(DoctorCheck {
+                    name: "model".into(),
+                    ok: false,
+                    detail: e.to_string(),
+                }),
             },
         }
         for provider in ["openai", "anthropic", "gemini"] {
@@ -771,48 +835,40 @@ impl Runtime {
                 },
             });
         }
-        if let Some(model) = &config.default_model {
-            checks.push(self.reachability(model).await);
+        if let Some(model) = &chosen {
+            // Only the base URL configured for this model's provider is contacted.
+            for probe in
+                crate::provider::probe::probe_model(model, &providers, self.inner.keys.as_ref())
+                    .await
+            {
+                checks.push(DoctorCheck {
+                    name: probe.name,
+                    ok: probe.ok,
+                    detail: probe.detail,
+                });
+            }
+            if let Some(warning) = self.reviewer_warning(&config, model) {
+                checks.push(warning);
+            }
         }
         checks.push(self.sandbox_check());
         DoctorReport { checks }
     }
 
-    async fn reachability(&self, model: &str) -> DoctorCheck {
-        let url = match parse_model(model) {
-            Ok((kind, _)) => crate::provider::resolve::base_url(kind, &self.config().providers),
-            Err(e) => {
-                return DoctorCheck {
-                    name: "reachable".into(),
-                    ok: false,
-                    detail: e.to_string(),
-                };
-            }
-        };
-        let client = reqwest::Client::builder()
-            .timeout(std::time::Duration::from_secs(5))
-            .build();
-        let result = match client {
-            Ok(c) => c
-                .get(&url)
-                .send()
-                .await
-                .map(|r| r.status().as_u16())
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-        match result {
-            Ok(status) => DoctorCheck {
-                name: "reachable".into(),
-                ok: true,
-                detail: format!("{url} answered HTTP {status}"),
-            },
-            Err(e) => DoctorCheck {
-                name: "reachable".into(),
+    /// A failed check when the auto-mode reviewer would be a small local model.
+    fn reviewer_warning(&self, config: &Config, model: &str) -> Option<DoctorCheck> {
+        let reviewer = config.reviewer_model.as_deref().unwrap_or(model);
+        let (kind, _) = parse_model(reviewer).ok()?;
+        let context = self.context_of(kind, &self.providers_config(config))?;
+        (kind == ProviderKind::Local || context < crate::provider::fit::SMALL_CONTEXT).then(|| {
+            DoctorCheck {
+                name: "reviewer".into(),
                 ok: false,
-                detail: format!("{url}: {e}"),
-            },
-        }
+                detail: format!(
+                    "auto mode's reviewer would be {reviewer}, a small local model: its verdicts on risky calls are unreliable; set reviewer_model to a stronger model or use default mode"
+                ),
+            }
+        })
     }
 
     // ---- internals ----
@@ -1089,19 +1145,20 @@ impl Runtime {
                 })?;
                 provider = Some(build_provider(
                     &model,
-                    &config.providers,
+                    &self.providers_config(&config),
                     self.inner.keys.as_ref(),
                 )?);
             }
             let Some((client, model_id)) = provider.as_ref() else {
                 continue;
             };
-            let request = ModelRequest {
+            let mut request = ModelRequest {
                 model: model_id.clone(),
                 system: self.full_system_prompt(chat, &ctx).await?,
                 messages: messages.into_iter().map(|m| m.message).collect(),
                 tools: self.tool_definitions(&loaded),
             };
+            self.fit_to_model(chat, &config, &mut request);
             let chat_id = chat.id.clone();
             let run = run_id.to_string();
             let events = self.inner.events.clone();
@@ -1197,6 +1254,58 @@ impl Runtime {
                 }
             })
             .collect()
+    }
+
+    /// The context size of the chat's model, when known: configured, or the in-process
+    /// engine's (the loaded model's, else the configured or a small default).
+    fn context_of(
+        &self,
+        kind: ProviderKind,
+        providers: &suzent_core::ProvidersConfig,
+    ) -> Option<u32> {
+        let (_, configured) = crate::provider::resolve::limits(kind, providers);
+        if configured.is_some() {
+            return configured;
+        }
+        let in_process = kind == ProviderKind::Local
+            && crate::provider::resolve::base_url(kind, providers).is_empty();
+        in_process.then(|| {
+            self.inner
+                .local_models
+                .loaded()
+                .map(|info| info.context_size)
+                .unwrap_or(crate::provider::fit::SMALL_CONTEXT / 2)
+        })
+    }
+
+    /// Fits the request to the model's context (see `provider/fit.rs`): compact schemas for
+    /// every model; for small contexts the small-model tool set, short descriptions, the
+    /// small-model system prompt and old tool results shortened first.
+    fn fit_to_model(&self, chat: &ChatRecord, config: &Config, request: &mut ModelRequest) {
+        let Some(Ok((kind, _))) = chat.model.as_deref().map(parse_model) else {
+            return;
+        };
+        let providers = self.providers_config(config);
+        let (max_tokens, _) = crate::provider::resolve::limits(kind, &providers);
+        let context = self.context_of(kind, &providers);
+        let small = context.is_some_and(|c| c < crate::provider::fit::SMALL_CONTEXT);
+        if small {
+            request.system = crate::provider::fit::small_model_system_prompt(
+                &chat.workspace,
+                &chat.mode.to_string(),
+            );
+            if chat.mode == PermissionMode::Auto && config.reviewer_model.is_none() {
+                tracing::warn!(
+                    chat = %chat.id,
+                    "a small local model is also the auto-mode reviewer; set reviewer_model to a stronger model"
+                );
+            }
+        }
+        let report =
+            crate::provider::fit::fit_request(request, context.unwrap_or(200_000), max_tokens, &[]);
+        if report != Default::default() {
+            tracing::debug!(chat = %chat.id, ?report, "request fitted to the model's context");
+        }
     }
 
     /// Decides, runs or refuses one call. Returns the pending approval when it must wait.

@@ -112,6 +112,11 @@ pub fn fit_request(
             request.tools = kept;
         }
     }
+    if small {
+        for tool in &mut request.tools {
+            tool.description = short_description(&tool.description);
+        }
+    }
     let budget = if small {
         SMALL_SCHEMA_BUDGET
     } else {
@@ -150,6 +155,33 @@ pub fn fit_request(
     }
     report.estimated_tokens = estimate;
     report
+}
+
+/// The system prompt of small models: short, concrete, with an example that fits any language,
+/// and explicit that the workspace is the user's project (small models otherwise take the
+/// agent's own persona for the subject of the files).
+pub fn small_model_system_prompt(workspace: &str, mode: &str) -> String {
+    format!(
+        "You are a coding assistant. You work in the user's project folder {workspace}; the files there are the user's, not about you.\n\
+         Use a tool only for information you do not have. As soon as a tool result contains the answer, reply to the user with it; do not call the same tool again.\n\
+         Example: asked what a file says, call read_file with {{\"path\": \"NAME\"}}, then answer from the result in the user's language.\n\
+         Permission mode: {mode}. A refused call returns an error saying why; do something else instead of repeating it.\n\
+         Keep answers short."
+    )
+}
+
+/// The first sentence of a tool description (at most 200 characters), for small models.
+fn short_description(description: &str) -> String {
+    let end = description
+        .char_indices()
+        .find(|(i, c)| *c == '.' && description[i + 1..].starts_with([' ', '\n']))
+        .map(|(i, _)| i + 1)
+        .unwrap_or(description.len());
+    let mut short: String = description[..end].chars().take(200).collect();
+    if short.len() < end {
+        short.push('…');
+    }
+    short
 }
 
 /// The head of a long tool result and a note of what was left out; `None` when it is short.
@@ -493,6 +525,19 @@ mod tests {
             ["read_file", "run_command", "memory_search"]
         );
         assert_eq!(report.tools_left_out, ["web_search", "render_ui"]);
+    }
+
+    #[test]
+    fn small_models_get_the_first_sentence_of_each_description() {
+        assert_eq!(
+            short_description("Reads a file. Offsets are lines."),
+            "Reads a file."
+        );
+        assert_eq!(short_description("No full stop"), "No full stop");
+        assert_eq!(
+            short_description("Version 1.2 is read. Then more."),
+            "Version 1.2 is read."
+        );
     }
 
     #[test]

@@ -106,11 +106,19 @@ impl ModelProvider for LocalProvider {
                 parameters: t.parameters.clone(),
             })
             .collect();
+        let tool_choice = if repeats_a_call(&request.messages) {
+            tracing::info!(
+                "the model repeated a call it already has the result of; asking for the answer"
+            );
+            ToolChoice::None
+        } else {
+            ToolChoice::Auto
+        };
         let generate = GenerateRequest {
             system: request.system.clone(),
             messages: request.messages.clone(),
             tools,
-            tool_choice: ToolChoice::Auto,
+            tool_choice,
             max_tokens: self.max_tokens,
             temperature: 0.0,
             seed: 0,
@@ -198,7 +206,89 @@ impl ModelProvider for LocalProvider {
     }
 }
 
+/// Whether the newest assistant message repeats, call for call (same tools, same arguments), an
+/// earlier one since the user last spoke: a small model that already has the result and asks
+/// for it again. The next step may then only answer (the turn's loop guard is separate).
+fn repeats_a_call(messages: &[suzent_core::ChatMessage]) -> bool {
+    use suzent_core::ChatMessage;
+    let since_user = messages
+        .iter()
+        .rposition(|m| matches!(m, ChatMessage::User { .. }))
+        .map(|i| &messages[i + 1..])
+        .unwrap_or(messages);
+    let calls: Vec<Vec<(String, serde_json::Value)>> = since_user
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::Assistant { tool_calls, .. } if !tool_calls.is_empty() => Some(
+                tool_calls
+                    .iter()
+                    .map(|c| (c.name.clone(), c.arguments_for_history()))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect();
+    match calls.split_last() {
+        Some((last, earlier)) => earlier.contains(last),
+        None => false,
+    }
+}
+
 /// `models/gguf` under `data_dir`: where local models live.
 pub fn models_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("models").join("gguf")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use suzent_core::ChatMessage;
+
+    fn call(args: &str) -> ChatMessage {
+        ChatMessage::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCall {
+                id: uuid::Uuid::new_v4().to_string(),
+                name: "read_file".into(),
+                arguments: args.into(),
+            }],
+        }
+    }
+
+    fn result() -> ChatMessage {
+        ChatMessage::Tool {
+            tool_call_id: "x".into(),
+            tool_name: "read_file".into(),
+            content: "text".into(),
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn a_call_repeated_since_the_user_spoke_asks_for_the_answer() {
+        let user = ChatMessage::User { text: "q".into() };
+        let a = r#"{"file_path": "a"}"#;
+        assert!(!repeats_a_call(&[user.clone(), call(a), result()]));
+        assert!(repeats_a_call(&[
+            user.clone(),
+            call(a),
+            result(),
+            call(r#"{"file_path":"a"}"#),
+            result()
+        ]));
+        assert!(!repeats_a_call(&[
+            user.clone(),
+            call(a),
+            result(),
+            call(r#"{"file_path": "b"}"#),
+            result()
+        ]));
+        assert!(!repeats_a_call(&[
+            call(a),
+            result(),
+            user,
+            call(a),
+            result()
+        ]));
+    }
 }

@@ -145,6 +145,7 @@ pub mod fit;
 pub mod gemini;
 pub mod local;
 pub mod openai;
+pub mod probe;
 pub mod recovery;
 pub mod resolve;
 pub mod schema;

@@ -172,7 +172,8 @@ fn refuses_tools(error: &ProviderError) -> bool {
         return false;
     };
     let body = body.to_ascii_lowercase();
-    (400..500).contains(status)
+    // llama.cpp's server says "tools param requires --jinja flag" with status 500.
+    (400..=500).contains(status)
         && (body.contains("tools") || body.contains("jinja") || body.contains("function call"))
         && !body.contains("stream")
 }
@@ -264,6 +265,17 @@ fn request_body(request: &ModelRequest, kind: ProviderKind, max_tokens: u32, mod
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
     body.insert("max_tokens".into(), json!(max_tokens));
+    if tools_in_prompt {
+        // The reply must be the generic object the system prompt describes; servers that
+        // support structured output (llama.cpp, vLLM, LM Studio, Ollama) enforce it.
+        body.insert(
+            "response_format".into(),
+            json!({
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": suzent_llama::generic_reply_schema(&text_tools)},
+            }),
+        );
+    }
     if !request.tools.is_empty() && !tools_in_prompt {
         let tools: Vec<Value> = request
             .tools

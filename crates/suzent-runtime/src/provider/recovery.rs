@@ -10,6 +10,8 @@
 //! - Llama 3.x: `<|python_tag|>{"name": ..., "parameters": {...}}`
 //! - a reply that is nothing but `{"name": ..., "arguments"|"parameters": {...}}`
 //! - a trailing ```` ```json ```` fence holding such an object, as the last element of the reply
+//! - llama.cpp's generic reply object, `{"tool_call": {...}}` (or `{"response": "..."}`, whose
+//!   text is the answer), as the whole reply
 //!
 //! A reply becomes tool calls only when every call it holds parses and names a tool offered in that
 //! request; the prose around the calls stays text. Anything else stays text byte for byte
@@ -35,6 +37,9 @@ pub enum TextCallForm {
     JsonFence,
     /// The whole reply is one call object (Llama 3.x / 4 "JSON in content").
     BareJson,
+    /// llama.cpp's generic reply object `{"tool_call": {...}}` (templates without tools, and
+    /// servers asked for it with `response_format`).
+    Envelope,
 }
 
 /// A tool offered in the request: its runtime name and the JSON Schema of its arguments (used to
@@ -58,12 +63,12 @@ pub struct TextCall {
     pub form: TextCallForm,
 }
 
-/// A reply split into its prose and its calls.
+/// A reply split into its prose and its calls (no calls only for a generic `{"response"}` reply).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecoveredReply {
     /// The prose around the calls, each piece trimmed, joined by a blank line.
     pub text: String,
-    /// The calls, in order (at least one).
+    /// The calls, in order.
     pub calls: Vec<TextCall>,
 }
 
@@ -115,6 +120,9 @@ pub fn recover_tool_calls(text: &str, offered: &[OfferedTool<'_>]) -> Option<Rec
         (vec![before], calls)
     } else {
         let value: Value = serde_json::from_str(text.trim()).ok()?;
+        if let Some(reply) = envelope(&value, offered) {
+            return Some(reply);
+        }
         (
             Vec::new(),
             calls_from_value(&value, TextCallForm::BareJson, true, offered)?,
@@ -130,6 +138,27 @@ pub fn recover_tool_calls(text: &str, offered: &[OfferedTool<'_>]) -> Option<Rec
         .collect::<Vec<_>>()
         .join("\n\n");
     Some(RecoveredReply { text, calls })
+}
+
+/// The generic reply object: `{"tool_call": CALL}` (or `"tool_calls": [CALL, ...]`) or
+/// `{"response": TEXT}` (then the reply is that text and has no calls).
+fn envelope(value: &Value, offered: &[OfferedTool<'_>]) -> Option<RecoveredReply> {
+    let object = value.as_object()?;
+    if object.len() != 1 {
+        return None;
+    }
+    let (key, inner) = object.iter().next()?;
+    match key.as_str() {
+        "response" => Some(RecoveredReply {
+            text: inner.as_str()?.to_string(),
+            calls: Vec::new(),
+        }),
+        "tool_call" | "tool_calls" => Some(RecoveredReply {
+            text: String::new(),
+            calls: calls_from_value(inner, TextCallForm::Envelope, false, offered)?,
+        }),
+        _ => None,
+    }
 }
 
 /// `<tool_call>` blocks (JSON or XML inside) and bare `<function=...>` blocks, with prose between.
@@ -459,6 +488,8 @@ pub struct TextCallFilter {
     shown: usize,
     /// Inside a fence already judged to be prose: pass on through its closing fence.
     in_prose_fence: bool,
+    /// A generic `{"response": "...` reply: where its string starts, and its text shown so far.
+    response: Option<(usize, String)>,
 }
 
 enum Hold {
@@ -480,6 +511,22 @@ impl TextCallFilter {
     /// Adds a fragment; returns the text that may be shown now (possibly empty).
     pub fn push(&mut self, fragment: &str) -> String {
         self.full.push_str(fragment);
+        if self.response.is_none() && self.full[..self.shown].trim().is_empty() {
+            let body = self.full.trim_start();
+            if let Some(start) = response_string_start(body) {
+                let lead = self.full.len() - body.len();
+                self.response = Some((lead + start, String::new()));
+            }
+        }
+        if let Some((start, shown)) = &mut self.response {
+            let decoded = decode_json_string_prefix(&self.full[*start..]);
+            let new = decoded
+                .strip_prefix(shown.as_str())
+                .unwrap_or_default()
+                .to_string();
+            *shown = decoded;
+            return new;
+        }
         self.release()
     }
 
@@ -491,7 +538,28 @@ impl TextCallFilter {
     /// Ends the reply: the recovered calls (if any) and the text still to show. With calls, that
     /// is the prose not yet shown; without, everything held back.
     pub fn finish(mut self, offered: &[OfferedTool<'_>]) -> (Option<RecoveredReply>, String) {
-        match recover_tool_calls(&self.full, offered) {
+        let recovered = recover_tool_calls(&self.full, offered);
+        if let Some((_, shown)) = &self.response {
+            return match recovered {
+                Some(reply) => {
+                    let tail = reply
+                        .text
+                        .strip_prefix(shown.as_str())
+                        .unwrap_or_default()
+                        .to_string();
+                    (Some(reply), tail)
+                }
+                // Cut short (the token limit): the answer is the text decoded so far.
+                None => (
+                    Some(RecoveredReply {
+                        text: shown.clone(),
+                        calls: Vec::new(),
+                    }),
+                    String::new(),
+                ),
+            };
+        }
+        match recovered {
             Some(reply) => {
                 let shown = self.full[..self.shown].trim_end();
                 let tail = reply
@@ -606,6 +674,68 @@ fn hold(rest: &str, at_start: bool) -> Option<Hold> {
             None => None,
         }
     }
+}
+
+/// Where the string of a generic reply starts: `body` begins `{"response": "` (any spacing).
+fn response_string_start(body: &str) -> Option<usize> {
+    let rest = body.strip_prefix('{')?;
+    let after_brace = rest.trim_start();
+    let rest = after_brace.strip_prefix("\"response\"")?.trim_start();
+    let rest = rest.strip_prefix(':')?.trim_start();
+    let rest = rest.strip_prefix('"')?;
+    Some(body.len() - rest.len())
+}
+
+/// The text of a JSON string's content so far (`text` starts after its opening quote), up to
+/// its closing quote or the last complete character or escape.
+fn decode_json_string_prefix(text: &str) -> String {
+    let hex = |range: std::ops::Range<usize>| {
+        text.get(range)
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+    };
+    let mut out = String::new();
+    let mut i = 0;
+    while let Some(c) = text[i..].chars().next() {
+        match c {
+            '"' => break,
+            '\\' => {
+                let Some(escaped) = text[i + 1..].chars().next() else {
+                    break;
+                };
+                if escaped == 'u' {
+                    let Some(code) = hex(i + 2..i + 6) else { break };
+                    let (decoded, used) = if (0xD800..0xDC00).contains(&code) {
+                        // A surrogate pair: wait for the low half.
+                        let low = (text.get(i + 6..i + 8) == Some("\\u"))
+                            .then(|| hex(i + 8..i + 12))
+                            .flatten();
+                        let Some(low) = low else { break };
+                        let code = 0x10000 + ((code - 0xD800) << 10) + low.wrapping_sub(0xDC00);
+                        (char::from_u32(code), 12)
+                    } else {
+                        (char::from_u32(code), 6)
+                    };
+                    out.push(decoded.unwrap_or('\u{fffd}'));
+                    i += used;
+                } else {
+                    out.push(match escaped {
+                        'n' => '\n',
+                        't' => '\t',
+                        'r' => '\r',
+                        'b' => '\u{8}',
+                        'f' => '\u{c}',
+                        other => other,
+                    });
+                    i += 1 + escaped.len_utf8();
+                }
+            }
+            c => {
+                out.push(c);
+                i += c.len_utf8();
+            }
+        }
+    }
+    out
 }
 
 /// The length of the longest suffix of `text` that is a proper prefix of one of `markers`.
@@ -1026,6 +1156,44 @@ mod tests {
             "the file first.\n\n"
         );
         assert_eq!(filter.push("_call>\n<function=read_file>"), "");
+    }
+
+    #[test]
+    fn a_generic_tool_call_object_is_a_call_and_a_response_object_is_its_text() {
+        assert_eq!(
+            recover(r#"{"tool_call": {"name": "read_file", "arguments": {"path": "a.txt"}}}"#),
+            reply(
+                "",
+                vec![call(
+                    "read_file",
+                    json!({"path": "a.txt"}),
+                    TextCallForm::Envelope
+                )]
+            )
+        );
+        assert_eq!(
+            recover(r#"{"response": "It says \"hi\"."}"#),
+            reply("It says \"hi\".", vec![])
+        );
+        assert_eq!(
+            recover(r#"{"tool_call": {"name": "nope", "arguments": {}}}"#),
+            None
+        );
+    }
+
+    #[test]
+    fn a_generic_response_streams_its_decoded_text_at_any_split() {
+        let text = r#"{"response": "Line one\nsays \"PAPAYA\" \u00e9\ud83d\ude00 done"}"#;
+        let expected = "Line one\nsays \"PAPAYA\" é😀 done";
+        for fragments in splits(text) {
+            let (shown, got) = stream(&fragments);
+            assert_eq!(
+                got.map(|r| r.text),
+                Some(expected.to_string()),
+                "{fragments:?}"
+            );
+            assert_eq!(shown, expected, "{fragments:?}");
+        }
     }
 
     #[test]

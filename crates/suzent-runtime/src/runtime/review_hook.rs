@@ -26,11 +26,14 @@ impl Runtime {
             .or_else(|| chat.model.clone())
             .or_else(|| config.default_model.clone())
             .unwrap_or_default();
-        let (provider, model_id) =
-            match build_provider(&model, &config.providers, self.inner.keys.as_ref()) {
-                Ok(p) => p,
-                Err(e) => return reviewer::error_decision(&e.to_string(), &model, headless),
-            };
+        let (provider, model_id) = match build_provider(
+            &model,
+            &self.providers_config(&config),
+            self.inner.keys.as_ref(),
+        ) {
+            Ok(p) => p,
+            Err(e) => return reviewer::error_decision(&e.to_string(), &model, headless),
+        };
         let transcript: Vec<suzent_core::ChatMessage> =
             match self.inner.store.messages(&chat.id).await {
                 Ok(m) => m.into_iter().map(|m| m.message).collect(),

@@ -144,8 +144,11 @@ impl Runtime {
                 field: "model".into(),
                 message: "the chat has no model to summarize with (set default_model)".into(),
             })?;
-        let (client, model_id) =
-            crate::provider::resolve::build_provider(&model, &config.providers, self.key_source())?;
+        let (client, model_id) = crate::provider::resolve::build_provider(
+            &model,
+            &self.providers_config(&config),
+            self.key_source(),
+        )?;
         let request = crate::provider::ModelRequest {
             model: model_id,
             system: SUMMARY_PROMPT.into(),
