@@ -1,7 +1,10 @@
 //! The typed commands of the desktop contract. Each maps one call onto `suzent_runtime::Runtime`
 //! and returns `Result<T, AppError>`; none holds agent logic or a lock across an await.
 
-use crate::dto::{CreateChatArgs, MemoryBlock, ModelDownload, RunSummary};
+use crate::dto::{
+    CreateChatArgs, LocalModelsView, MemoryBlock, ModelDownload, RecommendedLocalModel, RunSummary,
+};
+use crate::events::LocalModelProgress;
 use crate::error::{AppError, AppErrorKind};
 use crate::state::AppState;
 use std::path::{Path, PathBuf};
@@ -589,4 +592,123 @@ pub fn stage_html_frame(
     html: String,
 ) -> Result<String, AppError> {
     frames.stage(html)
+}
+
+fn local_models_view(runtime: &suzent_runtime::Runtime) -> Result<LocalModelsView, AppError> {
+    let models = runtime.local_models();
+    Ok(LocalModelsView {
+        dir: models.dir().display().to_string(),
+        installed: models.list().map_err(model_error)?,
+        recommended: models
+            .recommended()
+            .into_iter()
+            .map(|(model, installed)| RecommendedLocalModel { model, installed })
+            .collect(),
+    })
+}
+
+fn model_error(e: suzent_runtime::local_models::ModelError) -> AppError {
+    use suzent_runtime::local_models::ModelError;
+    let kind = match &e {
+        ModelError::InvalidId(_) | ModelError::UnknownRecommended(_) | ModelError::Gguf(_) => {
+            AppErrorKind::InvalidInput
+        }
+        ModelError::NotInstalled(_) => AppErrorKind::NotFound,
+        ModelError::Io { .. } => AppErrorKind::Io,
+        _ => AppErrorKind::Provider,
+    };
+    AppError::new(kind, e.to_string())
+}
+
+/// The installed and recommended local models (no network).
+#[tauri::command]
+#[specta::specta]
+pub async fn local_models(state: State<'_, AppState>) -> Result<LocalModelsView, AppError> {
+    local_models_view(&state.runtime()?)
+}
+
+/// Downloads a recommended local model; progress arrives as `LocalModelProgress` events.
+#[tauri::command]
+#[specta::specta]
+pub async fn pull_local_model<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    id: String,
+) -> Result<LocalModelsView, AppError> {
+    use tauri_specta::Event;
+    let runtime = state.runtime()?;
+    let emit = move |p: &suzent_runtime::local_models::DownloadProgress| {
+        let _ = LocalModelProgress(p.clone()).emit(&app);
+    };
+    runtime
+        .local_models()
+        .pull(suzent_runtime::local_models::PullSource::Recommended(id), &emit)
+        .await
+        .map_err(model_error)?;
+    local_models_view(&runtime)
+}
+
+/// Asks for a `.gguf` file and copies it into the models folder (`None` when cancelled).
+#[tauri::command]
+#[specta::specta]
+pub async fn import_local_model<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+) -> Result<Option<LocalModelsView>, AppError> {
+    use tauri_specta::Event;
+    let runtime = state.runtime()?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog()
+        .file()
+        .add_filter("GGUF model", &["gguf"])
+        .pick_file(move |file| {
+            let _ = tx.send(file.and_then(|f| f.into_path().ok()));
+        });
+    let picked = rx
+        .await
+        .map_err(|e| AppError::new(AppErrorKind::Dialog, e.to_string()))?;
+    let Some(path) = picked else { return Ok(None) };
+    let emit = move |p: &suzent_runtime::local_models::DownloadProgress| {
+        let _ = LocalModelProgress(p.clone()).emit(&app);
+    };
+    runtime
+        .local_models()
+        .import(&path, &emit)
+        .await
+        .map_err(model_error)?;
+    Ok(Some(local_models_view(&runtime)?))
+}
+
+/// Deletes an installed local model.
+#[tauri::command]
+#[specta::specta]
+pub async fn remove_local_model(
+    state: State<'_, AppState>,
+    id: String,
+) -> Result<LocalModelsView, AppError> {
+    let runtime = state.runtime()?;
+    runtime.local_models().remove(&id).map_err(model_error)?;
+    local_models_view(&runtime)
+}
+
+/// Makes the installed local model `id` the default model (`local/ID`).
+#[tauri::command]
+#[specta::specta]
+pub async fn use_local_model(state: State<'_, AppState>, id: String) -> Result<Settings, AppError> {
+    let runtime = state.runtime()?;
+    runtime
+        .local_models()
+        .list()
+        .map_err(model_error)?
+        .iter()
+        .find(|m| m.id == id)
+        .ok_or_else(|| AppError::new(AppErrorKind::NotFound, format!("model '{id}' is not installed")))?;
+    let patch = SettingsPatch {
+        default_model: Some(format!("local/{id}")),
+        ..SettingsPatch::default()
+    };
+    tauri::async_runtime::spawn_blocking(move || runtime.save_settings(patch))
+        .await
+        .map_err(|e| AppError::new(AppErrorKind::Io, format!("saving settings failed: {e}")))?
+        .map_err(AppError::from)
 }

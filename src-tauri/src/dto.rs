@@ -45,3 +45,25 @@ pub struct ModelDownload {
     /// Whether files were downloaded (`false`: they were all in place already).
     pub downloaded: bool,
 }
+
+/// A recommended local model and whether it is installed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RecommendedLocalModel {
+    /// The model as recommended (size, licence, purpose).
+    pub model: suzent_runtime::local_models::RecommendedModel,
+    /// Whether its file is in the models folder.
+    pub installed: bool,
+}
+
+/// The local models view of Settings → Models and the first run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalModelsView {
+    /// The models folder (absolute path).
+    pub dir: String,
+    /// The installed GGUF models.
+    pub installed: Vec<suzent_runtime::local_models::InstalledModel>,
+    /// The recommended models.
+    pub recommended: Vec<RecommendedLocalModel>,
+}

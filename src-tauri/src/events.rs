@@ -64,3 +64,7 @@ fn notify_if_unattended<R: tauri::Runtime>(app: &AppHandle<R>, event: &AgentEven
         tracing::warn!("cannot show the approval notification: {e}");
     }
 }
+
+/// Progress of a local model download or import (`pull_local_model`, `import_local_model`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+pub struct LocalModelProgress(pub suzent_runtime::local_models::DownloadProgress);

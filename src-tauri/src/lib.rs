@@ -77,8 +77,16 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             submit_surface_action,
             delete_surface,
             stage_html_frame,
+            local_models,
+            pull_local_model::<tauri::Wry>,
+            import_local_model::<tauri::Wry>,
+            remove_local_model,
+            use_local_model,
         ])
-        .events(tauri_specta::collect_events![RuntimeEvent])
+        .events(tauri_specta::collect_events![
+            RuntimeEvent,
+            events::LocalModelProgress
+        ])
         // One TypeScript type per Rust type (no `_Serialize`/`_Deserialize` pairs): the UI reads
         // what Rust serializes and sends what Rust deserializes, and the two shapes only differ
         // by fields that are omitted when empty (typed as optional).

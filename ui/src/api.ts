@@ -5,6 +5,7 @@ import type {
   ApprovalResponse,
   AuditFilter,
   CreateChatArgs,
+  DownloadProgress,
   JsonValue,
   McpServerConfig,
   PermissionMode,
@@ -104,6 +105,11 @@ export const api = {
   searchMemory: (query: string, limit: number) => unwrap("search_memory", commands.searchMemory(query, limit)),
   embeddingStatus: () => unwrap("embedding_status", commands.embeddingStatus()),
   downloadEmbeddingModel: () => unwrap("download_embedding_model", commands.downloadEmbeddingModel()),
+  localModels: () => unwrap("local_models", commands.localModels()),
+  pullLocalModel: (id: string) => unwrap("pull_local_model", commands.pullLocalModel(id)),
+  importLocalModel: () => unwrap("import_local_model", commands.importLocalModel()),
+  removeLocalModel: (id: string) => unwrap("remove_local_model", commands.removeLocalModel(id)),
+  useLocalModel: (id: string) => unwrap("use_local_model", commands.useLocalModel(id)),
   listSkills: () => unwrap("list_skills", commands.listSkills()),
   setSkillEnabled: (name: string, enabled: boolean) => unwrap("set_skill_enabled", commands.setSkillEnabled(name, enabled)),
   listSurfaces: (chatId: string) => unwrap("list_surfaces", commands.listSurfaces(chatId)),
@@ -126,6 +132,11 @@ export const api = {
 };
 
 /** Subscribes to the runtime's event stream; resolves to the unsubscribe function. */
+/** Progress of local model downloads and imports. */
+export function listenLocalModelProgress(cb: (progress: DownloadProgress) => void): Promise<() => void> {
+  return events.localModelProgress.listen((e) => cb(e.payload));
+}
+
 export function listenRuntimeEvents(cb: (event: RuntimeEvent) => void): Promise<() => void> {
   return events.runtimeEvent.listen((e) => cb(e.payload));
 }

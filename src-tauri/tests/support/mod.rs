@@ -104,11 +104,35 @@ where
     run_desktop_test(name, Vec::new(), Some(config.to_string()), "", scenario);
 }
 
+/// Files put into the app's `SUZENT_HOME` before it starts (e.g. a model in the models folder).
+pub type Seed = Box<dyn FnOnce(&Path) -> Result<()> + Send>;
+
+/// Like [`desktop_test_with_config`], with `seed` filling the app's `SUZENT_HOME` first.
+pub fn desktop_test_seeded<F>(name: &str, config: &str, seed: Seed, scenario: F)
+where
+    F: for<'a> FnOnce(&'a mut Desktop) -> std::pin::Pin<Box<dyn Future<Output = Result<()>> + 'a>>,
+{
+    run_desktop_test_seeded(name, Vec::new(), Some(config.to_string()), "", Some(seed), scenario);
+}
+
 fn run_desktop_test<F>(
     name: &str,
     turns: Vec<Turn>,
     config: Option<String>,
     extra_config: &str,
+    scenario: F,
+) where
+    F: for<'a> FnOnce(&'a mut Desktop) -> std::pin::Pin<Box<dyn Future<Output = Result<()>> + 'a>>,
+{
+    run_desktop_test_seeded(name, turns, config, extra_config, None, scenario);
+}
+
+fn run_desktop_test_seeded<F>(
+    name: &str,
+    turns: Vec<Turn>,
+    config: Option<String>,
+    extra_config: &str,
+    seed: Option<Seed>,
     scenario: F,
 ) where
     F: for<'a> FnOnce(&'a mut Desktop) -> std::pin::Pin<Box<dyn Future<Output = Result<()>> + 'a>>,
@@ -128,7 +152,7 @@ fn run_desktop_test<F>(
         .unwrap();
     let server = ScriptedServer::start_blocking(turns);
     runtime.block_on(async move {
-        let mut desktop = Desktop::start_with_extra_config(name, server, config, extra_config)
+        let mut desktop = Desktop::start_seeded(name, server, config, extra_config, seed)
             .await
             .unwrap_or_else(|e| panic!("starting the app for '{name}': {e:#}"));
         let result = scenario(&mut desktop).await;
@@ -228,6 +252,17 @@ impl Desktop {
         config: Option<String>,
         extra: &str,
     ) -> Result<Desktop> {
+        Desktop::start_seeded(name, server, config, extra, None).await
+    }
+
+    /// Like [`Desktop::start_with_extra_config`], with `seed` filling `SUZENT_HOME` first.
+    pub async fn start_seeded(
+        name: &str,
+        server: ScriptedServer,
+        config: Option<String>,
+        extra: &str,
+        seed: Option<Seed>,
+    ) -> Result<Desktop> {
         let home = tempfile::tempdir()?;
         let workspace = tempfile::tempdir()?;
         let suzent_home = home.path().join("suzent");
@@ -240,6 +275,9 @@ impl Desktop {
             )
         });
         std::fs::write(suzent_home.join("config/config.toml"), config)?;
+        if let Some(seed) = seed {
+            seed(&suzent_home)?;
+        }
 
         let shots = screenshot_root().join(name);
         let _ = std::fs::remove_dir_all(&shots);

@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import { api } from "../api";
 import { baseUrlError, modelError, providerLabel, PROVIDERS, type ProviderId } from "../providers";
 import { useStore } from "../store";
+import { LocalModels } from "./LocalModels";
 import type { SettingsPatch } from "../types";
 
 /** Shown while no default model is configured: sets a provider, a model and its key. */
@@ -47,6 +48,12 @@ export function FirstRun({ onSkip }: { onSkip: () => void }) {
           S
         </div>
         <h1>{t("firstRun.welcome")}</h1>
+        <section className="first-run-local" aria-labelledby="fr-local-h">
+          <h2 id="fr-local-h">{t("localModels.firstRunTitle")}</h2>
+          <p className="muted">{t("localModels.firstRunIntro")}</p>
+          <LocalModels firstRun />
+        </section>
+        <h2>{t("localModels.orProvider")}</h2>
         <p className="muted">{t("firstRun.intro")}</p>
         <div className="field">
           <label htmlFor="fr-provider">{t("firstRun.provider")}</label>

@@ -5,6 +5,7 @@ import { baseUrlError, modelError, providerLabel, PROVIDERS, type ProviderId } f
 import { LanguageSwitch } from "./LanguageSwitch";
 import { useStore } from "../store";
 import type { Settings } from "../types";
+import { LocalModels } from "./LocalModels";
 
 type Urls = Record<ProviderId, string>;
 
@@ -220,6 +221,12 @@ export function SettingsView() {
           </button>
         </div>
       </form>
+
+      <section className="card" aria-labelledby="local-models-h">
+        <h2 id="local-models-h">{t("localModels.title")}</h2>
+        <p className="muted">{t("localModels.intro")}</p>
+        <LocalModels />
+      </section>
 
       <section className="card" aria-labelledby="keys-h">
         <h2 id="keys-h">{t("settings.apiKeys")}</h2>

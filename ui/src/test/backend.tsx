@@ -121,6 +121,7 @@ export function backend(handlers: Record<string, Handler> = {}) {
     mcp_servers: () => [],
     mcp_tools: () => [],
     list_surfaces: () => [],
+    local_models: () => ({ dir: "/data/models/gguf", installed: [], recommended: [] }),
     // HtmlFrame documents: one token per staged document, in staging order.
     stage_html_frame: (a) => `frame-${calls.filter((c) => c.cmd === "stage_html_frame").length}-${String(a.html).length}`,
   };

@@ -728,6 +728,47 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_response_with_object_arguments_and_no_id_gives_a_call_with_a_generated_id() {
+        let mut state = StreamState::default();
+        let shown = std::sync::Mutex::new(String::new());
+        let on_text = |t: &str| shown.lock().unwrap().push_str(t);
+        let value = json!({
+            "choices": [{"message": {"role": "assistant", "content": "Reading.", "tool_calls": [
+                {"id": "", "type": "function", "function": {"name": "read_file", "arguments": {"path": "a"}}}
+            ]}, "finish_reason": "tool_calls"}],
+            "usage": {"completion_tokens": 12}
+        });
+        state.apply_whole("local", &value, &on_text).unwrap();
+        let request = ModelRequest {
+            model: "m".into(),
+            system: String::new(),
+            messages: Vec::new(),
+            tools: Vec::new(),
+        };
+        let response = state.finish("local", &request, &on_text).unwrap();
+        assert_eq!(response.text, "Reading.");
+        assert_eq!(response.tool_calls[0].arguments, r#"{"path":"a"}"#);
+        assert!(response.tool_calls[0].id.starts_with("call_"));
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        assert_eq!(shown.lock().unwrap().as_str(), "Reading.");
+    }
+
+    #[test]
+    fn refusals_to_stream_and_to_take_tools_are_told_apart() {
+        let http = |status: u16, body: &str| ProviderError::Http {
+            provider: "local".into(),
+            status,
+            body: body.into(),
+        };
+        assert!(refuses_tools(&http(500, "tools param requires --jinja flag")));
+        assert!(refuses_tools(&http(400, "this model does not support tools")));
+        assert!(!refuses_tools(&http(400, "streaming is not supported with tools")));
+        assert!(refuses_streaming(&http(400, "streaming is not supported with tools")));
+        assert!(!refuses_streaming(&http(401, "invalid key")));
+        assert!(!refuses_tools(&http(401, "invalid key")));
+    }
+
+    #[test]
     fn debug_output_never_shows_the_key() {
         let p = OpenAiProvider::new(
             reqwest::Client::new(),
