@@ -174,6 +174,55 @@ pub struct Config {
     /// summaries off.
     #[serde(default = "default_chat_summary_idle_secs")]
     pub chat_summary_idle_secs: u32,
+    /// Paired devices (`[devices]`).
+    #[serde(default)]
+    pub devices: DevicesConfig,
+}
+
+/// Settings of paired devices (`[devices]` in `config.toml`).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DevicesConfig {
+    /// This device's name as paired devices see it (default: the host name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Reach paired devices on other networks through iroh's public relays (default true).
+    /// Off keeps device traffic on the local network (direct connections only).
+    #[serde(default = "default_true")]
+    pub relay: bool,
+    /// Advertise this device on the local network and list devices seen there (default true).
+    /// Adverts only suggest devices; trust comes from the key pinned at pairing.
+    #[serde(default = "default_true")]
+    pub discovery: bool,
+    /// Addresses (`ip:port`) to listen on for paired devices (default: every interface). A port
+    /// 0 takes the port used last time, or any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bind: Vec<String>,
+    /// Hours an undelivered message to a device is kept trying before it fails as expired
+    /// (default 168 = 7 days, 1..=8760).
+    #[serde(default = "default_device_retention_hours")]
+    pub retention_hours: u32,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn default_device_retention_hours() -> u32 {
+    168
+}
+
+impl Default for DevicesConfig {
+    fn default() -> Self {
+        DevicesConfig {
+            name: None,
+            relay: true,
+            discovery: true,
+            bind: Vec::new(),
+            retention_hours: default_device_retention_hours(),
+        }
+    }
 }
 
 fn default_tools() -> Vec<String> {
@@ -222,6 +271,7 @@ impl Default for Config {
             reviewer_model: None,
             reviewer_timeout_secs: default_reviewer_timeout_secs(),
             chat_summary_idle_secs: default_chat_summary_idle_secs(),
+            devices: DevicesConfig::default(),
         }
     }
 }
@@ -301,6 +351,30 @@ impl Config {
                 message: format!(
                     "'{image}' is not a Docker image reference (e.g. debian:bookworm-slim or ghcr.io/org/image@sha256:...)"
                 ),
+            });
+        }
+        if self.devices.retention_hours == 0 || self.devices.retention_hours > 8760 {
+            return Err(ConfigError::Value {
+                field: "devices.retention_hours".into(),
+                message: format!("{} is outside 1..=8760", self.devices.retention_hours),
+            });
+        }
+        for addr in &self.devices.bind {
+            if addr.parse::<std::net::SocketAddr>().is_err() {
+                return Err(ConfigError::Value {
+                    field: "devices.bind".into(),
+                    message: format!("'{addr}' is not an ip:port address (e.g. 0.0.0.0:0)"),
+                });
+            }
+        }
+        if let Some(name) = &self.devices.name
+            && (name.trim().is_empty()
+                || name.chars().count() > 64
+                || name.chars().any(char::is_control))
+        {
+            return Err(ConfigError::Value {
+                field: "devices.name".into(),
+                message: format!("'{name}' must be 1 to 64 characters without control characters"),
             });
         }
         if self.max_steps == 0 || self.max_steps > 1000 {

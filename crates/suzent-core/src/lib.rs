@@ -24,8 +24,8 @@ pub use canvas::{
     pointer_set, validate_components, validate_surface,
 };
 pub use config::{
-    Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, ProviderConfig, ProvidersConfig,
-    SandboxBackend,
+    Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, DevicesConfig, ProviderConfig,
+    ProvidersConfig, SandboxBackend,
 };
 pub use event::{AgentEvent, DecisionEvent, RunOutcome};
 pub use message::{ChatMessage, ToolCall, parse_tool_arguments};

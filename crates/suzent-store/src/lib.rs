@@ -14,6 +14,7 @@
 
 mod approvals;
 mod chats;
+mod devices;
 mod error;
 mod inbox;
 mod mcp;
@@ -26,6 +27,10 @@ mod surfaces;
 mod transcript;
 mod types;
 
+pub use devices::{
+    DeviceRecord, DeviceScope, DeviceState, NewDevice, NewPeerMessage, PeerMessage,
+    PeerMessageStatus, UnreportedPeerMessage,
+};
 pub use error::StoreError;
 pub use inbox::{
     AgentLink, BASE_BACKOFF, DEFAULT_MAX_ATTEMPTS, InboxMessage, InboxStatus, MAX_BACKOFF,
