@@ -53,6 +53,19 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode> {
     let rt = open().await?;
     let mut events = rt.subscribe();
     rt.start_dispatcher();
+    match rt.devices().start().await {
+        Ok(()) => {
+            if let Ok(me) = rt.devices().this_device().await {
+                eprintln!(
+                    "suzent: device {} ({}) reachable for paired devices at {}",
+                    me.short_id,
+                    me.name,
+                    me.addrs.join(", ")
+                );
+            }
+        }
+        Err(e) => eprintln!("suzent: paired devices are unavailable: {e}"),
+    }
     eprintln!("suzent: serving (inbox dispatcher running); stop with Ctrl-C or SIGTERM");
     let json = args.json;
     let printer = tokio::spawn(async move {

@@ -16,6 +16,7 @@ use suzent_core::{
 };
 mod background_cmd;
 mod content_cmd;
+mod devices_cmd;
 mod mcp;
 mod permissions_cmd;
 
@@ -101,6 +102,9 @@ enum Command {
     /// The permission decision simulator.
     #[command(subcommand)]
     Permissions(permissions_cmd::PermissionsCommand),
+    /// Pairs this install with other devices and manages the paired devices.
+    #[command(subcommand)]
+    Devices(devices_cmd::DevicesCommand),
 }
 
 #[derive(Args)]
@@ -407,6 +411,7 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Mcp(cmd) => mcp::run(cmd, open_runtime().await?).await,
+        Command::Devices(cmd) => devices_cmd::run(cmd, open_runtime().await?).await,
         Command::Skills(cmd) => content_cmd::skills(cmd, open_runtime().await?).await,
         Command::Memory(cmd) => content_cmd::memory(cmd, open_runtime().await?).await,
         Command::Doctor { json } => {
@@ -589,6 +594,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         } else {
             OnAsk::Suspend
         },
+        ..RunOptions::default()
     };
     let summary = with_events(
         &rt,
@@ -639,6 +645,7 @@ async fn resume(args: ResumeArgs) -> Result<ExitCode> {
         } else {
             OnAsk::Suspend
         },
+        ..RunOptions::default()
     };
     let summary = with_events(
         &rt,

@@ -26,6 +26,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod addrs;
 mod error;
 mod id;
 mod identity;
@@ -35,6 +36,7 @@ mod ticket;
 pub mod wire;
 mod words;
 
+pub use addrs::{dialable, known_relay};
 pub use error::DeviceError;
 pub use id::{DeviceId, SHORT_ID_CHARS};
 pub use identity::{DeviceIdentity, KEYCHAIN_SERVICE, KeyStorage, KeyStorePreference};

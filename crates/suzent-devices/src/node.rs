@@ -401,20 +401,40 @@ impl DeviceNode {
         Ok(conn)
     }
 
+    /// Whether this endpoint listens on loopback itself (then loopback addresses of other
+    /// devices on this machine may be dialed).
+    pub fn loopback_ok(&self) -> bool {
+        self.inner.config.bind.iter().any(|a| a.ip().is_loopback())
+    }
+
     pub(crate) async fn dial(
         &self,
         peer: &PeerAddress,
         alpn: &[u8],
     ) -> Result<Connection, DeviceError> {
-        let mut addrs: Vec<TransportAddr> =
-            peer.addrs.iter().copied().map(TransportAddr::Ip).collect();
+        // Addresses and relays come from the other side: only harmless destinations are used.
+        let loopback_ok = self.loopback_ok();
+        let mut addrs: Vec<TransportAddr> = Vec::new();
+        for a in &peer.addrs {
+            if crate::addrs::dialable(a, loopback_ok) {
+                addrs.push(TransportAddr::Ip(*a));
+            } else {
+                tracing::debug!("not dialing {a} given for {}", peer.device.short());
+            }
+        }
         if self.inner.config.relay
             && let Some(relay) = &peer.relay
         {
-            match relay.parse() {
-                Ok(url) => addrs.push(TransportAddr::Relay(url)),
-                Err(e) => tracing::debug!("ignoring the relay of {}: {e}", peer.device.short()),
+            match crate::addrs::known_relay(relay) {
+                Some(url) => addrs.push(TransportAddr::Relay(url)),
+                None => tracing::debug!("ignoring an unknown relay given for {}", peer.device.short()),
             }
+        }
+        if addrs.is_empty() && !self.inner.config.relay && !self.inner.config.discovery {
+            return Err(unreachable(
+                &peer.device,
+                "no usable address (relays and LAN discovery are off)",
+            ));
         }
         let addr = EndpointAddr::from_parts(peer.device.public_key(), addrs);
         match tokio::time::timeout(DIAL_TIMEOUT, self.inner.endpoint.connect(addr, alpn)).await {

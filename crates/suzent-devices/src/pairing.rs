@@ -350,6 +350,9 @@ pub(crate) async fn serve(node: &DeviceNode, conn: Connection) {
     };
     let _ = write_frame(&mut send, &done).await;
     let _ = send.finish();
+    // The joiner closes the connection once it read the answer: only then is the outcome
+    // announced here (a CLI may exit right after, which must not cut the answer off).
+    let _ = tokio::time::timeout(Duration::from_secs(2), conn.closed()).await;
     if accept {
         window
             .state
@@ -357,7 +360,6 @@ pub(crate) async fn serve(node: &DeviceNode, conn: Connection) {
     } else {
         fail(&window, &reason);
     }
-    let _ = tokio::time::timeout(Duration::from_secs(2), conn.closed()).await;
 }
 
 /// Waits for the joiner's and this user's answers; `Err(reason)` when either says no.

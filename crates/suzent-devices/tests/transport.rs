@@ -250,3 +250,37 @@ async fn words_not_confirmed_on_the_showing_side_store_nothing() -> Result<()> {
     assert!(a.memory.paired.lock().unwrap().is_empty());
     Ok(())
 }
+
+#[tokio::test]
+async fn a_code_pointing_at_this_machine_or_a_metadata_address_sends_nothing_there() -> Result<()> {
+    // A device listening on every interface (not on loopback) gets a code whose addresses are a
+    // local service and the cloud metadata address: it dials neither.
+    let dir = tempfile::tempdir()?;
+    let identity = DeviceIdentity::load_or_create(dir.path(), KeyStorePreference::File)?;
+    let joiner = DeviceNode::bind(
+        &identity,
+        NodeConfig {
+            name: "J".into(),
+            platform: "linux".into(),
+            relay: false,
+            bind: vec!["0.0.0.0:0".parse()?],
+            port: 0,
+            discovery: false,
+        },
+        Arc::new(Memory::default()),
+    )
+    .await?;
+    let local_service = std::net::UdpSocket::bind("127.0.0.1:0")?;
+    local_service.set_read_timeout(Some(Duration::from_millis(500)))?;
+    let ticket = PairingTicket {
+        device: DeviceId::from_public_key(iroh::SecretKey::generate().public()),
+        addrs: vec![local_service.local_addr()?, "169.254.169.254:80".parse()?],
+        relay: Some("https://169.254.169.254/".into()),
+        secret: suzent_devices::fresh_secret()?,
+    };
+    let err = joiner.join(&ticket).await.unwrap_err();
+    assert!(err.to_string().contains("no usable address"), "{err}");
+    let mut buf = [0u8; 64];
+    assert!(local_service.recv_from(&mut buf).is_err(), "the local service received a packet");
+    Ok(())
+}

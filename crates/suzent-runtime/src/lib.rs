@@ -19,6 +19,7 @@
 
 mod audit;
 mod audit_read;
+mod devices;
 mod error;
 mod mcp;
 mod paths;
@@ -31,6 +32,11 @@ mod toolset;
 
 pub use audit::AuditLog;
 pub use audit_read::{AuditEntry, AuditFilter, AuditRead, MAX_AUDIT_LIMIT};
+pub use devices::{
+    DeviceView, Devices, JoinOffer, NearbyView, PEER_MESSAGE_KIND, PEER_PREFIX, PairingOffer,
+    PairingStatus, PeerAddressText, PeerSummary, ThisDevice, parse_peer_address, peer_address,
+    peer_mode,
+};
 pub use error::RuntimeError;
 pub use mcp::{McpImport, McpTestResult, McpTestTool};
 pub use paths::Paths;
@@ -51,7 +57,8 @@ pub use suzent_mcp::{
 };
 pub use suzent_permissions::{Explanation, MatchedRule, RuleFileProblem, SegmentView};
 pub use suzent_store::{
-    ApprovalRecord, ApprovalStatus, ChatRecord, InboxMessage, InboxStatus, NewInboxMessage,
-    PendingApproval, StoredMessage,
+    ApprovalRecord, ApprovalStatus, ChatRecord, DeviceRecord, DeviceScope, DeviceState,
+    InboxMessage, InboxStatus, NewInboxMessage, PeerMessage, PeerMessageStatus, PendingApproval,
+    StoredMessage,
 };
 pub use suzent_tools::{MemoryHit, MemorySearchResult, Skill, SkillSource};

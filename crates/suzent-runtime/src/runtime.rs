@@ -4,6 +4,7 @@ mod agents;
 mod background;
 mod canvas;
 mod content;
+mod devices_host;
 mod inbox;
 mod permissions_api;
 mod review_hook;
@@ -66,6 +67,9 @@ pub enum OnAsk {
 pub struct RunOptions {
     /// What to do with calls that need approval.
     pub on_ask: OnAsk,
+    /// Who started the run when it is not the local user (`peer:<device>` for a paired
+    /// device's message); recorded as the origin of every permission decision in the audit.
+    pub origin: Option<String>,
 }
 
 /// How a run (`send_message`, `resume_approvals`) ended.
@@ -166,6 +170,8 @@ struct Inner {
     bg: background::BackgroundState,
     /// Plans, memory and skills (see `runtime/content.rs`).
     content: content::ContentState,
+    /// Paired devices (see `devices/`).
+    devices: Arc<crate::devices::Devices>,
 }
 
 /// The agent runtime. Cheap to clone; all clones share state.
@@ -239,6 +245,10 @@ impl Runtime {
         let toolset = crate::toolset::Toolset::new(registry, mcp, store.clone(), events.clone());
         let registry = toolset.registry.clone();
         let content_state = content::ContentState::new(&options.paths, store.clone());
+        let devices = Arc::new(crate::devices::Devices::new(
+            store.clone(),
+            &options.paths.data_dir,
+        ));
         let runtime = Runtime {
             inner: Arc::new(Inner {
                 paths: options.paths,
@@ -253,8 +263,15 @@ impl Runtime {
                 toolset,
                 bg,
                 content: content_state,
+                devices,
             }),
         };
+        runtime
+            .inner
+            .devices
+            .set_host(Arc::new(devices_host::RuntimeDeviceHost {
+                runtime: Arc::downgrade(&runtime.inner),
+            }));
         runtime.init_background();
         Ok(runtime)
     }
@@ -288,6 +305,11 @@ impl Runtime {
     /// The directories in use.
     pub fn paths(&self) -> &Paths {
         &self.inner.paths
+    }
+
+    /// Paired devices: pairing, the device list, the peer outbox (see `devices/`).
+    pub fn devices(&self) -> &Arc<crate::devices::Devices> {
+        &self.inner.devices
     }
 
     /// The tool registry.
@@ -1328,8 +1350,16 @@ impl Runtime {
             headless.matched_rules = decision.matched_rules.clone();
             decision = headless;
         }
-        self.audit_decision(chat, run_id, call, &args, &decision, &evaluation.matched)
-            .await;
+        self.audit_decision(
+            chat,
+            run_id,
+            call,
+            &args,
+            &decision,
+            &evaluation.matched,
+            options.origin.as_deref(),
+        )
+        .await;
         self.emit(AgentEvent::ToolPermissionDecision(
             suzent_core::DecisionEvent {
                 chat_id: chat.id.clone(),
@@ -1473,6 +1503,7 @@ impl Runtime {
         args: &Value,
         decision: &PermissionDecision,
         matched: &[Rule],
+        origin: Option<&str>,
     ) {
         self.inner.audit.append_value(json!({
             "timestamp": Utc::now().to_rfc3339(),
@@ -1492,6 +1523,7 @@ impl Runtime {
             "confidence": decision.confidence,
             "riskCategories": decision.risk_categories,
             "reviewerModel": decision.reviewer_model,
+            "origin": origin.unwrap_or("user"),
         })).await;
     }
 }
@@ -1595,7 +1627,7 @@ fn whoami() -> String {
         .unwrap_or_else(|_| "local".into())
 }
 
-async fn hold_point(name: &str) {
+pub(crate) async fn hold_point(name: &str) {
     if std::env::var(HOLD_ENV).ok().as_deref() == Some(name) {
         eprintln!("suzent: holding at {name}");
         tokio::time::sleep(std::time::Duration::from_secs(60)).await;

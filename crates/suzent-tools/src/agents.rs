@@ -128,11 +128,6 @@ fn host(ctx: &ToolContext) -> Result<&Arc<dyn AgentHost>, ToolError> {
 }
 
 fn check_agent_id(agent_id: &str) -> Result<(), ToolError> {
-    if agent_id.starts_with("peer:") {
-        return Err(ToolError::Failed(format!(
-            "'{agent_id}': peer: addresses are reserved for paired devices, which this version does not support yet; use a local agent id from agent_list"
-        )));
-    }
     if agent_id.trim().is_empty() {
         return Err(ToolError::InvalidArguments(
             "field `agent_id` is empty; take an id from agent_list".into(),
@@ -182,7 +177,7 @@ simple_tool!(
     "agent_list",
     "AgentListTool",
     "List agents",
-    "List the agents of this project: their ids (stable chat ids), kind, status, parent and last activity. Active agents by default (at most 20); recent=true lists recent ones too (at most 50)."
+    "List the agents of this project: their ids (stable chat ids), kind, status, parent and last activity. Active agents by default (at most 20); recent=true lists recent ones too (at most 50). Paired devices appear as peer:<device> (kind peer, status online/offline) and, with recent=true and the device online, their agents as peer:<device>/<agent>."
 );
 
 #[async_trait]
@@ -256,7 +251,7 @@ simple_tool!(
     "agent_send",
     "AgentSendTool",
     "Message agent",
-    "Send a message to another agent. It is queued in the durable inbox and this returns at once; the receiver reads it in its running turn or wakes up for it. Read its answer later with agent_read."
+    "Send a message to another agent. It is queued in the durable inbox and this returns at once; the receiver reads it in its running turn or wakes up for it. Read its answer later with agent_read. A peer:<device>[/<agent>] id sends to an agent on a paired device: the message waits in the outbox while the device is offline; agent_read on the peer shows whether it was delivered and read."
 );
 
 #[async_trait]

@@ -190,6 +190,7 @@ fn render_message(m: &ChatMessage) -> String {
 impl AgentHost for Agents {
     async fn list(&self, caller: &str, recent: bool) -> Result<Vec<AgentSummary>, String> {
         let rt = self.runtime()?;
+        let peers = rt.devices().agents_for_list(recent).await;
         let me = rt.chat(caller).await.map_err(text_of)?;
         let chats = rt.list_chats().await.map_err(text_of)?;
         let cap = if recent {
@@ -216,11 +217,15 @@ impl AgentHost for Agents {
                 break;
             }
         }
+        out.extend(peers);
         Ok(out)
     }
 
     async fn read(&self, caller: &str, agent_id: &str, budget: usize) -> Result<String, String> {
         let rt = self.runtime()?;
+        if agent_id.starts_with(crate::devices::PEER_PREFIX) {
+            return rt.devices().read(agent_id, budget).await;
+        }
         let chat = rt.reachable(caller, agent_id).await?;
         let messages = rt.messages(&chat.id).await.map_err(text_of)?;
         let mut kept: Vec<String> = Vec::new();
@@ -263,6 +268,9 @@ impl AgentHost for Agents {
     async fn send(&self, caller: &str, agent_id: &str, message: &str) -> Result<String, String> {
         let rt = self.runtime()?;
         rt.refuse_subagent(caller, "message other agents").await?;
+        if agent_id.starts_with(crate::devices::PEER_PREFIX) {
+            return rt.devices().send(caller, agent_id, message).await;
+        }
         let target = rt.reachable(caller, agent_id).await?;
         if target.id == caller {
             return Err("an agent cannot send a message to itself".into());
@@ -283,6 +291,9 @@ impl AgentHost for Agents {
     async fn stop(&self, caller: &str, agent_id: &str) -> Result<String, String> {
         let rt = self.runtime()?;
         rt.refuse_subagent(caller, "stop other agents").await?;
+        if agent_id.starts_with(crate::devices::PEER_PREFIX) {
+            return rt.devices().stop(agent_id).await;
+        }
         let target = rt.reachable(caller, agent_id).await?;
         if target.id == caller {
             return Err("an agent cannot stop itself; end the turn instead".into());

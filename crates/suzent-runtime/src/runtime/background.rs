@@ -190,6 +190,7 @@ impl Runtime {
         self.inner.bg.shutdown.cancel();
         self.inner.bg.inbox_wake.notify_waiters();
         self.inner.bg.commands.shutdown().await;
+        self.inner.devices.shutdown().await;
     }
 
     /// Turns sandbox mode on or off for one chat (`None`: follow `sandbox` in config.toml).
