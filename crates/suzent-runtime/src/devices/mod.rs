@@ -617,7 +617,7 @@ impl Devices {
             session.state()
         } else {
             let now = session.state();
-            if now.is_final() || matches!(now, PairingState::Confirming { .. }) {
+            if now.is_final() {
                 now
             } else {
                 session.changed(wait).await
