@@ -123,8 +123,16 @@ async fn resolve(rt: &Runtime, device: &str) -> Result<String> {
     }
 }
 
-/// `suzent devices ...`.
+/// `suzent devices ...`. The device endpoint a command started is closed before it returns
+/// (connections end with a close frame, not by timeout).
 pub async fn run(cmd: DevicesCommand, rt: Runtime) -> Result<ExitCode> {
+    let result = command(cmd, &rt).await;
+    rt.devices().shutdown().await;
+    result
+}
+
+async fn command(cmd: DevicesCommand, rt: &Runtime) -> Result<ExitCode> {
+    let rt = rt.clone();
     let devices = rt.devices();
     match cmd {
         DevicesCommand::Pair { json } => {

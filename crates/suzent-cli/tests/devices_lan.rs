@@ -21,7 +21,10 @@ struct Namespaces {
 }
 
 fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().unwrap_or_else(|e| panic!("ip {args:?}: {e}"));
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("ip {args:?}: {e}"));
     assert!(
         out.status.success(),
         "ip {args:?} failed (this test needs root to make network namespaces): {}",
@@ -32,11 +35,20 @@ fn ip(args: &[&str]) {
 impl Namespaces {
     fn new() -> Namespaces {
         let id = std::process::id();
-        let ns = Namespaces { a: format!("szlan-a-{id}"), b: format!("szlan-b-{id}") };
+        let ns = Namespaces {
+            a: format!("szlan-a-{id}"),
+            b: format!("szlan-b-{id}"),
+        };
         ip(&["netns", "add", &ns.a]);
         ip(&["netns", "add", &ns.b]);
-        ip(&["-n", &ns.a, "link", "add", "lan0", "type", "veth", "peer", "name", "lan1", "netns", &ns.b]);
-        for (n, dev, addr) in [(&ns.a, "lan0", "10.203.0.1/24"), (&ns.b, "lan1", "10.203.0.2/24")] {
+        ip(&[
+            "-n", &ns.a, "link", "add", "lan0", "type", "veth", "peer", "name", "lan1", "netns",
+            &ns.b,
+        ]);
+        for (n, dev, addr) in [
+            (&ns.a, "lan0", "10.203.0.1/24"),
+            (&ns.b, "lan1", "10.203.0.2/24"),
+        ] {
             ip(&["-n", n, "link", "set", "lo", "up"]);
             ip(&["-n", n, "addr", "add", addr, "dev", dev]);
             ip(&["-n", n, "link", "set", dev, "up"]);
@@ -65,7 +77,10 @@ impl Host {
         env.write_config(&format!(
             "default_model = \"openai/gpt-test\"\n\n[devices]\nname = \"{name}\"\nrelay = false\ndiscovery = true\nbind = [\"{addr}:0\"]\n"
         ));
-        Host { env, ns: ns.to_string() }
+        Host {
+            env,
+            ns: ns.to_string(),
+        }
     }
 
     fn command(&self, args: &[&str]) -> Command {
@@ -83,7 +98,11 @@ impl Host {
 
     fn json(&self, args: &[&str]) -> Value {
         let out = self.command(args).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).unwrap()
     }
 
@@ -92,7 +111,14 @@ impl Host {
     }
 }
 
-fn spawn_talk(host: &Host, args: &[&str]) -> (Child, std::process::ChildStdin, std::io::Lines<BufReader<std::process::ChildStdout>>) {
+fn spawn_talk(
+    host: &Host,
+    args: &[&str],
+) -> (
+    Child,
+    std::process::ChildStdin,
+    std::io::Lines<BufReader<std::process::ChildStdout>>,
+) {
     let mut child = host
         .command(args)
         .stdin(Stdio::piped())
@@ -110,13 +136,15 @@ fn event(lines: &mut std::io::Lines<BufReader<std::process::ChildStdout>>) -> Va
 }
 
 #[test]
-fn a_lan_advert_with_a_paired_device_s_name_and_another_key_is_listed_as_a_different_unpaired_device() {
+fn a_lan_advert_with_a_paired_device_s_name_and_another_key_is_listed_as_a_different_unpaired_device()
+ {
     let ns = Namespaces::new();
     let a = Host::new(&ns.a, "Laptop A", "10.203.0.1");
     let b = Host::new(&ns.b, "Desktop B", "10.203.0.2");
     let (mut host, mut host_in, mut host_out) = spawn_talk(&a, &["devices", "pair", "--json"]);
     let code = event(&mut host_out)["code"].as_str().unwrap().to_string();
-    let (mut joiner, mut joiner_in, mut joiner_out) = spawn_talk(&b, &["devices", "join", &code, "--json"]);
+    let (mut joiner, mut joiner_in, mut joiner_out) =
+        spawn_talk(&b, &["devices", "join", &code, "--json"]);
     let words_b = event(&mut joiner_out);
     let words_a = event(&mut host_out);
     assert_eq!(words_a["words"], words_b["words"]);
@@ -125,19 +153,36 @@ fn a_lan_advert_with_a_paired_device_s_name_and_another_key_is_listed_as_a_diffe
     assert!(host.wait().unwrap().success());
     assert!(joiner.wait().unwrap().success());
 
-    let b_id = b.json(&["devices", "list", "--json"])["thisDevice"]["id"].as_str().unwrap().to_string();
+    let b_id = b.json(&["devices", "list", "--json"])["thisDevice"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     // C, on B's host, calls itself "Desktop B" too.
     let c = Host::new(&ns.b, "Desktop B", "10.203.0.2");
-    let mut c_serve: Child = c.command(&["serve"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    let c_id = c.json(&["devices", "list", "--json"])["thisDevice"]["id"].as_str().unwrap().to_string();
+    let mut c_serve: Child = c
+        .command(&["serve"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let c_id = c.json(&["devices", "list", "--json"])["thisDevice"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(c_id != b_id);
 
     let seen = a.json(&["devices", "list", "--json", "--nearby", "8"]);
     let _ = c_serve.kill();
     let _ = c_serve.wait();
     let nearby = seen["nearby"].as_array().unwrap();
-    let impostor = nearby.iter().find(|n| n["id"] == c_id.as_str()).unwrap_or_else(|| panic!("C's advert not seen: {seen:#}"));
-    assert_eq!((impostor["name"].as_str(), impostor["paired"].as_bool()), (Some("Desktop B"), Some(false)));
+    let impostor = nearby
+        .iter()
+        .find(|n| n["id"] == c_id.as_str())
+        .unwrap_or_else(|| panic!("C's advert not seen: {seen:#}"));
+    assert_eq!(
+        (impostor["name"].as_str(), impostor["paired"].as_bool()),
+        (Some("Desktop B"), Some(false))
+    );
     // The paired list still names only B, by its own key.
     let devices = seen["devices"].as_array().unwrap();
     assert_eq!(devices.len(), 1);

@@ -25,7 +25,10 @@ impl PeerHandler for Open {
         if self.paired.lock().unwrap().contains(peer) {
             Admission::Admit
         } else {
-            Admission::Refuse { code: close::NOT_PAIRED, reason: "not paired".into() }
+            Admission::Refuse {
+                code: close::NOT_PAIRED,
+                reason: "not paired".into(),
+            }
         }
     }
     async fn handle(&self, _: &DeviceId, _: Request) -> Response {
@@ -38,7 +41,8 @@ impl PeerHandler for Open {
 }
 
 async fn node(dir: &std::path::Path, name: &str, handler: Arc<Open>) -> DeviceNode {
-    let identity = DeviceIdentity::load_or_create(&dir.join(name), KeyStorePreference::File).unwrap();
+    let identity =
+        DeviceIdentity::load_or_create(&dir.join(name), KeyStorePreference::File).unwrap();
     DeviceNode::bind(
         &identity,
         NodeConfig {
@@ -97,7 +101,11 @@ async fn main() {
         a.close().await;
         b.close().await;
     }
-    println!("pairing end to end (code -> both confirmed, users answering at once): median {:?} over {} runs", median(pairing), 10);
+    println!(
+        "pairing end to end (code -> both confirmed, users answering at once): median {:?} over {} runs",
+        median(pairing),
+        10
+    );
 
     // Request round trip on an established connection.
     let (ha, hb) = (Arc::new(Open::default()), Arc::new(Open::default()));
@@ -105,14 +113,26 @@ async fn main() {
     let b = node(dir.path(), "b", hb.clone()).await;
     ha.paired.lock().unwrap().insert(b.device_id());
     hb.paired.lock().unwrap().insert(a.device_id());
-    let to_b = PeerAddress { device: b.device_id(), addrs: b.addrs(), relay: None };
+    let to_b = PeerAddress {
+        device: b.device_id(),
+        addrs: b.addrs(),
+        relay: None,
+    };
     let connect = Instant::now();
     a.connect(&to_b).await.unwrap();
-    println!("first connection (QUIC + TLS handshake on loopback): {:?}", connect.elapsed());
+    println!(
+        "first connection (QUIC + TLS handshake on loopback): {:?}",
+        connect.elapsed()
+    );
     let text = "x".repeat(200);
     let mut rtts = Vec::new();
     for i in 0..1000 {
-        let req = Request::Deliver { message_id: format!("m{i}"), target: None, from_agent: None, text: text.clone() };
+        let req = Request::Deliver {
+            message_id: format!("m{i}"),
+            target: None,
+            from_agent: None,
+            text: text.clone(),
+        };
         let t = Instant::now();
         let r = a.request(&to_b, &req).await.unwrap();
         rtts.push(t.elapsed());
@@ -127,7 +147,11 @@ async fn main() {
     // Memory of idle connections: 20 client endpoints, then each connected to `b`.
     let server = Arc::new(Open::default());
     let hub = node(dir.path(), "hub", server.clone()).await;
-    let hub_addr = PeerAddress { device: hub.device_id(), addrs: hub.addrs(), relay: None };
+    let hub_addr = PeerAddress {
+        device: hub.device_id(),
+        addrs: hub.addrs(),
+        relay: None,
+    };
     let mut clients = Vec::new();
     for i in 0..20 {
         let c = node(dir.path(), &format!("c{i}"), Arc::new(Open::default())).await;

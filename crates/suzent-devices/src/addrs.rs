@@ -86,9 +86,16 @@ mod tests {
 
     #[test]
     fn only_the_relays_this_endpoint_uses_are_accepted_from_another_device() {
-        let default = iroh::endpoint::default_relay_mode().relay_map().urls::<Vec<_>>();
+        let default = iroh::endpoint::default_relay_mode()
+            .relay_map()
+            .urls::<Vec<_>>();
         assert!(known_relay(&default[0].to_string()).is_some());
-        for bad in ["https://169.254.169.254/", "https://evil.test/", "http://127.0.0.1:8080/", "not a url"] {
+        for bad in [
+            "https://169.254.169.254/",
+            "https://evil.test/",
+            "http://127.0.0.1:8080/",
+            "not a url",
+        ] {
             assert_eq!(known_relay(bad), None, "{bad}");
         }
     }

@@ -427,7 +427,10 @@ impl DeviceNode {
         {
             match crate::addrs::known_relay(relay) {
                 Some(url) => addrs.push(TransportAddr::Relay(url)),
-                None => tracing::debug!("ignoring an unknown relay given for {}", peer.device.short()),
+                None => tracing::debug!(
+                    "ignoring an unknown relay given for {}",
+                    peer.device.short()
+                ),
             }
         }
         if addrs.is_empty() && !self.inner.config.relay && !self.inner.config.discovery {

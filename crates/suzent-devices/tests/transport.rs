@@ -281,6 +281,9 @@ async fn a_code_pointing_at_this_machine_or_a_metadata_address_sends_nothing_the
     let err = joiner.join(&ticket).await.unwrap_err();
     assert!(err.to_string().contains("no usable address"), "{err}");
     let mut buf = [0u8; 64];
-    assert!(local_service.recv_from(&mut buf).is_err(), "the local service received a packet");
+    assert!(
+        local_service.recv_from(&mut buf).is_err(),
+        "the local service received a packet"
+    );
     Ok(())
 }

@@ -48,7 +48,10 @@ async fn main() {
     b.devices().join(&offer.code).await.unwrap();
     a.devices().confirm_pairing(true).unwrap();
     b.devices().finish_join(true).await.unwrap();
-    println!("pairing through the runtime (code -> stored on both, users answering at once): {:?}", started.elapsed());
+    println!(
+        "pairing through the runtime (code -> stored on both, users answering at once): {:?}",
+        started.elapsed()
+    );
 
     let b_short = b.devices().this_device().await.unwrap().short_id;
     let to = format!("peer:{b_short}");
@@ -63,15 +66,25 @@ async fn main() {
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    println!("first message (dial + handshake + delivery): {:?}", first.elapsed());
+    println!(
+        "first message (dial + handshake + delivery): {:?}",
+        first.elapsed()
+    );
 
     let mut latencies = Vec::new();
     for i in 0..200 {
         let t = Instant::now();
-        let id = a.devices().send("bench", &to, &format!("message {i}")).await.unwrap();
+        let id = a
+            .devices()
+            .send("bench", &to, &format!("message {i}"))
+            .await
+            .unwrap();
         loop {
             let out = a.devices().outbox(Some(&b_short)).await.unwrap();
-            if out.iter().any(|m| m.id == id && m.status == PeerMessageStatus::Delivered) {
+            if out
+                .iter()
+                .any(|m| m.id == id && m.status == PeerMessageStatus::Delivered)
+            {
                 break;
             }
             tokio::time::sleep(Duration::from_micros(500)).await;
