@@ -50,6 +50,19 @@ const COMMANDS: &[&str] = &[
     "submit_surface_action",
     "delete_surface",
     "stage_html_frame",
+    "this_device",
+    "list_devices",
+    "nearby_devices",
+    "start_pairing",
+    "pairing_status",
+    "confirm_pairing",
+    "cancel_pairing",
+    "join_device",
+    "finish_join",
+    "rename_device",
+    "set_device_scope",
+    "revoke_device",
+    "device_outbox",
 ];
 
 fn main() {

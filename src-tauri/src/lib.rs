@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod commands;
+pub mod device_commands;
 mod dto;
 mod error;
 mod events;
@@ -30,6 +31,7 @@ pub const BINDINGS_PATH: &str = "ui/src/bindings.ts";
 /// The tauri-specta builder with every command and the event of the desktop contract.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     use commands::*;
+    use device_commands::*;
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(tauri_specta::collect_commands![
             list_chats,
@@ -77,6 +79,19 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             submit_surface_action,
             delete_surface,
             stage_html_frame,
+            this_device,
+            list_devices,
+            nearby_devices,
+            start_pairing,
+            pairing_status,
+            confirm_pairing,
+            cancel_pairing,
+            join_device,
+            finish_join,
+            rename_device,
+            set_device_scope,
+            revoke_device,
+            device_outbox,
         ])
         .events(tauri_specta::collect_events![RuntimeEvent])
         // One TypeScript type per Rust type (no `_Serialize`/`_Deserialize` pairs): the UI reads
@@ -130,6 +145,13 @@ pub fn run() -> Result<(), String> {
                     // agent messages, sub-agent reports); it runs for the life of the app.
                     let dispatcher = runtime.clone();
                     tauri::async_runtime::spawn(async move { dispatcher.start_dispatcher() });
+                    // Paired devices: the endpoint and its loops (outbox, receipts, revocations).
+                    let devices = runtime.clone();
+                    tauri::async_runtime::spawn(async move {
+                        if let Err(e) = devices.devices().start().await {
+                            tracing::warn!("paired devices are unavailable: {e}");
+                        }
+                    });
                     AppState::new(runtime)
                 }
                 Err(message) => {

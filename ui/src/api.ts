@@ -5,6 +5,7 @@ import type {
   ApprovalResponse,
   AuditFilter,
   CreateChatArgs,
+  DeviceScope,
   JsonValue,
   McpServerConfig,
   PermissionMode,
@@ -123,6 +124,19 @@ export const api = {
   testMcpServer: (name: string) => unwrap("test_mcp_server", commands.testMcpServer(name)),
   refreshMcpServer: (name: string) => unwrap("refresh_mcp_server", commands.refreshMcpServer(name)),
   importMcpServers: (path: string) => unwrap("import_mcp_servers", commands.importMcpServers(path)),
+  thisDevice: () => unwrap("this_device", commands.thisDevice()),
+  listDevices: () => unwrap("list_devices", commands.listDevices()),
+  nearbyDevices: () => unwrap("nearby_devices", commands.nearbyDevices()),
+  startPairing: () => unwrap("start_pairing", commands.startPairing()),
+  pairingStatus: (waitMs: number) => unwrap("pairing_status", commands.pairingStatus(waitMs)),
+  confirmPairing: (accept: boolean) => unwrap("confirm_pairing", commands.confirmPairing(accept)),
+  cancelPairing: () => unwrap("cancel_pairing", commands.cancelPairing()),
+  joinDevice: (code: string) => unwrap("join_device", commands.joinDevice(code)),
+  finishJoin: (accept: boolean) => unwrap("finish_join", commands.finishJoin(accept)),
+  renameDevice: (deviceId: string, name: string) => unwrap("rename_device", commands.renameDevice(deviceId, name)),
+  setDeviceScope: (deviceId: string, scope: DeviceScope) => unwrap("set_device_scope", commands.setDeviceScope(deviceId, scope)),
+  revokeDevice: (deviceId: string) => unwrap("revoke_device", commands.revokeDevice(deviceId)),
+  deviceOutbox: (deviceId: string | null) => unwrap("device_outbox", commands.deviceOutbox(deviceId)),
 };
 
 /** Subscribes to the runtime's event stream; resolves to the unsubscribe function. */

@@ -162,6 +162,35 @@ export const commands = {
 	 *  kept (the least recently staged is evicted); a document over 1 MiB is refused (field `html`).
 	 */
 	stageHtmlFrame: (html: string) => typedError<string, AppError>(__TAURI_INVOKE("stage_html_frame", { html })),
+	/**  This install as a device: name, short id, fingerprint, where its key is, relay setting. */
+	thisDevice: () => typedError<ThisDevice, AppError>(__TAURI_INVOKE("this_device")),
+	/**  The paired devices with their live status. */
+	listDevices: () => typedError<DeviceView[], AppError>(__TAURI_INVOKE("list_devices")),
+	/**  Devices advertised on the LAN (suggestions; `paired` only when the key matches a pairing). */
+	nearbyDevices: () => typedError<NearbyView[], AppError>(__TAURI_INVOKE("nearby_devices")),
+	/**  Opens a pairing window: a code and QR valid 10 minutes, for one device. */
+	startPairing: () => typedError<PairingOffer, AppError>(__TAURI_INVOKE("start_pairing")),
+	/**  The state of the pairing window, waiting up to `wait_ms` (at most 10 s) for a change. */
+	pairingStatus: (waitMs: number) => typedError<PairingStatus, AppError>(__TAURI_INVOKE("pairing_status", { waitMs })),
+	/**  This user's answer to the words shown for the joining device. */
+	confirmPairing: (accept: boolean) => typedError<null, AppError>(__TAURI_INVOKE("confirm_pairing", { accept })),
+	/**  Ends the pairing window. */
+	cancelPairing: () => typedError<null, AppError>(__TAURI_INVOKE("cancel_pairing")),
+	/**
+	 *  Starts joining the device that shows `code` (or its `suzent://pair` link); returns the words
+	 *  to compare.
+	 */
+	joinDevice: (code: string) => typedError<JoinOffer, AppError>(__TAURI_INVOKE("join_device", { code })),
+	/**  This user's answer to the words of the device being joined; the pairing when both confirmed. */
+	finishJoin: (accept: boolean) => typedError<DeviceRecord | null, AppError>(__TAURI_INVOKE("finish_join", { accept })),
+	/**  Renames a paired device (here only). */
+	renameDevice: (deviceId: string, name: string) => typedError<DeviceRecord, AppError>(__TAURI_INVOKE("rename_device", { deviceId, name })),
+	/**  Sets what a paired device may do here (`paused`: nothing). */
+	setDeviceScope: (deviceId: string, scope: DeviceScope) => typedError<DeviceRecord, AppError>(__TAURI_INVOKE("set_device_scope", { deviceId, scope })),
+	/**  Revokes a pairing; its live connection closes at once. */
+	revokeDevice: (deviceId: string) => typedError<DeviceRecord, AppError>(__TAURI_INVOKE("revoke_device", { deviceId })),
+	/**  The messages sent to a device (or all) and what became of them. */
+	deviceOutbox: (deviceId: string | null) => typedError<PeerMessage[], AppError>(__TAURI_INVOKE("device_outbox", { deviceId })),
 };
 
 /** Events */
@@ -394,7 +423,9 @@ export type AppErrorKind =
 /**  The folder picker failed. */
 "dialog" | 
 /**  An MCP server could not be configured, reached or called. */
-"mcp";
+"mcp" | 
+/**  A paired-device operation failed (device key, pairing code, unreachable device). */
+"device";
 
 /**  One button of an approval prompt, as declared by the backend. */
 export type ApprovalAction = {
@@ -472,6 +503,11 @@ export type AuditEntry = {
 	ruleId?: string | null,
 	/**  Ids of the rules that matched, for evaluations. */
 	matchedRules?: string[],
+	/**
+	 *  Who started the run when it was not the local user: `peer:<device>` for a turn that a
+	 *  paired device's message started.
+	 */
+	origin?: string | null,
 };
 
 /**  Which entries to read. */
@@ -886,6 +922,66 @@ export type DecisionSource =
 /**  The user answered an approval prompt. */
 "user";
 
+/**  A stored pairing. */
+export type DeviceRecord = {
+	/**  The pinned key (full device id). */
+	id: string,
+	/**  The short id used in `peer:<short>`. */
+	shortId: string,
+	/**  Name (as the device called itself, or as the user renamed it). */
+	name: string,
+	/**  Platform. */
+	platform: string,
+	/**  Key fingerprint. */
+	fingerprint: string,
+	/**  What it may do here. */
+	scope: DeviceScope,
+	/**  Pairing state. */
+	state: DeviceState,
+	/**  Direct addresses last known. */
+	addrs: string[],
+	/**  Relay URL last known. */
+	relay: string | null,
+	/**  The chat that receives its messages (once one came). */
+	inboxChat: string | null,
+	/**  What the device last said about this one (e.g. that it paused it). */
+	remoteNote: string | null,
+	/**  When it was paired. */
+	pairedAt: string,
+	/**  When a connection with it was last up. */
+	lastSeen: string | null,
+};
+
+/**  What a paired device may do on this device. */
+export type DeviceScope = 
+/**  Send messages to this device's agents (and list them). */
+"send" | 
+/**  Also read their transcripts and stop their turns. */
+"read" | 
+/**  Nothing: its requests are refused with the reason. */
+"paused";
+
+/**  Where a pairing is. */
+export type DeviceState = 
+/**  Paired. */
+"active" | 
+/**  Revoked here; the device is told so if it connects again. */
+"revoked" | 
+/**  The device revoked its pairing with this one. */
+"revoked_by_peer";
+
+/**  A paired device with its live status. */
+export type DeviceView = {
+	/**  The pairing. */
+	device: DeviceRecord,
+	/**  A connection is up now (as seen by this process). */
+	online: boolean,
+	/**  Messages to it not delivered yet. */
+	queued: number,
+	/**  Messages to it that failed. */
+	failed: number,
+};
+
 /**  How a row or column spreads its children along its main axis (CSS `justify-content`). */
 export type Distribution = 
 /**  Packed at the start. */
@@ -1012,6 +1108,14 @@ export type InboxStatus =
 "failed" | 
 /**  Withdrawn before delivery (e.g. the command's result was already read). */
 "cancelled";
+
+/**  A device being joined, waiting for this user's confirmation of the words. */
+export type JoinOffer = {
+	/**  The device that showed the code. */
+	peer: PeerSummary,
+	/**  The words to compare with its screen. */
+	words: string[],
+};
 
 /**
  *  Whether an API key is available (environment or OS keychain) for each provider that needs
@@ -1224,6 +1328,118 @@ export type ModelDownload = {
 	folder: string,
 	/**  Whether files were downloaded (`false`: they were all in place already). */
 	downloaded: boolean,
+};
+
+/**
+ *  A device seen on the LAN: a suggestion only. `paired` is true only when its key is the
+ *  pinned key of a pairing, whatever name it advertises.
+ */
+export type NearbyView = {
+	/**  The key it advertises. */
+	id: string,
+	/**  Its short id. */
+	shortId: string,
+	/**  The name it advertises. */
+	name: string,
+	/**  The platform it advertises. */
+	platform: string,
+	/**  Its key fingerprint. */
+	fingerprint: string,
+	/**  The addresses it advertises. */
+	addrs: string[],
+	/**  Its key is paired here. */
+	paired: boolean,
+};
+
+/**  A pairing code to show. */
+export type PairingOffer = {
+	/**  The code to type on the other device. */
+	code: string,
+	/**  The same as a link (the QR code's content). */
+	link: string,
+	/**  The QR code as an SVG document. */
+	qrSvg: string,
+	/**  The QR code drawn with Unicode blocks (for a terminal). */
+	qrText: string,
+	/**  Seconds the code stays valid. */
+	expiresInSecs: number,
+	/**  This device (what the other side will show). */
+	thisDevice: PeerSummary,
+};
+
+/**  Where a pairing started here is. */
+export type PairingStatus = {
+	/**  `waiting`, `confirming`, `paired`, `failed` or `none`. */
+	state: string,
+	/**  Wrong codes tried (of 5). */
+	wrongCodes: number,
+	/**  The joining device (confirming, paired). */
+	peer: PeerSummary | null,
+	/**  The words to compare (confirming). */
+	words: string[],
+	/**  Why it failed. */
+	reason: string | null,
+	/**  Seconds the code stays valid. */
+	expiresInSecs: number,
+};
+
+/**  A message in the peer outbox. */
+export type PeerMessage = {
+	/**  Order of queueing. */
+	seq: number | null,
+	/**  Message id. */
+	id: string,
+	/**  The device's full id. */
+	deviceId: string,
+	/**  The agent there. */
+	target: string | null,
+	/**  The sending chat. */
+	sender: string,
+	/**  The text. */
+	text: string,
+	/**  Status. */
+	status: PeerMessageStatus,
+	/**  Send attempts started. */
+	attempts: number | null,
+	/**  Not sent again before this time. */
+	nextAttemptAt: string,
+	/**  The last transport error (while it waits for a retry). */
+	lastError: string | null,
+	/**  Why it failed, or the receiver's note on it. */
+	reason: string | null,
+	/**  Queued at. */
+	createdAt: string,
+	/**  Stored by the receiver at. */
+	deliveredAt: string | null,
+	/**  Read by the receiving agent at. */
+	readAt: string | null,
+};
+
+/**  Where a message to a paired device is. */
+export type PeerMessageStatus = 
+/**  Waiting to be sent (maybe until `nextAttemptAt`). */
+"queued" | 
+/**  Being sent by one process. */
+"sending" | 
+/**  Stored by the receiving device. */
+"delivered" | 
+/**  Taken by the receiving agent. */
+"read" | 
+/**  Not delivered, or failed on the receiver: see `reason`. */
+"failed";
+
+/**  The other device during pairing. */
+export type PeerSummary = {
+	/**  Full device id. */
+	id: string,
+	/**  Short id. */
+	shortId: string,
+	/**  Name. */
+	name: string,
+	/**  Platform. */
+	platform: string,
+	/**  Key fingerprint. */
+	fingerprint: string,
 };
 
 /**  A tool call waiting for the user's answer. */
@@ -1648,6 +1864,32 @@ export type TextUsageHint =
 "caption" | 
 /**  Body text (the default). */
 "body";
+
+/**  This install as a device. */
+export type ThisDevice = {
+	/**  Full device id (the public key). */
+	id: string,
+	/**  Short id (`peer:<short>` on other devices). */
+	shortId: string,
+	/**  Name other devices see. */
+	name: string,
+	/**  Platform. */
+	platform: string,
+	/**  Key fingerprint to compare. */
+	fingerprint: string,
+	/**  Where the secret key is, in words. */
+	keyStorage: string,
+	/**  Whether the secret key is in the OS keychain (else in a private file). */
+	keyInKeychain: boolean,
+	/**  Relays on. */
+	relay: boolean,
+	/**  LAN discovery on. */
+	discovery: boolean,
+	/**  Whether the endpoint runs in this process. */
+	running: boolean,
+	/**  Direct addresses (when running). */
+	addrs: string[],
+};
 
 /**
  *  A tool call as the model made it. `arguments` keeps the raw JSON text the model streamed, so a

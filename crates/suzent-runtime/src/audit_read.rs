@@ -88,6 +88,10 @@ pub struct AuditEntry {
     /// Ids of the rules that matched, for evaluations.
     #[serde(default)]
     pub matched_rules: Vec<String>,
+    /// Who started the run when it was not the local user: `peer:<device>` for a turn that a
+    /// paired device's message started.
+    #[serde(default)]
+    pub origin: Option<String>,
 }
 
 /// The result of [`Runtime::read_audit_log`].

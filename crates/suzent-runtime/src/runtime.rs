@@ -1523,7 +1523,8 @@ impl Runtime {
             "confidence": decision.confidence,
             "riskCategories": decision.risk_categories,
             "reviewerModel": decision.reviewer_model,
-            "origin": origin.unwrap_or("user"),
+            // Who started the run when it was not the local user (`peer:<device>`).
+            "origin": origin,
         })).await;
     }
 }

@@ -2,6 +2,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { api } from "../api";
 import { baseUrlError, modelError, providerLabel, PROVIDERS, type ProviderId } from "../providers";
+import { DevicesSettings } from "./DevicesSettings";
 import { LanguageSwitch } from "./LanguageSwitch";
 import { useStore } from "../store";
 import type { Settings } from "../types";
@@ -241,6 +242,8 @@ export function SettingsView() {
       </section>
 
       <LanguageSwitch />
+
+      <DevicesSettings />
     </section>
   );
 }

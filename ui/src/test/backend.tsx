@@ -121,6 +121,21 @@ export function backend(handlers: Record<string, Handler> = {}) {
     mcp_servers: () => [],
     mcp_tools: () => [],
     list_surfaces: () => [],
+    this_device: () => ({
+      id: "aaaabbbbccccddddeeeeffffgggghhhhiiiijjjjkkkkllllmmmm",
+      shortId: "aaaabbbbcccc",
+      name: "This laptop",
+      platform: "linux",
+      fingerprint: "1A2B 3C4D 5E6F 7081",
+      keyStorage: "the device key is in the OS keychain",
+      keyInKeychain: true,
+      relay: true,
+      discovery: true,
+      running: true,
+      addrs: [],
+    }),
+    list_devices: () => [],
+    nearby_devices: () => [],
     // HtmlFrame documents: one token per staged document, in staging order.
     stage_html_frame: (a) => `frame-${calls.filter((c) => c.cmd === "stage_html_frame").length}-${String(a.html).length}`,
   };

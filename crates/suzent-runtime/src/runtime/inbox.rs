@@ -270,6 +270,12 @@ impl Runtime {
             .claim_inbox(owner, self.inner.bg.lease, Some(chat_id), &[])
             .await?
         {
+            if message.kind == crate::devices::PEER_MESSAGE_KIND {
+                // A paired device's message never joins a running turn (which runs in the
+                // user's mode): it waits for its own turn under the peer profile.
+                store.release_inbox(&message.id, owner).await?;
+                break;
+            }
             let recorded = store
                 .record_inbox_delivery(
                     &message.id,
