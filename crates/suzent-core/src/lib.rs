@@ -12,6 +12,7 @@ mod event;
 mod message;
 mod permission;
 mod plan;
+mod schedule;
 
 pub use background::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
 pub use canvas::{
@@ -34,6 +35,9 @@ pub use permission::{
     PermissionDecision, PermissionMode, Risk, Rule, RuleDestination, RuleDraft, RuleMatcher,
 };
 pub use plan::{PhaseDraft, PhaseStatus, Plan, PlanError, PlanPhase};
+pub use schedule::{
+    CatchUpPolicy, DeniedCall, Delivery, GoalStatus, JobKind, OverlapPolicy, RunStatus, RunTrigger,
+};
 
 /// A fresh random identifier (UUID v7, time-ordered), as a string.
 pub fn new_id() -> String {

@@ -20,6 +20,7 @@ mod mcp;
 mod memory;
 mod plans;
 mod rules;
+mod schedules;
 mod settings;
 mod summaries;
 mod surfaces;
@@ -34,6 +35,9 @@ pub use inbox::{
 pub use mcp::McpSchemaRow;
 pub use memory::{
     ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, UnembeddedEntry, decode_embedding, fts_query,
+};
+pub use schedules::{
+    Claim, GoalRecord, JobDraft, JobRecord, LeaseHolder, LeaseOutcome, NewRun, RunEnd, RunRecord,
 };
 pub use summaries::{SUMMARY_SOURCE, SummaryDue, SummaryRecord};
 pub use surfaces::SURFACE_HISTORY_LIMIT;
