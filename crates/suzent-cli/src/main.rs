@@ -589,6 +589,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         } else {
             OnAsk::Suspend
         },
+        ..RunOptions::default()
     };
     let summary = with_events(
         &rt,
@@ -639,6 +640,7 @@ async fn resume(args: ResumeArgs) -> Result<ExitCode> {
         } else {
             OnAsk::Suspend
         },
+        ..RunOptions::default()
     };
     let summary = with_events(
         &rt,

@@ -14,7 +14,7 @@ macro_rules! wire_enum {
     ) => {
         $(#[$meta])*
         #[cfg_attr(feature = "specta", derive(specta::Type))]
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
         #[serde(rename_all = "snake_case")]
         pub enum $name {
             $( $(#[$vmeta])* $variant ),+
@@ -183,7 +183,7 @@ wire_enum! {
 
 /// A call refused during an unattended run (what would have asked is denied at once).
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeniedCall {
     /// Tool runtime name.

@@ -20,11 +20,14 @@
 mod audit;
 mod audit_read;
 mod error;
+pub mod goals;
 mod mcp;
 mod paths;
 pub mod provider;
 pub mod reviewer;
 mod runtime;
+pub mod scheduler;
+pub mod schedules;
 mod settings;
 mod tools_api;
 mod toolset;

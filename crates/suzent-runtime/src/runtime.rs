@@ -66,6 +66,9 @@ pub enum OnAsk {
 pub struct RunOptions {
     /// What to do with calls that need approval.
     pub on_ask: OnAsk,
+    /// Run this turn in this permission mode instead of the chat's (unattended runs: `auto`,
+    /// with `on_ask: Deny`, the headless profile).
+    pub mode: Option<PermissionMode>,
 }
 
 /// How a run (`send_message`, `resume_approvals`) ended.
@@ -166,12 +169,27 @@ struct Inner {
     bg: background::BackgroundState,
     /// Plans, memory and skills (see `runtime/content.rs`).
     content: content::ContentState,
+    /// Scheduled jobs, heartbeats, dreams and the scheduler (see `schedules/`).
+    schedules: crate::schedules::Schedules,
+    /// Chat goals (see `goals/`).
+    goals: crate::goals::Goals,
 }
 
 /// The agent runtime. Cheap to clone; all clones share state.
 #[derive(Clone)]
 pub struct Runtime {
     inner: Arc<Inner>,
+}
+
+/// A runtime handle that does not keep it alive (held by services the runtime owns).
+#[derive(Clone)]
+pub(crate) struct WeakRuntime(std::sync::Weak<Inner>);
+
+impl WeakRuntime {
+    /// The runtime, while it is open.
+    pub(crate) fn upgrade(&self) -> Option<Runtime> {
+        self.0.upgrade().map(|inner| Runtime { inner })
+    }
 }
 
 impl std::fmt::Debug for Runtime {
@@ -239,6 +257,8 @@ impl Runtime {
         let toolset = crate::toolset::Toolset::new(registry, mcp, store.clone(), events.clone());
         let registry = toolset.registry.clone();
         let content_state = content::ContentState::new(&options.paths, store.clone());
+        let schedules = crate::schedules::Schedules::new(store.clone(), events.clone());
+        let goals = crate::goals::Goals::new(store.clone(), events.clone());
         let runtime = Runtime {
             inner: Arc::new(Inner {
                 paths: options.paths,
@@ -253,10 +273,25 @@ impl Runtime {
                 toolset,
                 bg,
                 content: content_state,
+                schedules,
+                goals,
             }),
         };
+        let weak = WeakRuntime(Arc::downgrade(&runtime.inner));
+        runtime.inner.schedules.bind(weak.clone());
+        runtime.inner.goals.bind(weak);
         runtime.init_background();
         Ok(runtime)
+    }
+
+    /// Scheduled jobs, heartbeats and the scheduler (add, list, run now, history...).
+    pub fn schedules(&self) -> &crate::schedules::Schedules {
+        &self.inner.schedules
+    }
+
+    /// Chat goals (`/goal`): set, pause, resume, and the judge that ends them.
+    pub fn goals(&self) -> &crate::goals::Goals {
+        &self.inner.goals
     }
 
     /// Built-in and MCP tools with the chats' activations.
@@ -579,7 +614,10 @@ impl Runtime {
                 message: "empty message".into(),
             });
         }
-        let chat = self.chat(chat_id).await?;
+        let mut chat = self.chat(chat_id).await?;
+        if let Some(mode) = options.mode {
+            chat.mode = mode;
+        }
         // A missing key or a bad model is an error before anything is stored.
         self.check_model(chat.model.as_deref())?;
         let session = self.session(chat_id);
@@ -1589,7 +1627,7 @@ fn system_prompt(chat: &ChatRecord, ctx: &ToolContext) -> String {
     )
 }
 
-fn whoami() -> String {
+pub(crate) fn whoami() -> String {
     std::env::var("USER")
         .or_else(|_| std::env::var("USERNAME"))
         .unwrap_or_else(|_| "local".into())

@@ -14,6 +14,7 @@
 
 mod approvals;
 mod chats;
+mod consolidation;
 mod error;
 mod inbox;
 mod mcp;
@@ -27,6 +28,7 @@ mod surfaces;
 mod transcript;
 mod types;
 
+pub use consolidation::{Consolidated, Merge};
 pub use error::StoreError;
 pub use inbox::{
     AgentLink, BASE_BACKOFF, DEFAULT_MAX_ATTEMPTS, InboxMessage, InboxStatus, MAX_BACKOFF,

@@ -685,7 +685,8 @@ impl Store {
 
     // ---- runs ----
 
-    /// Claims an occurrence for `owner` (which must hold the lease at `now`): writes its run row
+    /// Claims an occurrence for `owner` (which must hold the lease at `lease_now`, a time of the
+    /// lease's clock; `now` is the scheduler's, written as the claim time): writes its run row
     /// before anything runs, applies the job's overlap policy to a run that would start
     /// (`Running` becomes `Queued` or `Skipped` while another run of the job runs), and moves
     /// the job's cursor to `advance_to`. The cursor also moves for a [`Claim::Duplicate`].
@@ -698,12 +699,13 @@ impl Store {
         new: &NewRun,
         advance_to: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
+        lease_now: DateTime<Utc>,
     ) -> Result<Claim, StoreError> {
         let job_id = &new.job_id;
         let mut tx = self
             .begin_write(|| format!("claiming a run of job '{job_id}'"))
             .await?;
-        if !holds_lease(&mut tx, owner, &now).await? {
+        if !holds_lease(&mut tx, owner, &lease_now).await? {
             return Ok(Claim::LeaseLost);
         }
         let overlap: Option<String> =
@@ -822,7 +824,7 @@ impl Store {
         })
     }
 
-    /// Starts a `requested` or `queued` run for `owner` (holding the lease at `now`), under the
+    /// Starts a `requested` or `queued` run for `owner` (holding the lease at `lease_now`), under the
     /// job's overlap policy: a requested run while another runs may be queued or skipped, a
     /// queued one stays queued. Returns the row as it is now, or `None` when it is not waiting
     /// any more or the lease is lost.
@@ -834,11 +836,12 @@ impl Store {
         pid: i64,
         run_id: &str,
         now: DateTime<Utc>,
+        lease_now: DateTime<Utc>,
     ) -> Result<Option<RunRecord>, StoreError> {
         let mut tx = self
             .begin_write(|| format!("starting run '{run_id}'"))
             .await?;
-        if !holds_lease(&mut tx, owner, &now).await? {
+        if !holds_lease(&mut tx, owner, &lease_now).await? {
             return Ok(None);
         }
         let row = sqlx::query(&format!(
@@ -916,9 +919,11 @@ impl Store {
         &self,
         run_id: &str,
         chat_id: &str,
-        turn_run_id: &str,
+        turn_run_id: Option<&str>,
     ) -> Result<(), StoreError> {
-        sqlx::query("UPDATE schedule_runs SET chat_id = ?, turn_run_id = ? WHERE id = ?")
+        sqlx::query(
+            "UPDATE schedule_runs SET chat_id = ?, turn_run_id = COALESCE(?, turn_run_id) WHERE id = ?",
+        )
             .bind(chat_id)
             .bind(turn_run_id)
             .bind(run_id)

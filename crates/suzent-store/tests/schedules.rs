@@ -136,7 +136,7 @@ async fn an_occurrence_is_claimed_once_even_from_a_second_store_handle() -> Resu
     first.upsert_job(&draft("a", None), at(8, 0, 0)).await?;
     own_lease(&first, "sched-1", at(9, 0, 0)).await?;
     let claim = first
-        .claim_run("sched-1", 1, &run_at("a", at(9, 0, 0)), Some(at(9, 0, 0)), at(9, 0, 0))
+        .claim_run("sched-1", 1, &run_at("a", at(9, 0, 0)), Some(at(9, 0, 0)), at(9, 0, 0), at(9, 0, 0))
         .await?;
     let Claim::Claimed(run) = claim else {
         anyhow::bail!("not claimed: {claim:?}");
@@ -146,7 +146,7 @@ async fn an_occurrence_is_claimed_once_even_from_a_second_store_handle() -> Resu
     // After a restart: the same slot again.
     let second = Store::open(&path).await?;
     let again = second
-        .claim_run("sched-1", 1, &run_at("a", at(9, 0, 0)), Some(at(9, 0, 0)), at(9, 0, 20))
+        .claim_run("sched-1", 1, &run_at("a", at(9, 0, 0)), Some(at(9, 0, 0)), at(9, 0, 20), at(9, 0, 20))
         .await?;
     assert_eq!(again, Claim::Duplicate);
     assert_eq!(second.list_runs(Some("a"), 10).await?.len(), 1);
@@ -169,7 +169,7 @@ async fn one_owner_holds_the_scheduler_lease_until_it_expires() -> Result<()> {
     // A claim by the one without the lease writes nothing.
     store.upsert_job(&draft("a", None), at(8, 0, 0)).await?;
     let claim = store
-        .claim_run("cli", 2, &run_at("a", at(9, 0, 0)), None, at(9, 0, 10))
+        .claim_run("cli", 2, &run_at("a", at(9, 0, 0)), None, at(9, 0, 10), at(9, 0, 10))
         .await?;
     assert_eq!(claim, Claim::LeaseLost);
     assert!(store.list_runs(None, 10).await?.is_empty());
@@ -202,7 +202,7 @@ async fn an_occurrence_while_the_job_runs_follows_its_overlap_policy() -> Result
         for minute in 0..3 {
             let slot = at(9, minute, 0);
             own_lease(&store, "s", slot).await?;
-            match store.claim_run("s", 1, &run_at(id, slot), Some(slot), slot).await? {
+            match store.claim_run("s", 1, &run_at(id, slot), Some(slot), slot, slot).await? {
                 Claim::Claimed(run) => statuses.push(run.status),
                 other => anyhow::bail!("{other:?}"),
             }
@@ -226,7 +226,7 @@ async fn an_occurrence_while_the_job_runs_follows_its_overlap_policy() -> Result
         anyhow::bail!("{runs:?}");
     };
     own_lease(&store, "s", at(9, 2, 10)).await?;
-    let waiting = store.start_waiting_run("s", 1, &queued, at(9, 2, 10)).await?;
+    let waiting = store.start_waiting_run("s", 1, &queued, at(9, 2, 10), at(9, 2, 10)).await?;
     assert_eq!(waiting.map(|r| r.status), Some(Queued));
     let end = RunEnd {
         status: Some(RunStatus::Completed),
@@ -235,7 +235,7 @@ async fn an_occurrence_while_the_job_runs_follows_its_overlap_policy() -> Result
     };
     assert!(store.finish_run(&running, &end, at(9, 2, 20)).await?);
     assert!(!store.finish_run(&running, &end, at(9, 2, 21)).await?, "ended once");
-    let started = store.start_waiting_run("s", 1, &queued, at(9, 2, 30)).await?;
+    let started = store.start_waiting_run("s", 1, &queued, at(9, 2, 30), at(9, 2, 30)).await?;
     assert_eq!(
         started.map(|r| (r.status, r.started_at)),
         Some((Running, Some(at(9, 2, 30))))

@@ -187,6 +187,7 @@ impl Runtime {
     /// Stops every background command and the dispatcher (on app exit). Turns in progress are
     /// cancelled; queued inbox messages stay queued for the next start.
     pub async fn shutdown(&self) {
+        self.inner.schedules.stop().await;
         self.inner.bg.shutdown.cancel();
         self.inner.bg.inbox_wake.notify_waiters();
         self.inner.bg.commands.shutdown().await;
