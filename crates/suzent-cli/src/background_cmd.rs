@@ -53,6 +53,14 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode> {
     let rt = open().await?;
     let mut events = rt.subscribe();
     rt.start_dispatcher();
+    let status = rt.start_unattended().await;
+    match &status.holder {
+        Some(h) if !status.scheduling => eprintln!(
+            "suzent: another process (pid {} on {}) schedules the jobs of this data directory; this one does not schedule (it takes over if that one stops)",
+            h.pid, h.host
+        ),
+        _ => eprintln!("suzent: scheduler running"),
+    }
     eprintln!("suzent: serving (inbox dispatcher running); stop with Ctrl-C or SIGTERM");
     let json = args.json;
     let printer = tokio::spawn(async move {

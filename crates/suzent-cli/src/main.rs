@@ -18,6 +18,7 @@ mod background_cmd;
 mod content_cmd;
 mod mcp;
 mod permissions_cmd;
+mod schedule_cmd;
 
 use suzent_runtime::{
     CreateChat, OnAsk, PendingApproval, RunOptions, RunSummary, Runtime, RuntimeError,
@@ -101,6 +102,14 @@ enum Command {
     /// The permission decision simulator.
     #[command(subcommand)]
     Permissions(permissions_cmd::PermissionsCommand),
+    /// Scheduled jobs: add, list, rm, run, pause, history, preview, import, export, status.
+    #[command(subcommand)]
+    Schedule(schedule_cmd::ScheduleCommand),
+    /// A chat's goal: the agent continues on its own until a judge says it is met.
+    #[command(subcommand)]
+    Goal(schedule_cmd::GoalCommand),
+    /// A chat's heartbeat: every N minutes the agent checks HEARTBEAT.md in its workspace.
+    Heartbeat(schedule_cmd::HeartbeatArgs),
 }
 
 #[derive(Args)]
@@ -356,6 +365,9 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Rules(cmd) => rules(cmd).await,
         Command::Audit(cmd) => permissions_cmd::audit(cmd),
         Command::Permissions(cmd) => permissions_cmd::permissions(cmd).await,
+        Command::Schedule(cmd) => schedule_cmd::schedule(cmd).await,
+        Command::Goal(cmd) => schedule_cmd::goal(cmd).await,
+        Command::Heartbeat(args) => schedule_cmd::heartbeat(args).await,
         Command::Approvals(ApprovalsCommand::List { chat, json }) => {
             let rt = open_runtime().await?;
             let pending = rt.pending_approvals(chat.as_deref()).await?;
@@ -464,9 +476,9 @@ async fn chat_for(rt: &Runtime, target: &ChatTarget, title: &str) -> Result<Stri
 }
 
 /// Runs `fut` while printing events (JSON lines, or readable text), then drains what is left.
-async fn with_events<F>(rt: &Runtime, json: bool, fut: F) -> Result<RunSummary, RuntimeError>
+async fn with_events<F, T>(rt: &Runtime, json: bool, fut: F) -> Result<T, RuntimeError>
 where
-    F: std::future::Future<Output = Result<RunSummary, RuntimeError>>,
+    F: std::future::Future<Output = Result<T, RuntimeError>>,
 {
     let mut rx = rt.subscribe();
     tokio::pin!(fut);
@@ -724,7 +736,7 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
     let chat_id = chat_for(&rt, &args.target, "Terminal chat").await?;
     let chat = rt.chat(&chat_id).await?;
     eprintln!(
-        "suzent chat {} — workspace {} — model {} — mode {}. Type a message; /mode MODE switches; /quit exits.",
+        "suzent chat {} — workspace {} — model {} — mode {}. Type a message; /mode MODE switches; /goal OBJECTIVE works on its own until done; /quit exits.",
         chat.id,
         chat.workspace,
         chat.model.as_deref().unwrap_or("(none: use --model)"),
@@ -799,6 +811,25 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
                     println!("mode: {m}");
                 }
                 Err(e) => println!("{e}"),
+            }
+            continue;
+        }
+        if let Some(objective) = suzent_runtime::goals::parse_goal_command(text) {
+            // `/goal OBJECTIVE`: the agent continues on its own until the judge says it is met.
+            let input = suzent_runtime::goals::GoalInput {
+                objective: objective.to_string(),
+                ..Default::default()
+            };
+            match rt.goals().set(&chat_id, input).await {
+                Ok(_) => match with_events(&rt, false, rt.goals().drive(&chat_id)).await {
+                    Ok(goal) => println!(
+                        "goal {}: {}",
+                        goal.status,
+                        goal.reason.unwrap_or_default()
+                    ),
+                    Err(e) => println!("error: {e}"),
+                },
+                Err(e) => println!("error: {e}"),
             }
             continue;
         }

@@ -294,6 +294,20 @@ impl Runtime {
         &self.inner.goals
     }
 
+    /// Starts what runs unattended in a long-lived process (the desktop app, `suzent serve`):
+    /// the scheduler (or stands by when another process schedules; the status says which), the
+    /// built-in memory consolidation job, and the goals that were active before a restart.
+    pub async fn start_unattended(&self) -> crate::scheduler::SchedulerStatus {
+        let status = self.inner.schedules.start(None).await;
+        if let Err(e) = self.inner.schedules.ensure_dream().await {
+            tracing::warn!("registering the memory consolidation job: {e}");
+        }
+        if let Err(e) = self.inner.goals.resume_active().await {
+            tracing::warn!("resuming goals: {e}");
+        }
+        status
+    }
+
     /// Built-in and MCP tools with the chats' activations.
     pub(crate) fn toolset(&self) -> &Arc<crate::toolset::Toolset> {
         &self.inner.toolset

@@ -271,16 +271,18 @@ async fn a_job_every_minute_runs_each_occurrence_once_across_a_restart_in_the_mi
     // The process dies at 09:00:30, mid-run; a new one starts at 09:00:45.
     first.abandon();
     bed.clock.set(utc(2026, 6, 1, 9, 0, 45));
-    let second = bed.scheduler().await?;
     bed.runner.set("minutely", Mode::Instant);
+    let second = bed.scheduler().await?;
     bed.walk(&second, utc(2026, 6, 1, 9, 3, 0), Duration::from_secs(5)).await?;
     bed.until("minutely", |r| r.iter().all(|r| !open(r.status))).await?;
-    // 09:00 is recorded as interrupted; the 09:01 occurrence, due when the new process took the
-    // lease over, runs instead of a second run of 09:00; every later occurrence runs once.
+    // The new process takes the lease of the dead one at once: 09:00 is recorded as
+    // interrupted and, by `run_once`, run again once (no later occurrence was due yet); every
+    // later occurrence runs once.
     assert_eq!(
         bed.rows("minutely").await?,
         vec![
             (utc(2026, 6, 1, 9, 0, 0), 1, Sched, Interrupted),
+            (utc(2026, 6, 1, 9, 0, 0), 2, Recovery, Completed),
             (utc(2026, 6, 1, 9, 1, 0), 1, Sched, Completed),
             (utc(2026, 6, 1, 9, 2, 0), 1, Sched, Completed),
             (utc(2026, 6, 1, 9, 3, 0), 1, Sched, Completed),

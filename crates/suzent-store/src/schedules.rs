@@ -656,6 +656,49 @@ impl Store {
         Ok(LeaseOutcome::Acquired(expires))
     }
 
+    /// Takes the lease from `dead_owner`, an instance the caller knows has stopped (its process
+    /// is gone), even before it expires; nothing changes when someone else holds it by now.
+    ///
+    /// Errors: [`StoreError::Database`].
+    pub async fn take_over_scheduler_lease(
+        &self,
+        owner: &str,
+        pid: i64,
+        host: &str,
+        now: DateTime<Utc>,
+        ttl: Duration,
+        dead_owner: &str,
+    ) -> Result<LeaseOutcome, StoreError> {
+        let mut tx = self
+            .begin_write(|| "taking over the scheduler lease".to_string())
+            .await?;
+        let expires = now + chrono::TimeDelta::from_std(ttl).unwrap_or(chrono::TimeDelta::MAX);
+        let n = sqlx::query(
+            "UPDATE scheduler_lease SET owner = ?, pid = ?, host = ?, acquired_at = ?, expires_at = ?
+             WHERE id = 1 AND owner = ?",
+        )
+        .bind(owner)
+        .bind(pid)
+        .bind(host)
+        .bind(ts(&now))
+        .bind(ts(&expires))
+        .bind(dead_owner)
+        .execute(&mut *tx)
+        .await
+        .db(|| "taking over the scheduler lease".to_string())?
+        .rows_affected();
+        tx.commit()
+            .await
+            .db(|| "committing the scheduler lease".to_string())?;
+        if n == 1 {
+            return Ok(LeaseOutcome::Acquired(expires));
+        }
+        match self.scheduler_lease().await? {
+            Some(h) if h.owner != owner && h.expires_at > now => Ok(LeaseOutcome::Held(h)),
+            _ => self.acquire_scheduler_lease(owner, pid, host, now, ttl).await,
+        }
+    }
+
     /// Gives the lease up if `owner` holds it (another process may take it at once).
     ///
     /// Errors: [`StoreError::Database`].

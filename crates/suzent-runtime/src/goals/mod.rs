@@ -263,6 +263,15 @@ impl Goals {
     /// Errors: [`RuntimeError::InvalidInput`] when the chat has no goal or it is met,
     /// [`RuntimeError::Store`].
     pub async fn resume(&self, chat_id: &str) -> Result<GoalRecord, RuntimeError> {
+        let goal = self.activate(chat_id).await?;
+        self.spawn(chat_id);
+        Ok(goal)
+    }
+
+    /// Makes a paused goal active again without working on it (then [`Goals::drive`]).
+    ///
+    /// Errors: as [`Goals::resume`].
+    pub async fn activate(&self, chat_id: &str) -> Result<GoalRecord, RuntimeError> {
         let goal = self.require(chat_id).await?;
         if goal.status == GoalStatus::Met {
             return Err(invalid("chat_id", "the goal is met; set a new one with /goal"));
@@ -272,7 +281,6 @@ impl Goals {
             .update_goal(chat_id, GoalStatus::Active, None, 0, 0)
             .await?;
         self.emit(&goal);
-        self.spawn(chat_id);
         Ok(goal)
     }
 

@@ -409,7 +409,7 @@ impl Inner {
         let lease_now = self.lease_clock.now();
         let renew_due = self.lock().next_renew.is_none_or(|at| lease_now >= at);
         if renew_due {
-            let outcome = self
+            let mut outcome = self
                 .store
                 .acquire_scheduler_lease(
                     &self.instance.id,
@@ -419,6 +419,25 @@ impl Inner {
                     self.options.lease_ttl,
                 )
                 .await?;
+            // A holder on this machine whose process is gone (a crash) does not make a restart
+            // wait for its lease to expire.
+            if let LeaseOutcome::Held(holder) = &outcome
+                && holder.host == self.instance.host
+                && !owner::alive(&holder.owner, Some(holder.pid))
+            {
+                tracing::info!(pid = holder.pid, "the process that held the scheduler lease is gone; taking it over");
+                outcome = self
+                    .store
+                    .take_over_scheduler_lease(
+                        &self.instance.id,
+                        self.instance.pid,
+                        &self.instance.host,
+                        lease_now,
+                        self.options.lease_ttl,
+                        &holder.owner,
+                    )
+                    .await?;
+            }
             let was = {
                 let mut state = self.lock();
                 state.next_renew = Some(lease_now + delta(self.options.renew_every));

@@ -166,10 +166,11 @@ impl Schedules {
         let _ = self.runtime.set(runtime);
     }
 
+    /// The scheduler's time (before it starts: the clock it would use).
     fn clock_now(&self) -> DateTime<Utc> {
         match self.scheduler.get() {
             Some(s) => s.clock().now(),
-            None => Utc::now(),
+            None => scheduler::from_env().now(),
         }
     }
 
@@ -447,7 +448,7 @@ impl Schedules {
         self.get_record(id).await?;
         let run = match self.scheduler.get() {
             Some(s) => s.run_now(id).await?,
-            None => self.store.request_run(id, Utc::now()).await?,
+            None => self.store.request_run(id, self.clock_now()).await?,
         };
         Ok(run)
     }
