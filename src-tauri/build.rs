@@ -50,6 +50,23 @@ const COMMANDS: &[&str] = &[
     "submit_surface_action",
     "delete_surface",
     "stage_html_frame",
+    "list_schedules",
+    "save_schedule",
+    "remove_schedule",
+    "pause_schedule",
+    "run_schedule_now",
+    "schedule_history",
+    "preview_schedule",
+    "scheduler_status",
+    "system_timezone",
+    "chat_heartbeat",
+    "set_chat_heartbeat",
+    "quiet_turns",
+    "chat_goal",
+    "start_goal",
+    "pause_goal",
+    "resume_goal",
+    "clear_goal",
 ];
 
 fn main() {

@@ -77,6 +77,23 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             submit_surface_action,
             delete_surface,
             stage_html_frame,
+            list_schedules,
+            save_schedule,
+            remove_schedule,
+            pause_schedule,
+            run_schedule_now,
+            schedule_history,
+            preview_schedule,
+            scheduler_status,
+            system_timezone,
+            chat_heartbeat,
+            set_chat_heartbeat,
+            quiet_turns,
+            chat_goal,
+            start_goal,
+            pause_goal,
+            resume_goal,
+            clear_goal,
         ])
         .events(tauri_specta::collect_events![RuntimeEvent])
         // One TypeScript type per Rust type (no `_Serialize`/`_Deserialize` pairs): the UI reads
@@ -130,6 +147,15 @@ pub fn run() -> Result<(), String> {
                     // agent messages, sub-agent reports); it runs for the life of the app.
                     let dispatcher = runtime.clone();
                     tauri::async_runtime::spawn(async move { dispatcher.start_dispatcher() });
+                    // Scheduled jobs, heartbeats, dreams and goals: this app schedules unless
+                    // another process (`suzent serve`) already does.
+                    let unattended = runtime.clone();
+                    tauri::async_runtime::spawn(async move {
+                        let status = unattended.start_unattended().await;
+                        if let Some(h) = status.holder.filter(|_| !status.scheduling) {
+                            tracing::info!("another process (pid {} on {}) schedules the jobs; this app does not", h.pid, h.host);
+                        }
+                    });
                     AppState::new(runtime)
                 }
                 Err(message) => {

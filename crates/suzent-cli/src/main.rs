@@ -822,11 +822,9 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
             };
             match rt.goals().set(&chat_id, input).await {
                 Ok(_) => match with_events(&rt, false, rt.goals().drive(&chat_id)).await {
-                    Ok(goal) => println!(
-                        "goal {}: {}",
-                        goal.status,
-                        goal.reason.unwrap_or_default()
-                    ),
+                    Ok(goal) => {
+                        println!("goal {}: {}", goal.status, goal.reason.unwrap_or_default())
+                    }
                     Err(e) => println!("error: {e}"),
                 },
                 Err(e) => println!("error: {e}"),

@@ -228,12 +228,9 @@ fn input(id: Option<String>, job: JobArgs) -> JobInput {
         schedule: job.schedule.unwrap_or_default(),
         timezone: job.timezone,
         prompt: job.prompt.unwrap_or_default(),
-        workspace: job.workspace.map(|w| {
-            std::fs::canonicalize(&w)
-                .unwrap_or(w)
-                .display()
-                .to_string()
-        }),
+        workspace: job
+            .workspace
+            .map(|w| std::fs::canonicalize(&w).unwrap_or(w).display().to_string()),
         model: job.model,
         delivery: job.silent.then_some(Delivery::Silent),
         overlap: job.overlap.map(|o| match o {
@@ -257,7 +254,10 @@ fn print_json(value: &impl serde::Serialize) -> Result<()> {
 }
 
 fn run_line(run: &RunRecord) -> String {
-    let when = run.started_at.unwrap_or(run.claimed_at).format("%Y-%m-%d %H:%M:%S");
+    let when = run
+        .started_at
+        .unwrap_or(run.claimed_at)
+        .format("%Y-%m-%d %H:%M:%S");
     let mut line = format!(
         "{}  {when}  {:<11} {:<9} slot {}",
         run.id,
@@ -373,7 +373,8 @@ pub async fn schedule(cmd: ScheduleCommand) -> Result<ExitCode> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            let timeout = Duration::from_secs(u64::from(jobs.get(&id).await?.job.draft.timeout_secs) + 120);
+            let timeout =
+                Duration::from_secs(u64::from(jobs.get(&id).await?.job.draft.timeout_secs) + 120);
             let ended = tokio::time::timeout(timeout, async {
                 loop {
                     let r = jobs.run(&run.id).await?;
@@ -404,7 +405,11 @@ pub async fn schedule(cmd: ScheduleCommand) -> Result<ExitCode> {
             println!(
                 "{} {}",
                 job.draft.id,
-                if job.draft.enabled { "resumed" } else { "paused" }
+                if job.draft.enabled {
+                    "resumed"
+                } else {
+                    "paused"
+                }
             );
         }
         ScheduleCommand::History { id, limit, json } => {

@@ -65,12 +65,20 @@ fn cli(env: &Env, clock: &Clock, args: &[&str]) -> String {
         .env("SUZENT_TEST_CLOCK_FILE", clock.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 fn history(env: &Env, clock: &Clock, job: &str) -> Vec<Value> {
-    let out = cli(env, clock, &["schedule", "history", job, "--json", "--limit", "100"]);
+    let out = cli(
+        env,
+        clock,
+        &["schedule", "history", job, "--json", "--limit", "100"],
+    );
     let mut runs: Vec<Value> = serde_json::from_str(&out).unwrap();
     runs.reverse();
     runs
@@ -84,12 +92,18 @@ fn wait_runs(env: &Env, clock: &Clock, job: &str, f: impl Fn(&[Value]) -> bool) 
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    panic!("runs of {job} never got there: {:#?}", history(env, clock, job));
+    panic!(
+        "runs of {job} never got there: {:#?}",
+        history(env, clock, job)
+    );
 }
 
 fn ended(runs: &[Value]) -> bool {
     runs.iter().all(|r| {
-        !matches!(r["status"].as_str(), Some("requested" | "queued" | "running"))
+        !matches!(
+            r["status"].as_str(),
+            Some("requested" | "queued" | "running")
+        )
     })
 }
 
@@ -100,7 +114,11 @@ fn stop(mut child: Child) {
 
 #[test]
 fn two_processes_on_one_data_directory_run_a_minutely_job_exactly_once_a_minute() {
-    let env = Env::new((1..=5).map(|i| Turn::text(format!("run {i} done"))).collect());
+    let env = Env::new(
+        (1..=5)
+            .map(|i| Turn::text(format!("run {i} done")))
+            .collect(),
+    );
     let clock = Clock::new(&env, "2026-06-01T09:00:30Z");
     // The desktop app's place: the first process schedules.
     let mut first = serve(&env, &clock);
@@ -109,15 +127,30 @@ fn two_processes_on_one_data_directory_run_a_minutely_job_exactly_once_a_minute(
     let mut second = serve(&env, &clock);
     let said = stderr_line(&mut second, "schedules the jobs of this data directory");
     assert!(
-        said.contains(&format!("pid {}", first.id())) && said.contains("this one does not schedule"),
+        said.contains(&format!("pid {}", first.id()))
+            && said.contains("this one does not schedule"),
         "{said}"
     );
     let ws = env.ws.display().to_string();
     let job = cli(
         &env,
         &clock,
-        &["schedule", "add", "--name", "Minutely", "--schedule", "*/1 * * * *", "--tz", "UTC",
-          "--prompt", "Say done.", "--workspace", &ws, "--model", "openai/gpt-test"],
+        &[
+            "schedule",
+            "add",
+            "--name",
+            "Minutely",
+            "--schedule",
+            "*/1 * * * *",
+            "--tz",
+            "UTC",
+            "--prompt",
+            "Say done.",
+            "--workspace",
+            &ws,
+            "--model",
+            "openai/gpt-test",
+        ],
     );
     for minute in 1..=5 {
         clock.set(&format!("2026-06-01T09:0{minute}:10Z"));
@@ -127,7 +160,13 @@ fn two_processes_on_one_data_directory_run_a_minutely_job_exactly_once_a_minute(
     let slots: Vec<&str> = runs.iter().map(|r| r["slot"].as_str().unwrap()).collect();
     assert_eq!(
         slots,
-        ["2026-06-01T09:01:00Z", "2026-06-01T09:02:00Z", "2026-06-01T09:03:00Z", "2026-06-01T09:04:00Z", "2026-06-01T09:05:00Z"]
+        [
+            "2026-06-01T09:01:00Z",
+            "2026-06-01T09:02:00Z",
+            "2026-06-01T09:03:00Z",
+            "2026-06-01T09:04:00Z",
+            "2026-06-01T09:05:00Z"
+        ]
     );
     for run in &runs {
         assert_eq!(run["status"], "completed");
@@ -143,12 +182,19 @@ fn processes_in(dir: &Path) -> Vec<(i32, String)> {
     let dir = std::fs::canonicalize(dir).unwrap();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
             continue;
         };
         if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|c| c.starts_with(&dir)) {
             let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ").trim().to_string();
+            let cmd = String::from_utf8_lossy(&cmd)
+                .replace('\0', " ")
+                .trim()
+                .to_string();
             if !cmd.is_empty() {
                 found.push((pid, cmd));
             }
@@ -163,7 +209,11 @@ fn a_run_cut_by_sigkill_is_recorded_interrupted_and_recovered_once_after_the_res
         serde_json::json!({"should_block": false, "reason": "waits", "confidence": "high", "riskCategories": []}).to_string(),
     );
     let env = Env::new(vec![
-        Turn::tool_call("call_sleep", "run_command", r#"{"content":"sleep 60","timeout":120}"#),
+        Turn::tool_call(
+            "call_sleep",
+            "run_command",
+            r#"{"content":"sleep 60","timeout":120}"#,
+        ),
         review,
         Turn::text("Recovered: nothing was left to do."),
     ]);
@@ -172,8 +222,22 @@ fn a_run_cut_by_sigkill_is_recorded_interrupted_and_recovered_once_after_the_res
     let job = cli(
         &env,
         &clock,
-        &["schedule", "add", "--name", "Nine", "--schedule", "0 9 * * *", "--tz", "UTC",
-          "--prompt", "Wait a minute.", "--workspace", &ws, "--model", "openai/gpt-test"],
+        &[
+            "schedule",
+            "add",
+            "--name",
+            "Nine",
+            "--schedule",
+            "0 9 * * *",
+            "--tz",
+            "UTC",
+            "--prompt",
+            "Wait a minute.",
+            "--workspace",
+            &ws,
+            "--model",
+            "openai/gpt-test",
+        ],
     );
     let mut app = serve(&env, &clock);
     stderr_line(&mut app, "scheduler running");
@@ -181,7 +245,9 @@ fn a_run_cut_by_sigkill_is_recorded_interrupted_and_recovered_once_after_the_res
     // The run is in its command when the process dies.
     let mut sleeper = None;
     for _ in 0..600 {
-        sleeper = processes_in(&env.ws).into_iter().find(|(_, c)| c.contains("sleep 60"));
+        sleeper = processes_in(&env.ws)
+            .into_iter()
+            .find(|(_, c)| c.contains("sleep 60"));
         if sleeper.is_some() {
             break;
         }
@@ -191,10 +257,15 @@ fn a_run_cut_by_sigkill_is_recorded_interrupted_and_recovered_once_after_the_res
     clock.set("2026-06-01T09:00:30Z");
     stop(app);
     // What a SIGKILL leaves behind (a killed process cannot stop its children) is ours to end.
-    let _ = std::process::Command::new("kill").args(["-9", &orphan.to_string()]).status();
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &orphan.to_string()])
+        .status();
     let runs = history(&env, &clock, &job);
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0]["status"], "running", "the row was written before the run started");
+    assert_eq!(
+        runs[0]["status"], "running",
+        "the row was written before the run started"
+    );
     // The restart at 09:01 records the interruption and runs the occurrence again, once.
     clock.set("2026-06-01T09:01:00Z");
     let mut again = serve(&env, &clock);
@@ -218,7 +289,12 @@ fn a_run_cut_by_sigkill_is_recorded_interrupted_and_recovered_once_after_the_res
             ("completed".to_string(), 2, "recovery".to_string(), true),
         ]
     );
-    assert!(runs[0]["detail"].as_str().unwrap().contains("stopped before it ended"));
+    assert!(
+        runs[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("stopped before it ended")
+    );
     // The next day's occurrence is unaffected, and no second restart was needed.
     stop(again);
     assert_eq!(env.server.remaining(), 0);

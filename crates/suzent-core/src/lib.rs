@@ -36,7 +36,7 @@ pub use permission::{
 };
 pub use plan::{PhaseDraft, PhaseStatus, Plan, PlanError, PlanPhase};
 pub use schedule::{
-    CatchUpPolicy, DeniedCall, Delivery, GoalStatus, JobKind, OverlapPolicy, RunStatus, RunTrigger,
+    CatchUpPolicy, Delivery, DeniedCall, GoalStatus, JobKind, OverlapPolicy, RunStatus, RunTrigger,
 };
 
 /// A fresh random identifier (UUID v7, time-ordered), as a string.

@@ -206,8 +206,10 @@ mod tests {
         }
         assert_eq!(
             OverlapPolicy::from_str("sometimes"),
-            Err("unknown overlap policy 'sometimes' (expected one of: skip, queue_one, allow)"
-                .to_string())
+            Err(
+                "unknown overlap policy 'sometimes' (expected one of: skip, queue_one, allow)"
+                    .to_string()
+            )
         );
     }
 }

@@ -61,7 +61,10 @@ impl FakeRunner {
     }
 
     fn set(&self, job: &str, mode: Mode) {
-        self.modes.lock().unwrap_or_else(|p| p.into_inner()).insert(job.into(), mode);
+        self.modes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(job.into(), mode);
     }
 
     fn log<T>(&self, f: impl FnOnce(&mut Log) -> T) -> T {
@@ -75,7 +78,8 @@ impl JobRunner for FakeRunner {
         let id = job.draft.id.clone();
         let now = self.clock.now();
         self.log(|l| {
-            l.started.push((id.clone(), run.slot, run.attempt, run.trigger, now));
+            l.started
+                .push((id.clone(), run.slot, run.attempt, run.trigger, now));
             let n = l.in_flight.entry(id.clone()).or_default();
             *n += 1;
             let n = *n;
@@ -123,7 +127,9 @@ impl JobRunner for FakeRunner {
 // ---------------------------------------------------------------- helpers
 
 fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(y, mo, d, h, mi, s).single().unwrap_or_default()
+    Utc.with_ymd_and_hms(y, mo, d, h, mi, s)
+        .single()
+        .unwrap_or_default()
 }
 
 fn job(id: &str, schedule: &str, tz: &str) -> JobDraft {
@@ -201,7 +207,9 @@ impl Bed {
                 let runs = self.store.list_runs(None, 1000).await?;
                 let overdue = self.runner.log(|l| {
                     l.ends_by.iter().any(|(_, end)| *end <= next)
-                        || runs.iter().any(|r| r.status == Running && l.returned.contains(&r.id))
+                        || runs
+                            .iter()
+                            .any(|r| r.status == Running && l.returned.contains(&r.id))
                 });
                 let stalled = runs.iter().any(|r| r.status == Queued)
                     && !runs.iter().any(|r| r.status == Running);
@@ -239,7 +247,10 @@ impl Bed {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        bail!("runs of '{job}' never got there: {:#?}", self.rows(job).await?)
+        bail!(
+            "runs of '{job}' never got there: {:#?}",
+            self.rows(job).await?
+        )
     }
 }
 
@@ -266,15 +277,19 @@ async fn a_job_every_minute_runs_each_occurrence_once_across_a_restart_in_the_mi
     bed.add(job("minutely", "* * * * *", "UTC")).await?;
     bed.runner.set("minutely", Mode::UntilCancelled);
     let first = bed.scheduler().await?;
-    bed.walk(&first, utc(2026, 6, 1, 9, 0, 30), Duration::from_secs(10)).await?;
-    bed.until("minutely", |r| r.len() == 1 && r[0].status == Running).await?;
+    bed.walk(&first, utc(2026, 6, 1, 9, 0, 30), Duration::from_secs(10))
+        .await?;
+    bed.until("minutely", |r| r.len() == 1 && r[0].status == Running)
+        .await?;
     // The process dies at 09:00:30, mid-run; a new one starts at 09:00:45.
     first.abandon();
     bed.clock.set(utc(2026, 6, 1, 9, 0, 45));
     bed.runner.set("minutely", Mode::Instant);
     let second = bed.scheduler().await?;
-    bed.walk(&second, utc(2026, 6, 1, 9, 3, 0), Duration::from_secs(5)).await?;
-    bed.until("minutely", |r| r.iter().all(|r| !open(r.status))).await?;
+    bed.walk(&second, utc(2026, 6, 1, 9, 3, 0), Duration::from_secs(5))
+        .await?;
+    bed.until("minutely", |r| r.iter().all(|r| !open(r.status)))
+        .await?;
     // The new process takes the lease of the dead one at once: 09:00 is recorded as
     // interrupted and, by `run_once`, run again once (no later occurrence was due yet); every
     // later occurrence runs once.
@@ -290,7 +305,10 @@ async fn a_job_every_minute_runs_each_occurrence_once_across_a_restart_in_the_mi
     );
     let interrupted = &bed.runs("minutely").await?[0];
     assert!(
-        interrupted.detail.as_deref().is_some_and(|d| d.contains("stopped before it ended")),
+        interrupted
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.contains("stopped before it ended")),
         "{interrupted:?}"
     );
     second.shutdown().await;
@@ -304,22 +322,30 @@ async fn a_daily_run_interrupted_by_a_crash_is_recovered_once_and_never_by_a_sec
     bed.add(job("daily", "0 9 * * *", "UTC")).await?;
     bed.runner.set("daily", Mode::UntilCancelled);
     let first = bed.scheduler().await?;
-    bed.walk(&first, utc(2026, 6, 1, 9, 0, 30), Duration::from_secs(10)).await?;
-    bed.until("daily", |r| r.len() == 1 && r[0].status == Running).await?;
+    bed.walk(&first, utc(2026, 6, 1, 9, 0, 30), Duration::from_secs(10))
+        .await?;
+    bed.until("daily", |r| r.len() == 1 && r[0].status == Running)
+        .await?;
     first.abandon();
     // Restart at 09:01: the run is interrupted and, by `run_once`, run again once.
     bed.clock.set(utc(2026, 6, 1, 9, 1, 0));
     let second = bed.scheduler().await?;
-    bed.until("daily", |r| r.len() == 2 && r[1].status == Running).await?;
+    bed.until("daily", |r| r.len() == 2 && r[1].status == Running)
+        .await?;
     // That recovery dies too; a third process does not run the occurrence a third time.
     second.abandon();
     bed.clock.set(utc(2026, 6, 1, 9, 2, 0));
     bed.runner.set("daily", Mode::Instant);
     let third = bed.scheduler().await?;
-    bed.until("daily", |r| r.len() == 2 && r.iter().all(|r| !open(r.status))).await?;
+    bed.until("daily", |r| {
+        r.len() == 2 && r.iter().all(|r| !open(r.status))
+    })
+    .await?;
     // The next day's occurrence is unaffected.
-    bed.walk(&third, utc(2026, 6, 2, 9, 0, 30), Duration::from_secs(600)).await?;
-    bed.until("daily", |r| r.len() == 3 && !open(r[2].status)).await?;
+    bed.walk(&third, utc(2026, 6, 2, 9, 0, 30), Duration::from_secs(600))
+        .await?;
+    bed.until("daily", |r| r.len() == 3 && !open(r[2].status))
+        .await?;
     let day = utc(2026, 6, 1, 9, 0, 0);
     assert_eq!(
         bed.rows("daily").await?,
@@ -337,16 +363,23 @@ async fn a_daily_run_interrupted_by_a_crash_is_recovered_once_and_never_by_a_sec
 #[tokio::test]
 async fn with_catch_up_skip_an_interrupted_run_stays_visibly_interrupted() -> Result<()> {
     let bed = Bed::new(utc(2026, 6, 1, 8, 59, 0)).await?;
-    bed.add(JobDraft { catch_up: CatchUpPolicy::Skip, ..job("daily", "0 9 * * *", "UTC") }).await?;
+    bed.add(JobDraft {
+        catch_up: CatchUpPolicy::Skip,
+        ..job("daily", "0 9 * * *", "UTC")
+    })
+    .await?;
     bed.runner.set("daily", Mode::UntilCancelled);
     let first = bed.scheduler().await?;
-    bed.walk(&first, utc(2026, 6, 1, 9, 0, 30), Duration::from_secs(10)).await?;
-    bed.until("daily", |r| r.len() == 1 && r[0].status == Running).await?;
+    bed.walk(&first, utc(2026, 6, 1, 9, 0, 30), Duration::from_secs(10))
+        .await?;
+    bed.until("daily", |r| r.len() == 1 && r[0].status == Running)
+        .await?;
     first.abandon();
     bed.clock.set(utc(2026, 6, 1, 9, 1, 0));
     let second = bed.scheduler().await?;
     settle(&second, utc(2026, 6, 1, 9, 1, 0)).await?;
-    bed.until("daily", |r| r.iter().all(|r| !open(r.status))).await?;
+    bed.until("daily", |r| r.iter().all(|r| !open(r.status)))
+        .await?;
     assert_eq!(
         bed.rows("daily").await?,
         vec![(utc(2026, 6, 1, 9, 0, 0), 1, Sched, Interrupted)]
@@ -365,22 +398,38 @@ async fn half_past_two_in_berlin_runs_once_on_the_spring_and_once_on_the_autumn_
             utc(2026, 3, 27, 22, 0, 0),
             utc(2026, 3, 30, 4, 0, 0),
             // 02:30 CET; 03:00 CEST (02:30 does not exist on the 29th); 02:30 CEST.
-            [utc(2026, 3, 28, 1, 30, 0), utc(2026, 3, 29, 1, 0, 0), utc(2026, 3, 30, 0, 30, 0)],
+            [
+                utc(2026, 3, 28, 1, 30, 0),
+                utc(2026, 3, 29, 1, 0, 0),
+                utc(2026, 3, 30, 0, 30, 0),
+            ],
         ),
         (
             utc(2026, 10, 23, 22, 0, 0),
             utc(2026, 10, 26, 4, 0, 0),
             // 02:30 CEST; the first of the two 02:30s on the 25th (CEST); 02:30 CET.
-            [utc(2026, 10, 24, 0, 30, 0), utc(2026, 10, 25, 0, 30, 0), utc(2026, 10, 26, 1, 30, 0)],
+            [
+                utc(2026, 10, 24, 0, 30, 0),
+                utc(2026, 10, 25, 0, 30, 0),
+                utc(2026, 10, 26, 1, 30, 0),
+            ],
         ),
     ] {
         let bed = Bed::new(start).await?;
-        bed.add(job("nightly", "30 2 * * *", "Europe/Berlin")).await?;
+        bed.add(job("nightly", "30 2 * * *", "Europe/Berlin"))
+            .await?;
         let scheduler = bed.scheduler().await?;
         bed.walk(&scheduler, end, Duration::from_secs(300)).await?;
-        bed.until("nightly", |r| r.iter().all(|r| !open(r.status))).await?;
+        bed.until("nightly", |r| r.iter().all(|r| !open(r.status)))
+            .await?;
         let rows = bed.rows("nightly").await?;
-        assert_eq!(rows, expected.iter().map(|s| (*s, 1, Sched, Completed)).collect::<Vec<_>>());
+        assert_eq!(
+            rows,
+            expected
+                .iter()
+                .map(|s| (*s, 1, Sched, Completed))
+                .collect::<Vec<_>>()
+        );
         scheduler.shutdown().await;
     }
     Ok(())
@@ -393,24 +442,45 @@ async fn after_the_machine_slept_each_job_runs_once_to_catch_up_or_not_at_all_wi
 -> Result<()> {
     for policy in [CatchUpPolicy::RunOnce, CatchUpPolicy::Skip] {
         let bed = Bed::new(utc(2026, 6, 1, 1, 58, 0)).await?;
-        bed.add(JobDraft { catch_up: policy, ..job("daily", "0 3 * * *", "UTC") }).await?;
-        bed.add(JobDraft { catch_up: policy, ..job("five", "*/5 * * * *", "UTC") }).await?;
+        bed.add(JobDraft {
+            catch_up: policy,
+            ..job("daily", "0 3 * * *", "UTC")
+        })
+        .await?;
+        bed.add(JobDraft {
+            catch_up: policy,
+            ..job("five", "*/5 * * * *", "UTC")
+        })
+        .await?;
         let scheduler = bed.scheduler().await?;
-        bed.walk(&scheduler, utc(2026, 6, 1, 2, 0, 0), Duration::from_secs(60)).await?;
+        bed.walk(
+            &scheduler,
+            utc(2026, 6, 1, 2, 0, 0),
+            Duration::from_secs(60),
+        )
+        .await?;
         // Asleep from 02:00 to 09:12: the wall clock jumps.
         bed.clock.set(utc(2026, 6, 1, 9, 12, 0));
         settle(&scheduler, utc(2026, 6, 1, 9, 12, 0)).await?;
-        bed.until("five", |r| r.iter().all(|r| !open(r.status))).await?;
-        bed.until("daily", |r| r.iter().all(|r| !open(r.status))).await?;
+        bed.until("five", |r| r.iter().all(|r| !open(r.status)))
+            .await?;
+        bed.until("daily", |r| r.iter().all(|r| !open(r.status)))
+            .await?;
         let summary = |runs: Vec<RunRecord>| {
             runs.into_iter()
                 .map(|r| (r.slot, r.trigger, r.status, r.catch_up, r.missed))
                 .collect::<Vec<_>>()
         };
-        let (daily, five) = (summary(bed.runs("daily").await?), summary(bed.runs("five").await?));
+        let (daily, five) = (
+            summary(bed.runs("daily").await?),
+            summary(bed.runs("five").await?),
+        );
         match policy {
             CatchUpPolicy::RunOnce => {
-                assert_eq!(daily, vec![(utc(2026, 6, 1, 3, 0, 0), CatchUp, Completed, true, 0)]);
+                assert_eq!(
+                    daily,
+                    vec![(utc(2026, 6, 1, 3, 0, 0), CatchUp, Completed, true, 0)]
+                );
                 assert_eq!(
                     five,
                     vec![
@@ -420,7 +490,10 @@ async fn after_the_machine_slept_each_job_runs_once_to_catch_up_or_not_at_all_wi
                 );
             }
             CatchUpPolicy::Skip => {
-                assert_eq!(daily, vec![(utc(2026, 6, 1, 3, 0, 0), CatchUp, Missed, false, 0)]);
+                assert_eq!(
+                    daily,
+                    vec![(utc(2026, 6, 1, 3, 0, 0), CatchUp, Missed, false, 0)]
+                );
                 assert_eq!(
                     five,
                     vec![
@@ -434,8 +507,17 @@ async fn after_the_machine_slept_each_job_runs_once_to_catch_up_or_not_at_all_wi
         for job in bed.store.list_jobs().await? {
             assert!(job.draft.enabled, "{} was disabled", job.draft.id);
         }
-        bed.walk(&scheduler, utc(2026, 6, 1, 9, 15, 0), Duration::from_secs(60)).await?;
-        bed.until("five", |r| r.last().is_some_and(|r| r.slot == utc(2026, 6, 1, 9, 15, 0) && r.status == Completed)).await?;
+        bed.walk(
+            &scheduler,
+            utc(2026, 6, 1, 9, 15, 0),
+            Duration::from_secs(60),
+        )
+        .await?;
+        bed.until("five", |r| {
+            r.last()
+                .is_some_and(|r| r.slot == utc(2026, 6, 1, 9, 15, 0) && r.status == Completed)
+        })
+        .await?;
         scheduler.shutdown().await;
     }
     Ok(())
@@ -448,8 +530,16 @@ async fn a_fresh_install_never_fires_slots_from_before_its_jobs_existed() -> Res
     bed.add(job("five", "*/5 * * * *", "UTC")).await?;
     let scheduler = bed.scheduler().await?;
     settle(&scheduler, utc(2026, 6, 1, 9, 12, 0)).await?;
-    bed.walk(&scheduler, utc(2026, 6, 1, 9, 14, 59), Duration::from_secs(60)).await?;
-    assert_eq!(bed.runs("daily").await?.len() + bed.runs("five").await?.len(), 0);
+    bed.walk(
+        &scheduler,
+        utc(2026, 6, 1, 9, 14, 59),
+        Duration::from_secs(60),
+    )
+    .await?;
+    assert_eq!(
+        bed.runs("daily").await?.len() + bed.runs("five").await?.len(),
+        0
+    );
     scheduler.shutdown().await;
     Ok(())
 }
@@ -460,19 +550,39 @@ async fn a_fresh_install_never_fires_slots_from_before_its_jobs_existed() -> Res
 async fn a_run_longer_than_its_interval_is_skipped_queued_or_doubled_by_the_overlap_policy()
 -> Result<()> {
     let mut seen = Vec::new();
-    for overlap in [OverlapPolicy::Skip, OverlapPolicy::QueueOne, OverlapPolicy::Allow] {
+    for overlap in [
+        OverlapPolicy::Skip,
+        OverlapPolicy::QueueOne,
+        OverlapPolicy::Allow,
+    ] {
         let bed = Bed::new(utc(2026, 6, 1, 8, 59, 50)).await?;
-        bed.add(JobDraft { overlap, ..job("slow", "* * * * *", "UTC") }).await?;
+        bed.add(JobDraft {
+            overlap,
+            ..job("slow", "* * * * *", "UTC")
+        })
+        .await?;
         bed.runner.set("slow", Mode::Takes(Duration::from_secs(95)));
         let scheduler = bed.scheduler().await?;
-        bed.walk(&scheduler, utc(2026, 6, 1, 9, 4, 30), Duration::from_secs(5)).await?;
+        bed.walk(
+            &scheduler,
+            utc(2026, 6, 1, 9, 4, 30),
+            Duration::from_secs(5),
+        )
+        .await?;
         let rows: Vec<(u32, RunStatus)> = bed
             .runs("slow")
             .await?
             .into_iter()
-            .map(|r| (r.slot.format("%M").to_string().parse().unwrap_or(99), r.status))
+            .map(|r| {
+                (
+                    r.slot.format("%M").to_string().parse().unwrap_or(99),
+                    r.status,
+                )
+            })
             .collect();
-        let most = bed.runner.log(|l| l.most_in_flight.get("slow").copied().unwrap_or(0));
+        let most = bed
+            .runner
+            .log(|l| l.most_in_flight.get("slow").copied().unwrap_or(0));
         seen.push((overlap, rows, most));
         scheduler.shutdown().await;
     }
@@ -480,11 +590,41 @@ async fn a_run_longer_than_its_interval_is_skipped_queued_or_doubled_by_the_over
         seen,
         vec![
             // Started 09:00 (to 09:01:35), 09:02 (to 09:03:35), 09:04.
-            (OverlapPolicy::Skip, vec![(0, Completed), (1, Skipped), (2, Completed), (3, Skipped), (4, Running)], 1),
+            (
+                OverlapPolicy::Skip,
+                vec![
+                    (0, Completed),
+                    (1, Skipped),
+                    (2, Completed),
+                    (3, Skipped),
+                    (4, Running)
+                ],
+                1
+            ),
             // 09:01 waits and starts at 09:01:35 (to 09:03:10); 09:02 waits; 09:03 finds one
             // waiting and is skipped; 09:02 starts at 09:03:10; 09:04 waits.
-            (OverlapPolicy::QueueOne, vec![(0, Completed), (1, Completed), (2, Running), (3, Skipped), (4, Queued)], 1),
-            (OverlapPolicy::Allow, vec![(0, Completed), (1, Completed), (2, Completed), (3, Running), (4, Running)], 2),
+            (
+                OverlapPolicy::QueueOne,
+                vec![
+                    (0, Completed),
+                    (1, Completed),
+                    (2, Running),
+                    (3, Skipped),
+                    (4, Queued)
+                ],
+                1
+            ),
+            (
+                OverlapPolicy::Allow,
+                vec![
+                    (0, Completed),
+                    (1, Completed),
+                    (2, Completed),
+                    (3, Running),
+                    (4, Running)
+                ],
+                2
+            ),
         ]
     );
     Ok(())
@@ -496,15 +636,28 @@ async fn a_run_longer_than_its_interval_is_skipped_queued_or_doubled_by_the_over
 async fn a_timed_out_run_is_stopped_before_its_retry_starts_and_a_stuck_one_is_not_retried()
 -> Result<()> {
     let bed = Bed::new(utc(2026, 6, 1, 8, 59, 50)).await?;
-    let timing = |id: &str| JobDraft { timeout_secs: 5, max_retries: 1, ..job(id, "0 9 * * *", "UTC") };
+    let timing = |id: &str| JobDraft {
+        timeout_secs: 5,
+        max_retries: 1,
+        ..job(id, "0 9 * * *", "UTC")
+    };
     bed.add(timing("hangs")).await?;
     bed.add(timing("stuck")).await?;
     bed.runner.set("hangs", Mode::UntilCancelled);
     bed.runner.set("stuck", Mode::Stuck);
     let scheduler = bed.scheduler().await?;
-    bed.walk(&scheduler, utc(2026, 6, 1, 9, 0, 40), Duration::from_secs(1)).await?;
-    bed.until("hangs", |r| r.len() == 2 && r.iter().all(|r| !open(r.status))).await?;
-    bed.until("stuck", |r| r.len() == 1 && !open(r[0].status)).await?;
+    bed.walk(
+        &scheduler,
+        utc(2026, 6, 1, 9, 0, 40),
+        Duration::from_secs(1),
+    )
+    .await?;
+    bed.until("hangs", |r| {
+        r.len() == 2 && r.iter().all(|r| !open(r.status))
+    })
+    .await?;
+    bed.until("stuck", |r| r.len() == 1 && !open(r[0].status))
+        .await?;
     let slot = utc(2026, 6, 1, 9, 0, 0);
     assert_eq!(
         bed.rows("hangs").await?,
@@ -512,16 +665,32 @@ async fn a_timed_out_run_is_stopped_before_its_retry_starts_and_a_stuck_one_is_n
     );
     assert_eq!(bed.rows("stuck").await?, vec![(slot, 1, Sched, Unknown)]);
     let (first_end, retry_start) = bed.runner.log(|l| {
-        let end = l.ended.iter().find(|e| e.0 == "hangs" && e.1 == 1).map(|e| e.2);
-        let start = l.started.iter().find(|s| s.0 == "hangs" && s.2 == 2).map(|s| s.4);
+        let end = l
+            .ended
+            .iter()
+            .find(|e| e.0 == "hangs" && e.1 == 1)
+            .map(|e| e.2);
+        let start = l
+            .started
+            .iter()
+            .find(|s| s.0 == "hangs" && s.2 == 2)
+            .map(|s| s.4);
         (end, start)
     });
-    assert!(first_end.is_some() && first_end <= retry_start, "{first_end:?} {retry_start:?}");
-    assert_eq!(bed.runner.log(|l| l.most_in_flight.get("hangs").copied()), Some(1));
+    assert!(
+        first_end.is_some() && first_end <= retry_start,
+        "{first_end:?} {retry_start:?}"
+    );
+    assert_eq!(
+        bed.runner.log(|l| l.most_in_flight.get("hangs").copied()),
+        Some(1)
+    );
     let runs = bed.runs("stuck").await?;
     assert_eq!(
         runs[0].detail.as_deref(),
-        Some("timed out after 5 s and did not stop within 15 s: it may still have effects, so it is not retried")
+        Some(
+            "timed out after 5 s and did not stop within 15 s: it may still have effects, so it is not retried"
+        )
     );
     scheduler.abandon();
     Ok(())
@@ -543,7 +712,11 @@ async fn a_second_scheduler_on_the_same_data_directory_stands_by_and_takes_over_
     );
     first.shutdown().await;
     bed.clock.advance(Duration::from_secs(10));
-    let taken = tokio::time::timeout(Duration::from_secs(10), second.wait_status(|s| s.scheduling)).await?;
+    let taken = tokio::time::timeout(
+        Duration::from_secs(10),
+        second.wait_status(|s| s.scheduling),
+    )
+    .await?;
     assert!(taken.scheduling);
     second.shutdown().await;
     Ok(())
@@ -556,15 +729,22 @@ async fn run_now_starts_a_run_and_a_second_one_while_it_runs_is_skipped() -> Res
     bed.runner.set("manual", Mode::UntilCancelled);
     let scheduler = bed.scheduler().await?;
     scheduler.run_now("manual").await?;
-    bed.until("manual", |r| r.len() == 1 && r[0].status == Running).await?;
+    bed.until("manual", |r| r.len() == 1 && r[0].status == Running)
+        .await?;
     scheduler.run_now("manual").await?;
-    bed.until("manual", |r| r.len() == 2 && r[1].status == Skipped).await?;
+    bed.until("manual", |r| r.len() == 2 && r[1].status == Skipped)
+        .await?;
     assert!(scheduler.run_now("nope").await.is_err());
     scheduler.shutdown().await;
     let rows = bed.runs("manual").await?;
     assert_eq!(
-        rows.iter().map(|r| (r.trigger, r.status)).collect::<Vec<_>>(),
-        vec![(RunTrigger::Manual, Interrupted), (RunTrigger::Manual, Skipped)]
+        rows.iter()
+            .map(|r| (r.trigger, r.status))
+            .collect::<Vec<_>>(),
+        vec![
+            (RunTrigger::Manual, Interrupted),
+            (RunTrigger::Manual, Skipped)
+        ]
     );
     Ok(())
 }

@@ -30,7 +30,9 @@ struct Harness {
 }
 
 fn utc(h: u32, m: u32, s: u32) -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 6, 1, h, m, s).single().unwrap_or_default()
+    Utc.with_ymd_and_hms(2026, 6, 1, h, m, s)
+        .single()
+        .unwrap_or_default()
 }
 
 async fn harness(model: &ScriptedServer) -> Result<Harness> {
@@ -66,7 +68,13 @@ async fn harness(model: &ScriptedServer) -> Result<Harness> {
 }
 
 impl Harness {
-    async fn job(&self, name: &str, schedule: &str, prompt: &str, tweak: impl FnOnce(&mut JobInput)) -> Result<String> {
+    async fn job(
+        &self,
+        name: &str,
+        schedule: &str,
+        prompt: &str,
+        tweak: impl FnOnce(&mut JobInput),
+    ) -> Result<String> {
         let mut input = JobInput {
             name: name.into(),
             schedule: schedule.into(),
@@ -82,7 +90,11 @@ impl Harness {
     /// Moves the clock to `t` and lets the scheduler handle it.
     async fn at(&self, t: DateTime<Utc>) -> Result<()> {
         self.clock.set(t);
-        let scheduler = self.runtime.schedules().scheduler().context("no scheduler")?;
+        let scheduler = self
+            .runtime
+            .schedules()
+            .scheduler()
+            .context("no scheduler")?;
         tokio::time::timeout(Duration::from_secs(20), scheduler.settled(t)).await?;
         Ok(())
     }
@@ -102,7 +114,10 @@ impl Harness {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        bail!("runs of '{job}' never got there: {:#?}", self.runs(job).await?)
+        bail!(
+            "runs of '{job}' never got there: {:#?}",
+            self.runs(job).await?
+        )
     }
 
     async fn rule(&self, behavior: Behavior, matcher: RuleMatcher) -> Result<()> {
@@ -139,7 +154,11 @@ fn processes_in(dir: &Path) -> Vec<(u32, String)> {
     };
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         if pid == std::process::id() {
@@ -161,15 +180,28 @@ fn processes_in(dir: &Path) -> Vec<(u32, String)> {
 }
 
 #[tokio::test]
-async fn a_scheduled_call_that_would_ask_is_denied_at_once_and_the_run_record_says_why() -> Result<()> {
+async fn a_scheduled_call_that_would_ask_is_denied_at_once_and_the_run_record_says_why()
+-> Result<()> {
     let model = ScriptedServer::start(vec![
-        call("call_push", "run_command", serde_json::json!({"content": "git push origin main"})),
+        call(
+            "call_push",
+            "run_command",
+            serde_json::json!({"content": "git push origin main"}),
+        ),
         Turn::text("I could not push: the push needs an approval nobody can give now."),
     ])
     .await;
     let h = harness(&model).await?;
-    h.rule(Behavior::Ask, RuleMatcher::Prefix { words: vec!["git".into(), "push".into()] }).await?;
-    let job = h.job("Nightly push", "0 9 * * *", "Push the main branch.", |_| {}).await?;
+    h.rule(
+        Behavior::Ask,
+        RuleMatcher::Prefix {
+            words: vec!["git".into(), "push".into()],
+        },
+    )
+    .await?;
+    let job = h
+        .job("Nightly push", "0 9 * * *", "Push the main branch.", |_| {})
+        .await?;
     h.at(utc(9, 0, 0)).await?;
     let runs = h.until(&job, ended).await?;
     let run = &runs[0];
@@ -183,31 +215,54 @@ async fn a_scheduled_call_that_would_ask_is_denied_at_once_and_the_run_record_sa
         )
     );
     assert_eq!(run.denied.len(), 1, "{:?}", run.denied);
-    let DeniedCall { tool, reason_code, reason } = &run.denied[0];
-    assert_eq!((tool.as_str(), reason_code.as_str()), ("run_command", "headless_ask_denied"));
+    let DeniedCall {
+        tool,
+        reason_code,
+        reason,
+    } = &run.denied[0];
+    assert_eq!(
+        (tool.as_str(), reason_code.as_str()),
+        ("run_command", "headless_ask_denied")
+    );
     assert!(reason.contains("cannot ask for approval"), "{reason}");
     // The run happened in the job's own chat, listed with the other chats.
     let chat_id = run.chat_id.clone().context("the run has no chat")?;
     let view = h.runtime.schedules().get(&job).await?;
     assert_eq!(view.job.draft.chat_id.as_deref(), Some(chat_id.as_str()));
     let chats = h.runtime.list_chats().await?;
-    let chat = chats.iter().find(|c| c.id == chat_id).context("chat not listed")?;
-    assert_eq!((chat.title.as_str(), chat.mode), ("Nightly push", PermissionMode::Auto));
+    let chat = chats
+        .iter()
+        .find(|c| c.id == chat_id)
+        .context("chat not listed")?;
+    assert_eq!(
+        (chat.title.as_str(), chat.mode),
+        ("Nightly push", PermissionMode::Auto)
+    );
     let messages = h.runtime.messages(&chat_id).await?;
     let ChatMessage::User { text } = &messages[0].message else {
         bail!("{messages:?}");
     };
-    assert!(text.starts_with("[scheduled run of \"Nightly push\" for 2026-06-01 09:00 UTC"), "{text}");
-    let ChatMessage::Tool { content, is_error, .. } = &messages[2].message else {
+    assert!(
+        text.starts_with("[scheduled run of \"Nightly push\" for 2026-06-01 09:00 UTC"),
+        "{text}"
+    );
+    let ChatMessage::Tool {
+        content, is_error, ..
+    } = &messages[2].message
+    else {
         bail!("{messages:?}");
     };
-    assert!(*is_error && content.contains("headless_ask_denied"), "{content}");
+    assert!(
+        *is_error && content.contains("headless_ask_denied"),
+        "{content}"
+    );
     assert_eq!(model.remaining(), 0);
     Ok(())
 }
 
 #[tokio::test]
-async fn a_hanging_run_times_out_its_processes_are_killed_and_its_retry_never_overlaps_it() -> Result<()> {
+async fn a_hanging_run_times_out_its_processes_are_killed_and_its_retry_never_overlaps_it()
+-> Result<()> {
     let script = "sleep 3; echo X >> out.txt";
     // Auto mode sends the command to the reviewer model, which lets it run.
     let review = || {
@@ -217,9 +272,17 @@ async fn a_hanging_run_times_out_its_processes_are_killed_and_its_retry_never_ov
         )
     };
     let model = ScriptedServer::start(vec![
-        call("call_first", "run_command", serde_json::json!({"content": script, "timeout": 60})),
+        call(
+            "call_first",
+            "run_command",
+            serde_json::json!({"content": script, "timeout": 60}),
+        ),
         review(),
-        call("call_retry", "run_command", serde_json::json!({"content": script, "timeout": 60})),
+        call(
+            "call_retry",
+            "run_command",
+            serde_json::json!({"content": script, "timeout": 60}),
+        ),
         review(),
     ])
     .await;
@@ -238,10 +301,17 @@ async fn a_hanging_run_times_out_its_processes_are_killed_and_its_retry_never_ov
     let mut retry = None;
     for _ in 0..400 {
         let seen = processes_in(&h.ws);
-        let shells: Vec<u32> = seen.iter().filter(|(_, c)| c.contains(script)).map(|(p, _)| *p).collect();
+        let shells: Vec<u32> = seen
+            .iter()
+            .filter(|(_, c)| c.contains(script))
+            .map(|(p, _)| *p)
+            .collect();
         assert!(shells.len() <= 1, "two attempts at once: {seen:?}");
         if let Some(pid) = shells.iter().find(|p| **p != first) {
-            assert!(!seen.iter().any(|(p, _)| *p == first), "the first attempt outlived its timeout");
+            assert!(
+                !seen.iter().any(|(p, _)| *p == first),
+                "the first attempt outlived its timeout"
+            );
             retry = Some(*pid);
             break;
         }
@@ -251,8 +321,13 @@ async fn a_hanging_run_times_out_its_processes_are_killed_and_its_retry_never_ov
     h.clock.set(utc(9, 0, 30));
     let runs = h.until(&job, |r| r.len() == 2 && ended(r)).await?;
     assert_eq!(
-        runs.iter().map(|r| (r.attempt, r.trigger, r.status)).collect::<Vec<_>>(),
-        vec![(1, RunTrigger::Schedule, RunStatus::TimedOut), (2, RunTrigger::Retry, RunStatus::TimedOut)]
+        runs.iter()
+            .map(|r| (r.attempt, r.trigger, r.status))
+            .collect::<Vec<_>>(),
+        vec![
+            (1, RunTrigger::Schedule, RunStatus::TimedOut),
+            (2, RunTrigger::Retry, RunStatus::TimedOut)
+        ]
     );
     assert_eq!(
         runs[0].detail.as_deref(),
@@ -261,14 +336,20 @@ async fn a_hanging_run_times_out_its_processes_are_killed_and_its_retry_never_ov
     // Nothing of either attempt is left, and neither got to write (sleep 3 would have ended).
     assert_eq!(processes_in(&h.ws), Vec::<(u32, String)>::new());
     tokio::time::sleep(Duration::from_secs(4)).await;
-    assert!(!h.ws.join("out.txt").exists(), "a killed attempt wrote its line");
+    assert!(
+        !h.ws.join("out.txt").exists(),
+        "a killed attempt wrote its line"
+    );
     assert_eq!(processes_in(&h.ws), Vec::<(u32, String)>::new());
     Ok(())
 }
 
 async fn wait_for_process(ws: &Path, marker: &str) -> Result<u32> {
     for _ in 0..400 {
-        if let Some((pid, _)) = processes_in(ws).into_iter().find(|(_, c)| c.contains(marker)) {
+        if let Some((pid, _)) = processes_in(ws)
+            .into_iter()
+            .find(|(_, c)| c.contains(marker))
+        {
             return Ok(pid);
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
@@ -283,29 +364,57 @@ async fn a_heartbeat_with_nothing_to_do_is_stored_and_folded_and_without_a_check
 -> Result<()> {
     let model = ScriptedServer::start(vec![Turn::text("HEARTBEAT_OK")]).await;
     let h = harness(&model).await?;
-    std::fs::write(h.ws.join("HEARTBEAT.md"), "- [ ] renew the TLS certificate when it has < 7 days left\n")?;
+    std::fs::write(
+        h.ws.join("HEARTBEAT.md"),
+        "- [ ] renew the TLS certificate when it has < 7 days left\n",
+    )?;
     let chat = h
         .runtime
-        .create_chat(CreateChat { workspace: Some(h.ws.clone()), ..CreateChat::default() })
+        .create_chat(CreateChat {
+            workspace: Some(h.ws.clone()),
+            ..CreateChat::default()
+        })
         .await?;
-    let beat = h.runtime.schedules().set_heartbeat(&chat.id, Some(30)).await?.context("no job")?;
+    let beat = h
+        .runtime
+        .schedules()
+        .set_heartbeat(&chat.id, Some(30))
+        .await?
+        .context("no job")?;
     let id = beat.draft.id.clone();
     h.at(utc(9, 0, 0)).await?;
     let runs = h.until(&id, ended).await?;
-    assert_eq!((runs[0].status, runs[0].quiet, runs[0].detail.as_deref()), (RunStatus::Completed, true, Some("nothing to do")));
+    assert_eq!(
+        (runs[0].status, runs[0].quiet, runs[0].detail.as_deref()),
+        (RunStatus::Completed, true, Some("nothing to do"))
+    );
     // Stored, never deleted; the UI folds the turn.
     let messages = h.runtime.messages(&chat.id).await?;
     assert_eq!(messages.len(), 2);
     let turn = runs[0].turn_run_id.clone().context("no turn id")?;
-    assert_eq!(h.runtime.schedules().quiet_turns(&chat.id).await?, vec![turn]);
+    assert_eq!(
+        h.runtime.schedules().quiet_turns(&chat.id).await?,
+        vec![turn]
+    );
     // Without the checklist the next beat sends nothing to the model.
     std::fs::remove_file(h.ws.join("HEARTBEAT.md"))?;
     h.at(utc(9, 30, 0)).await?;
     let runs = h.until(&id, |r| r.len() == 2 && ended(r)).await?;
-    assert!(runs[1].quiet && runs[1].detail.as_deref().is_some_and(|d| d.contains("missing or empty")), "{:?}", runs[1]);
+    assert!(
+        runs[1].quiet
+            && runs[1]
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.contains("missing or empty")),
+        "{:?}",
+        runs[1]
+    );
     assert_eq!(model.requests().len(), 1);
     // Off again.
-    assert_eq!(h.runtime.schedules().set_heartbeat(&chat.id, None).await?, None);
+    assert_eq!(
+        h.runtime.schedules().set_heartbeat(&chat.id, None).await?,
+        None
+    );
     assert_eq!(h.runtime.schedules().heartbeat(&chat.id).await?, None);
     Ok(())
 }
@@ -313,9 +422,11 @@ async fn a_heartbeat_with_nothing_to_do_is_stored_and_folded_and_without_a_check
 // ---------------------------------------------------------------- goals
 
 async fn goal_chat(h: &Harness) -> Result<String> {
-    Ok(h
-        .runtime
-        .create_chat(CreateChat { workspace: Some(h.ws.clone()), ..CreateChat::default() })
+    Ok(h.runtime
+        .create_chat(CreateChat {
+            workspace: Some(h.ws.clone()),
+            ..CreateChat::default()
+        })
         .await?
         .id)
 }
@@ -326,18 +437,30 @@ fn verdict(met: bool, reason: &str) -> Turn {
 
 #[tokio::test]
 async fn a_goal_whose_judge_answers_garbage_is_paused_with_the_reason() -> Result<()> {
-    let model = ScriptedServer::start(vec![Turn::text("I listed the files."), Turn::text("banana")]).await;
+    let model = ScriptedServer::start(vec![
+        Turn::text("I listed the files."),
+        Turn::text("banana"),
+    ])
+    .await;
     let h = harness(&model).await?;
     let chat = goal_chat(&h).await?;
     h.runtime
         .goals()
-        .set(&chat, GoalInput { objective: "tidy the workspace".into(), ..GoalInput::default() })
+        .set(
+            &chat,
+            GoalInput {
+                objective: "tidy the workspace".into(),
+                ..GoalInput::default()
+            },
+        )
         .await?;
     let goal = h.runtime.goals().drive(&chat).await?;
     assert_eq!((goal.status, goal.turns_used), (GoalStatus::Paused, 1));
     assert_eq!(
         goal.reason.as_deref(),
-        Some("the judge's answer is not a verdict (expected {\"met\": true|false, \"reason\": ...}): \"banana\"")
+        Some(
+            "the judge's answer is not a verdict (expected {\"met\": true|false, \"reason\": ...}): \"banana\""
+        )
     );
     assert_eq!(model.remaining(), 0);
     Ok(())
@@ -358,7 +481,14 @@ async fn a_goal_is_met_in_three_turns_and_its_counts_are_stored() -> Result<()> 
     let chat = goal_chat(&h).await?;
     h.runtime
         .goals()
-        .set(&chat, GoalInput { objective: "create a.txt, b.txt and c.txt".into(), max_turns: Some(10), ..GoalInput::default() })
+        .set(
+            &chat,
+            GoalInput {
+                objective: "create a.txt, b.txt and c.txt".into(),
+                max_turns: Some(10),
+                ..GoalInput::default()
+            },
+        )
         .await?;
     let goal = h.runtime.goals().drive(&chat).await?;
     assert_eq!(
@@ -379,7 +509,10 @@ async fn a_goal_is_met_in_three_turns_and_its_counts_are_stored() -> Result<()> 
         })
         .collect();
     assert_eq!(asks.len(), 3);
-    assert!(asks[2].starts_with("[goal: turn 3 of at most 10."), "{asks:?}");
+    assert!(
+        asks[2].starts_with("[goal: turn 3 of at most 10."),
+        "{asks:?}"
+    );
     // The judge saw the objective as data.
     let judge = &model.requests()[1];
     assert!(judge.to_string().contains("create a.txt, b.txt and c.txt"));
@@ -401,17 +534,44 @@ async fn a_goal_stops_when_its_turn_or_token_budget_is_spent() -> Result<()> {
     let h = harness(&model).await?;
     let chat = goal_chat(&h).await?;
     let goals = h.runtime.goals();
-    goals.set(&chat, GoalInput { objective: "finish".into(), max_turns: Some(2), ..GoalInput::default() }).await?;
+    goals
+        .set(
+            &chat,
+            GoalInput {
+                objective: "finish".into(),
+                max_turns: Some(2),
+                ..GoalInput::default()
+            },
+        )
+        .await?;
     let goal = goals.drive(&chat).await?;
     assert_eq!(
         (goal.status, goal.turns_used, goal.reason.as_deref()),
-        (GoalStatus::BudgetSpent, 2, Some("the turn budget of 2 turns is spent"))
+        (
+            GoalStatus::BudgetSpent,
+            2,
+            Some("the turn budget of 2 turns is spent")
+        )
     );
     let other = goal_chat(&h).await?;
-    goals.set(&other, GoalInput { objective: "finish".into(), max_tokens: Some(20), ..GoalInput::default() }).await?;
+    goals
+        .set(
+            &other,
+            GoalInput {
+                objective: "finish".into(),
+                max_tokens: Some(20),
+                ..GoalInput::default()
+            },
+        )
+        .await?;
     let goal = goals.drive(&other).await?;
     assert_eq!((goal.status, goal.turns_used), (GoalStatus::BudgetSpent, 1));
-    assert!(goal.reason.as_deref().is_some_and(|r| r.starts_with("the token budget of 20 tokens is spent")), "{goal:?}");
+    assert!(
+        goal.reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("the token budget of 20 tokens is spent")),
+        "{goal:?}"
+    );
     assert_eq!(model.remaining(), 0, "no turn beyond a budget");
     Ok(())
 }
@@ -419,10 +579,13 @@ async fn a_goal_stops_when_its_turn_or_token_budget_is_spent() -> Result<()> {
 // ---------------------------------------------------------------- dreams
 
 #[tokio::test]
-async fn a_dream_merges_duplicates_and_updates_facts_and_a_failed_one_changes_nothing() -> Result<()> {
+async fn a_dream_merges_duplicates_and_updates_facts_and_a_failed_one_changes_nothing() -> Result<()>
+{
     let model = ScriptedServer::start(vec![Turn::text("I would rather not.")]).await;
     let h = harness(&model).await?;
-    let mut texts: Vec<String> = (0..18).map(|i| format!("note {i} about the project")).collect();
+    let mut texts: Vec<String> = (0..18)
+        .map(|i| format!("note {i} about the project"))
+        .collect();
     texts.push("The user likes green tea.".into());
     texts.push("User drinks green tea every morning.".into());
     let ids = h.runtime.archive_memories(None, "tool", &texts).await?;
@@ -433,7 +596,14 @@ async fn a_dream_merges_duplicates_and_updates_facts_and_a_failed_one_changes_no
     h.runtime.schedules().run_now(&job).await?;
     let runs = h.until(&job, ended).await?;
     assert_eq!(runs[0].status, RunStatus::Failed);
-    assert!(runs[0].detail.as_deref().is_some_and(|d| d.ends_with("nothing was changed")), "{:?}", runs[0]);
+    assert!(
+        runs[0]
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.ends_with("nothing was changed")),
+        "{:?}",
+        runs[0]
+    );
     assert_eq!(h.runtime.search_memory("tea", 10).await?, before);
     // A plan: the two tea memories become one, facts are rewritten, the run records it.
     let (a, b) = (ids[18], ids[19]);
@@ -442,17 +612,32 @@ async fn a_dream_merges_duplicates_and_updates_facts_and_a_failed_one_changes_no
     h.runtime.schedules().run_now(&job).await?;
     let runs = h.until(&job, |r| r.len() == 2 && ended(r)).await?;
     let run = &runs[1];
-    assert_eq!((run.status, run.detail.as_deref()), (RunStatus::Completed, Some("merged 2 memories into 1; facts updated")));
+    assert_eq!(
+        (run.status, run.detail.as_deref()),
+        (
+            RunStatus::Completed,
+            Some("merged 2 memories into 1; facts updated")
+        )
+    );
     let changes = run.changes.clone().context("no changes recorded")?;
     assert_eq!(changes["merged"][0]["removed"], serde_json::json!([a, b]));
-    assert_eq!(changes["facts"], serde_json::json!({"before": "", "after": "Drinks green tea."}));
+    assert_eq!(
+        changes["facts"],
+        serde_json::json!({"before": "", "after": "Drinks green tea."})
+    );
     let blocks = h.runtime.memory_blocks().await?;
-    assert!(blocks.contains(&("facts".to_string(), "Drinks green tea.".to_string())), "{blocks:?}");
+    assert!(
+        blocks.contains(&("facts".to_string(), "Drinks green tea.".to_string())),
+        "{blocks:?}"
+    );
     let tea = h.runtime.search_memory("tea", 10).await?;
     assert_eq!(tea.hits.len(), 1, "{tea:?}");
     // The dream's chat has read tools only.
     let chat = run.chat_id.clone().context("no chat")?;
     let tools = h.runtime.chat(&chat).await?.tools.unwrap_or_default();
-    assert_eq!(tools, vec!["memory_search", "read_file", "glob_search", "grep_search"]);
+    assert_eq!(
+        tools,
+        vec!["memory_search", "read_file", "glob_search", "grep_search"]
+    );
     Ok(())
 }

@@ -39,12 +39,14 @@ impl Store {
         since: Option<DateTime<Utc>>,
     ) -> Result<i64, StoreError> {
         let since = since.map(|s| ts(&s)).unwrap_or_default();
-        sqlx::query_scalar("SELECT COUNT(*) FROM memory_archive WHERE user_id = ? AND created_at > ?")
-            .bind(user_id)
-            .bind(since)
-            .fetch_one(&self.pool)
-            .await
-            .db(|| format!("counting the new memories of '{user_id}'"))
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM memory_archive WHERE user_id = ? AND created_at > ?",
+        )
+        .bind(user_id)
+        .bind(since)
+        .fetch_one(&self.pool)
+        .await
+        .db(|| format!("counting the new memories of '{user_id}'"))
     }
 
     /// The newest `limit` archival entries of `user_id`, newest first.

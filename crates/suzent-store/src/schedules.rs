@@ -21,8 +21,8 @@ use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 use std::time::Duration;
 use suzent_core::{
-    CatchUpPolicy, Delivery, DeniedCall, GoalStatus, JobKind, OverlapPolicy, RunStatus,
-    RunTrigger, new_id,
+    CatchUpPolicy, Delivery, DeniedCall, GoalStatus, JobKind, OverlapPolicy, RunStatus, RunTrigger,
+    new_id,
 };
 
 /// A job as registered: everything but its bookkeeping.
@@ -458,9 +458,7 @@ impl Store {
         .await
         .db(|| format!("reading job '{id}'"))?;
         let job = job_from_row(&row)?;
-        tx.commit()
-            .await
-            .db(|| format!("committing job '{id}'"))?;
+        tx.commit().await.db(|| format!("committing job '{id}'"))?;
         Ok((job, created))
     }
 
@@ -540,10 +538,13 @@ impl Store {
         enabled: bool,
         now: DateTime<Utc>,
     ) -> Result<JobRecord, StoreError> {
-        let mut job = self.get_job(id).await?.ok_or_else(|| StoreError::NotFound {
-            what: "job",
-            id: id.to_string(),
-        })?;
+        let mut job = self
+            .get_job(id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound {
+                what: "job",
+                id: id.to_string(),
+            })?;
         job.draft.enabled = enabled;
         Ok(self.upsert_job(&job.draft, now).await?.0)
     }
@@ -695,7 +696,10 @@ impl Store {
         }
         match self.scheduler_lease().await? {
             Some(h) if h.owner != owner && h.expires_at > now => Ok(LeaseOutcome::Held(h)),
-            _ => self.acquire_scheduler_lease(owner, pid, host, now, ttl).await,
+            _ => {
+                self.acquire_scheduler_lease(owner, pid, host, now, ttl)
+                    .await
+            }
         }
     }
 
@@ -817,9 +821,7 @@ impl Store {
         .await
         .db(|| format!("reading run '{id}'"))?;
         let run = run_from_row(&row)?;
-        tx.commit()
-            .await
-            .db(|| format!("committing run '{id}'"))?;
+        tx.commit().await.db(|| format!("committing run '{id}'"))?;
         Ok(Claim::Claimed(run))
     }
 
@@ -861,10 +863,9 @@ impl Store {
                 Err(e) => return Err(e).db(|| format!("requesting a run of job '{job_id}'")),
             }
         }
-        self.get_run(&id).await?.ok_or(StoreError::NotFound {
-            what: "run",
-            id,
-        })
+        self.get_run(&id)
+            .await?
+            .ok_or(StoreError::NotFound { what: "run", id })
     }
 
     /// Starts a `requested` or `queued` run for `owner` (holding the lease at `lease_now`), under the
@@ -992,7 +993,9 @@ impl Store {
                 message: format!("run '{run_id}' cannot end as '{status}'"),
             });
         }
-        let denied = encode_json(&end.denied, || format!("the denied calls of run '{run_id}'"))?;
+        let denied = encode_json(&end.denied, || {
+            format!("the denied calls of run '{run_id}'")
+        })?;
         let changes = end
             .changes
             .as_ref()

@@ -11,7 +11,9 @@ use suzent_core::{
 use suzent_store::{Claim, JobDraft, LeaseOutcome, NewChat, NewRun, RunEnd, Store};
 
 fn at(h: u32, m: u32, s: u32) -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 3, 2, h, m, s).single().unwrap_or_default()
+    Utc.with_ymd_and_hms(2026, 3, 2, h, m, s)
+        .single()
+        .unwrap_or_default()
 }
 
 fn draft(id: &str, chat: Option<&str>) -> JobDraft {
@@ -78,9 +80,17 @@ async fn registering_and_importing_the_same_jobs_twice_keeps_three_jobs_with_the
     for c in ["c1", "c2"] {
         chat(&store, c).await?;
     }
-    let jobs = [draft("a", Some("c1")), draft("b", Some("c2")), draft("c", None)];
+    let jobs = [
+        draft("a", Some("c1")),
+        draft("b", Some("c2")),
+        draft("c", None),
+    ];
     for job in &jobs {
-        assert!(store.upsert_job(job, at(9, 0, 0)).await?.1, "new job {}", job.id);
+        assert!(
+            store.upsert_job(job, at(9, 0, 0)).await?.1,
+            "new job {}",
+            job.id
+        );
     }
     let before = store.list_jobs().await?;
     // The upgrade path: the migrations run again on the same file, and the jobs are registered
@@ -106,7 +116,14 @@ async fn registering_and_importing_the_same_jobs_twice_keeps_three_jobs_with_the
     let after = store.list_jobs().await?;
     let ids = |jobs: &[suzent_store::JobRecord]| {
         jobs.iter()
-            .map(|j| (j.draft.id.clone(), j.draft.chat_id.clone(), j.cursor, j.created_at))
+            .map(|j| {
+                (
+                    j.draft.id.clone(),
+                    j.draft.chat_id.clone(),
+                    j.cursor,
+                    j.created_at,
+                )
+            })
             .collect::<Vec<_>>()
     };
     assert_eq!(ids(&after), ids(&before));
@@ -124,7 +141,10 @@ async fn a_new_changed_or_resumed_job_never_fires_slots_from_before() -> Result<
     assert_eq!(resumed.cursor, at(11, 0, 0));
     let mut changed = resumed.draft.clone();
     changed.schedule = "0 3 * * *".into();
-    assert_eq!(store.upsert_job(&changed, at(12, 0, 0)).await?.0.cursor, at(12, 0, 0));
+    assert_eq!(
+        store.upsert_job(&changed, at(12, 0, 0)).await?.0.cursor,
+        at(12, 0, 0)
+    );
     Ok(())
 }
 
@@ -136,7 +156,14 @@ async fn an_occurrence_is_claimed_once_even_from_a_second_store_handle() -> Resu
     first.upsert_job(&draft("a", None), at(8, 0, 0)).await?;
     own_lease(&first, "sched-1", at(9, 0, 0)).await?;
     let claim = first
-        .claim_run("sched-1", 1, &run_at("a", at(9, 0, 0)), Some(at(9, 0, 0)), at(9, 0, 0), at(9, 0, 0))
+        .claim_run(
+            "sched-1",
+            1,
+            &run_at("a", at(9, 0, 0)),
+            Some(at(9, 0, 0)),
+            at(9, 0, 0),
+            at(9, 0, 0),
+        )
         .await?;
     let Claim::Claimed(run) = claim else {
         anyhow::bail!("not claimed: {claim:?}");
@@ -146,11 +173,21 @@ async fn an_occurrence_is_claimed_once_even_from_a_second_store_handle() -> Resu
     // After a restart: the same slot again.
     let second = Store::open(&path).await?;
     let again = second
-        .claim_run("sched-1", 1, &run_at("a", at(9, 0, 0)), Some(at(9, 0, 0)), at(9, 0, 20), at(9, 0, 20))
+        .claim_run(
+            "sched-1",
+            1,
+            &run_at("a", at(9, 0, 0)),
+            Some(at(9, 0, 0)),
+            at(9, 0, 20),
+            at(9, 0, 20),
+        )
         .await?;
     assert_eq!(again, Claim::Duplicate);
     assert_eq!(second.list_runs(Some("a"), 10).await?.len(), 1);
-    assert_eq!(second.get_job("a").await?.map(|j| j.cursor), Some(at(9, 0, 0)));
+    assert_eq!(
+        second.get_job("a").await?.map(|j| j.cursor),
+        Some(at(9, 0, 0))
+    );
     Ok(())
 }
 
@@ -169,7 +206,14 @@ async fn one_owner_holds_the_scheduler_lease_until_it_expires() -> Result<()> {
     // A claim by the one without the lease writes nothing.
     store.upsert_job(&draft("a", None), at(8, 0, 0)).await?;
     let claim = store
-        .claim_run("cli", 2, &run_at("a", at(9, 0, 0)), None, at(9, 0, 10), at(9, 0, 10))
+        .claim_run(
+            "cli",
+            2,
+            &run_at("a", at(9, 0, 0)),
+            None,
+            at(9, 0, 10),
+            at(9, 0, 10),
+        )
         .await?;
     assert_eq!(claim, Claim::LeaseLost);
     assert!(store.list_runs(None, 10).await?.is_empty());
@@ -202,7 +246,10 @@ async fn an_occurrence_while_the_job_runs_follows_its_overlap_policy() -> Result
         for minute in 0..3 {
             let slot = at(9, minute, 0);
             own_lease(&store, "s", slot).await?;
-            match store.claim_run("s", 1, &run_at(id, slot), Some(slot), slot, slot).await? {
+            match store
+                .claim_run("s", 1, &run_at(id, slot), Some(slot), slot, slot)
+                .await?
+            {
                 Claim::Claimed(run) => statuses.push(run.status),
                 other => anyhow::bail!("{other:?}"),
             }
@@ -220,13 +267,21 @@ async fn an_occurrence_while_the_job_runs_follows_its_overlap_policy() -> Result
     );
     // The queued run starts once the running one has ended, not before.
     let runs = store.list_runs(Some("queue"), 10).await?;
-    let queued = runs.iter().find(|r| r.status == Queued).map(|r| r.id.clone());
-    let running = runs.iter().find(|r| r.status == Running).map(|r| r.id.clone());
+    let queued = runs
+        .iter()
+        .find(|r| r.status == Queued)
+        .map(|r| r.id.clone());
+    let running = runs
+        .iter()
+        .find(|r| r.status == Running)
+        .map(|r| r.id.clone());
     let (Some(queued), Some(running)) = (queued, running) else {
         anyhow::bail!("{runs:?}");
     };
     own_lease(&store, "s", at(9, 2, 10)).await?;
-    let waiting = store.start_waiting_run("s", 1, &queued, at(9, 2, 10), at(9, 2, 10)).await?;
+    let waiting = store
+        .start_waiting_run("s", 1, &queued, at(9, 2, 10), at(9, 2, 10))
+        .await?;
     assert_eq!(waiting.map(|r| r.status), Some(Queued));
     let end = RunEnd {
         status: Some(RunStatus::Completed),
@@ -234,8 +289,13 @@ async fn an_occurrence_while_the_job_runs_follows_its_overlap_policy() -> Result
         ..RunEnd::default()
     };
     assert!(store.finish_run(&running, &end, at(9, 2, 20)).await?);
-    assert!(!store.finish_run(&running, &end, at(9, 2, 21)).await?, "ended once");
-    let started = store.start_waiting_run("s", 1, &queued, at(9, 2, 30), at(9, 2, 30)).await?;
+    assert!(
+        !store.finish_run(&running, &end, at(9, 2, 21)).await?,
+        "ended once"
+    );
+    let started = store
+        .start_waiting_run("s", 1, &queued, at(9, 2, 30), at(9, 2, 30))
+        .await?;
     assert_eq!(
         started.map(|r| (r.status, r.started_at)),
         Some((Running, Some(at(9, 2, 30))))
@@ -249,15 +309,24 @@ async fn a_goal_keeps_its_counts_across_reopening_the_store() -> Result<()> {
     let path = dir.path().join("suzent.db");
     let store = Store::open(&path).await?;
     chat(&store, "c").await?;
-    store.set_goal("c", "make the tests pass", 10, 50_000).await?;
-    store.update_goal("c", GoalStatus::Active, None, 1, 1200).await?;
+    store
+        .set_goal("c", "make the tests pass", 10, 50_000)
+        .await?;
+    store
+        .update_goal("c", GoalStatus::Active, None, 1, 1200)
+        .await?;
     store.close().await;
     let store = Store::open(&path).await?;
     let goal = store
         .update_goal("c", GoalStatus::Paused, Some("paused by the user"), 1, 800)
         .await?;
     assert_eq!(
-        (goal.status, goal.reason.as_deref(), goal.turns_used, goal.tokens_used),
+        (
+            goal.status,
+            goal.reason.as_deref(),
+            goal.turns_used,
+            goal.tokens_used
+        ),
         (GoalStatus::Paused, Some("paused by the user"), 2, 2000)
     );
     Ok(())

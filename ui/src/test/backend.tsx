@@ -121,6 +121,10 @@ export function backend(handlers: Record<string, Handler> = {}) {
     mcp_servers: () => [],
     mcp_tools: () => [],
     list_surfaces: () => [],
+    list_schedules: () => [],
+    chat_heartbeat: () => null,
+    chat_goal: () => null,
+    quiet_turns: () => [],
     // HtmlFrame documents: one token per staged document, in staging order.
     stage_html_frame: (a) => `frame-${calls.filter((c) => c.cmd === "stage_html_frame").length}-${String(a.html).length}`,
   };

@@ -123,7 +123,11 @@ fn message_chars(m: &ChatMessage) -> usize {
     match m {
         ChatMessage::User { text } => text.len(),
         ChatMessage::Assistant { text, tool_calls } => {
-            text.len() + tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>()
+            text.len()
+                + tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.len())
+                    .sum::<usize>()
         }
         ChatMessage::Tool { content, .. } => content.len(),
     }
@@ -192,7 +196,10 @@ impl Goals {
     pub async fn set(&self, chat_id: &str, input: GoalInput) -> Result<GoalRecord, RuntimeError> {
         let objective = input.objective.trim();
         if objective.is_empty() {
-            return Err(invalid("objective", "a goal needs an objective: /goal WHAT TO ACHIEVE"));
+            return Err(invalid(
+                "objective",
+                "a goal needs an objective: /goal WHAT TO ACHIEVE",
+            ));
         }
         let max_turns = input.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
         if !(1..=MAX_TURNS).contains(&max_turns) {
@@ -251,7 +258,13 @@ impl Goals {
         }
         let goal = self
             .store
-            .update_goal(chat_id, GoalStatus::Paused, Some("paused by the user"), 0, 0)
+            .update_goal(
+                chat_id,
+                GoalStatus::Paused,
+                Some("paused by the user"),
+                0,
+                0,
+            )
             .await?;
         self.emit(&goal);
         Ok(goal)
@@ -274,7 +287,10 @@ impl Goals {
     pub async fn activate(&self, chat_id: &str) -> Result<GoalRecord, RuntimeError> {
         let goal = self.require(chat_id).await?;
         if goal.status == GoalStatus::Met {
-            return Err(invalid("chat_id", "the goal is met; set a new one with /goal"));
+            return Err(invalid(
+                "chat_id",
+                "the goal is met; set a new one with /goal",
+            ));
         }
         let goal = self
             .store
@@ -358,7 +374,11 @@ impl Goals {
         });
     }
 
-    async fn drive_loop(&self, chat_id: &str, token: &CancellationToken) -> Result<(), RuntimeError> {
+    async fn drive_loop(
+        &self,
+        chat_id: &str,
+        token: &CancellationToken,
+    ) -> Result<(), RuntimeError> {
         loop {
             let Some(goal) = self.store.get_goal(chat_id).await? else {
                 return Ok(());
@@ -368,7 +388,8 @@ impl Goals {
             }
             if goal.turns_used >= goal.max_turns {
                 let reason = format!("the turn budget of {} turns is spent", goal.max_turns);
-                self.stop(chat_id, GoalStatus::BudgetSpent, &reason, 0, 0).await?;
+                self.stop(chat_id, GoalStatus::BudgetSpent, &reason, 0, 0)
+                    .await?;
                 return Ok(());
             }
             if goal.tokens_used >= goal.max_tokens {
@@ -376,7 +397,8 @@ impl Goals {
                     "the token budget of {} tokens is spent ({} used, estimated)",
                     goal.max_tokens, goal.tokens_used
                 );
-                self.stop(chat_id, GoalStatus::BudgetSpent, &reason, 0, 0).await?;
+                self.stop(chat_id, GoalStatus::BudgetSpent, &reason, 0, 0)
+                    .await?;
                 return Ok(());
             }
             let rt = self.runtime()?;
@@ -405,15 +427,22 @@ impl Goals {
                 Ok(s) => s,
                 Err(e) => {
                     let reason = format!("the turn could not run: {e}");
-                    self.stop(chat_id, GoalStatus::Paused, &reason, 1, turn_tokens).await?;
+                    self.stop(chat_id, GoalStatus::Paused, &reason, 1, turn_tokens)
+                        .await?;
                     return Ok(());
                 }
             };
             match summary.outcome {
                 RunOutcome::Completed => {}
                 RunOutcome::Cancelled => {
-                    self.stop(chat_id, GoalStatus::Paused, "stopped by the user", 1, turn_tokens)
-                        .await?;
+                    self.stop(
+                        chat_id,
+                        GoalStatus::Paused,
+                        "stopped by the user",
+                        1,
+                        turn_tokens,
+                    )
+                    .await?;
                     return Ok(());
                 }
                 RunOutcome::Failed | RunOutcome::Suspended => {
@@ -421,19 +450,23 @@ impl Goals {
                         "the turn failed: {}",
                         summary.error.unwrap_or_else(|| "no answer".into())
                     );
-                    self.stop(chat_id, GoalStatus::Paused, &reason, 1, turn_tokens).await?;
+                    self.stop(chat_id, GoalStatus::Paused, &reason, 1, turn_tokens)
+                        .await?;
                     return Ok(());
                 }
             }
-            let (verdict, judge_tokens) = self.judge(&rt, chat_id, &goal.objective, &messages).await;
+            let (verdict, judge_tokens) =
+                self.judge(&rt, chat_id, &goal.objective, &messages).await;
             let used = turn_tokens + judge_tokens;
             let goal = match verdict {
                 Verdict::Met(reason) => {
-                    self.stop(chat_id, GoalStatus::Met, &reason, 1, used).await?;
+                    self.stop(chat_id, GoalStatus::Met, &reason, 1, used)
+                        .await?;
                     return Ok(());
                 }
                 Verdict::Unusable(reason) => {
-                    self.stop(chat_id, GoalStatus::Paused, &reason, 1, used).await?;
+                    self.stop(chat_id, GoalStatus::Paused, &reason, 1, used)
+                        .await?;
                     return Ok(());
                 }
                 Verdict::NotMet(reason) => {
@@ -474,14 +507,25 @@ impl Goals {
         let config = rt.config();
         let model = match rt.chat(chat_id).await {
             Ok(chat) => chat.model.or(config.default_model.clone()),
-            Err(e) => return (Verdict::Unusable(format!("the judge cannot read the chat: {e}")), 0),
+            Err(e) => {
+                return (
+                    Verdict::Unusable(format!("the judge cannot read the chat: {e}")),
+                    0,
+                );
+            }
         };
         let Some(model) = model else {
             return (Verdict::Unusable("no model for the judge".into()), 0);
         };
-        let (provider, model_id) = match build_provider(&model, &config.providers, rt.key_source()) {
+        let (provider, model_id) = match build_provider(&model, &config.providers, rt.key_source())
+        {
             Ok(p) => p,
-            Err(e) => return (Verdict::Unusable(format!("the judge is unavailable: {e}")), 0),
+            Err(e) => {
+                return (
+                    Verdict::Unusable(format!("the judge is unavailable: {e}")),
+                    0,
+                );
+            }
         };
         let mut tail = String::new();
         for m in messages.iter().rev() {
@@ -489,9 +533,18 @@ impl Goals {
                 ChatMessage::User { text } => format!("user: {text}\n"),
                 ChatMessage::Assistant { text, tool_calls } => {
                     let calls: Vec<&str> = tool_calls.iter().map(|c| c.name.as_str()).collect();
-                    format!("agent: {text} {}\n", if calls.is_empty() { String::new() } else { format!("[called {}]", calls.join(", ")) })
+                    format!(
+                        "agent: {text} {}\n",
+                        if calls.is_empty() {
+                            String::new()
+                        } else {
+                            format!("[called {}]", calls.join(", "))
+                        }
+                    )
                 }
-                ChatMessage::Tool { tool_name, content, .. } => {
+                ChatMessage::Tool {
+                    tool_name, content, ..
+                } => {
                     let c: String = content.chars().take(1_000).collect();
                     format!("tool {tool_name}: {c}\n")
                 }
@@ -507,17 +560,24 @@ impl Goals {
         let request = ModelRequest {
             model: model_id,
             system: JUDGE_SYSTEM.to_string(),
-            messages: vec![ChatMessage::User { text: prompt.clone() }],
+            messages: vec![ChatMessage::User {
+                text: prompt.clone(),
+            }],
             tools: Vec::new(),
         };
         let sent = tokens_of(JUDGE_SYSTEM.len() + prompt.len());
         let answer = tokio::time::timeout(JUDGE_TIMEOUT, provider.stream(&request, &|_| {})).await;
         match answer {
             Err(_) => (
-                Verdict::Unusable(format!("the judge did not answer within {} s", JUDGE_TIMEOUT.as_secs())),
+                Verdict::Unusable(format!(
+                    "the judge did not answer within {} s",
+                    JUDGE_TIMEOUT.as_secs()
+                )),
                 sent,
             ),
-            Ok(Err(ProviderError::Cancelled)) => (Verdict::Unusable("the judge was cancelled".into()), sent),
+            Ok(Err(ProviderError::Cancelled)) => {
+                (Verdict::Unusable("the judge was cancelled".into()), sent)
+            }
             Ok(Err(e)) => (Verdict::Unusable(format!("the judge failed: {e}")), sent),
             Ok(Ok(response)) => {
                 let used = sent + tokens_of(response.text.len());
@@ -556,18 +616,27 @@ mod tests {
             read_verdict("{\"met\": true, \"reason\": \"all three files exist\"}"),
             Verdict::Met("all three files exist".into())
         );
-        assert_eq!(read_verdict("```json\n{\"met\":false}\n```"), Verdict::NotMet(String::new()));
+        assert_eq!(
+            read_verdict("```json\n{\"met\":false}\n```"),
+            Verdict::NotMet(String::new())
+        );
         assert_eq!(
             read_verdict("banana"),
             Verdict::Unusable("the judge's answer is not a verdict (expected {\"met\": true|false, \"reason\": ...}): \"banana\"".into())
         );
-        assert!(matches!(read_verdict("{\"met\": \"yes\"}"), Verdict::Unusable(_)));
+        assert!(matches!(
+            read_verdict("{\"met\": \"yes\"}"),
+            Verdict::Unusable(_)
+        ));
         assert!(matches!(read_verdict(""), Verdict::Unusable(_)));
     }
 
     #[test]
     fn only_a_goal_command_with_an_objective_is_one() {
-        assert_eq!(parse_goal_command("/goal ship the release"), Some("ship the release"));
+        assert_eq!(
+            parse_goal_command("/goal ship the release"),
+            Some("ship the release")
+        );
         assert_eq!(parse_goal_command("/goal"), Some(""));
         assert_eq!(parse_goal_command("/goals are nice"), None);
         assert_eq!(parse_goal_command("set a /goal"), None);

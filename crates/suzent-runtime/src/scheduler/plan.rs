@@ -87,7 +87,9 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn utc(h: u32, m: u32, s: u32) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 5, 4, h, m, s).single().unwrap_or_default()
+        Utc.with_ymd_and_hms(2026, 5, 4, h, m, s)
+            .single()
+            .unwrap_or_default()
     }
 
     #[test]
@@ -98,22 +100,43 @@ mod tests {
         let (asleep, woke) = (utc(2, 0, 0), utc(9, 12, 0));
         assert_eq!(
             decide(&daily, asleep, woke, CatchUpPolicy::RunOnce),
-            Decision::Run { slot: utc(3, 0, 0), trigger: RunTrigger::CatchUp, catch_up: true, missed: 0 }
+            Decision::Run {
+                slot: utc(3, 0, 0),
+                trigger: RunTrigger::CatchUp,
+                catch_up: true,
+                missed: 0
+            }
         );
         assert_eq!(
             decide(&five, asleep, woke, CatchUpPolicy::RunOnce),
-            Decision::Run { slot: utc(9, 10, 0), trigger: RunTrigger::CatchUp, catch_up: true, missed: 85 }
+            Decision::Run {
+                slot: utc(9, 10, 0),
+                trigger: RunTrigger::CatchUp,
+                catch_up: true,
+                missed: 85
+            }
         );
         assert_eq!(
             decide(&daily, asleep, woke, CatchUpPolicy::Skip),
-            Decision::Missed { slot: utc(3, 0, 0), count: 1 }
+            Decision::Missed {
+                slot: utc(3, 0, 0),
+                count: 1
+            }
         );
         // On time: a plain run; nothing due: wait.
         assert_eq!(
             decide(&five, utc(9, 10, 0), utc(9, 15, 1), CatchUpPolicy::Skip),
-            Decision::Run { slot: utc(9, 15, 0), trigger: RunTrigger::Schedule, catch_up: false, missed: 0 }
+            Decision::Run {
+                slot: utc(9, 15, 0),
+                trigger: RunTrigger::Schedule,
+                catch_up: false,
+                missed: 0
+            }
         );
-        assert_eq!(decide(&five, utc(9, 15, 0), utc(9, 19, 59), CatchUpPolicy::RunOnce), Decision::Wait);
+        assert_eq!(
+            decide(&five, utc(9, 15, 0), utc(9, 19, 59), CatchUpPolicy::RunOnce),
+            Decision::Wait
+        );
         Ok(())
     }
 }

@@ -46,8 +46,7 @@ pub trait JobRunner: Send + Sync {
     /// Runs `run` of `job` until it ends. When `cancel` fires (timeout, shutdown) it stops its
     /// work, processes included, and returns; returning means everything it started is gone,
     /// unless the report says [`RunReport::processes_left`].
-    async fn run(&self, job: &JobRecord, run: &RunRecord, cancel: CancellationToken)
-    -> RunReport;
+    async fn run(&self, job: &JobRecord, run: &RunRecord, cancel: CancellationToken) -> RunReport;
 
     /// Told whenever a run row changes (started, ended, skipped, missed, interrupted), after it
     /// is stored. For notifications and live views.

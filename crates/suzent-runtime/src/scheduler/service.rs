@@ -192,7 +192,11 @@ impl Scheduler {
     /// again returns the current status. Needs a Tokio runtime.
     pub async fn start(&self) -> SchedulerStatus {
         {
-            let mut main = self.inner.main.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut main = self
+                .inner
+                .main
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             if main.is_some() {
                 return self.status();
             }
@@ -238,6 +242,11 @@ impl Scheduler {
                     && (p.looked_at.is_some_and(|l| l >= t) || p.next_due.is_none_or(|n| n > t))
             })
             .await;
+    }
+
+    /// How many passes (wake-ups) the scheduler made so far: for benchmarks of its idle cost.
+    pub fn passes(&self) -> u64 {
+        self.inner.progress.borrow().passes
     }
 
     /// When the next occurrence of any job is due (as of the last pass), if any.
@@ -425,7 +434,10 @@ impl Inner {
                 && holder.host == self.instance.host
                 && !owner::alive(&holder.owner, Some(holder.pid))
             {
-                tracing::info!(pid = holder.pid, "the process that held the scheduler lease is gone; taking it over");
+                tracing::info!(
+                    pid = holder.pid,
+                    "the process that held the scheduler lease is gone; taking it over"
+                );
                 outcome = self
                     .store
                     .take_over_scheduler_lease(
@@ -690,7 +702,10 @@ impl Inner {
                     None => (
                         RunEnd {
                             status: Some(RunStatus::Unknown),
-                            detail: Some(format!("{detail}, and the run did not stop within {} s", grace.as_secs())),
+                            detail: Some(format!(
+                                "{detail}, and the run did not stop within {} s",
+                                grace.as_secs()
+                            )),
                             ..RunEnd::default()
                         },
                         false,

@@ -96,7 +96,11 @@ impl Schedule {
             };
             let minutes = minutes
                 .filter(|m| (1..=MAX_EVERY_MINUTES).contains(m))
-                .ok_or_else(|| bad(format!("the interval must be 1 to {MAX_EVERY_MINUTES} minutes")))?;
+                .ok_or_else(|| {
+                    bad(format!(
+                        "the interval must be 1 to {MAX_EVERY_MINUTES} minutes"
+                    ))
+                })?;
             return Ok(Schedule {
                 form: Form::Every(i64::from(minutes) * 60),
                 tz,
@@ -144,7 +148,9 @@ impl Schedule {
     /// The latest occurrence at or before `t`.
     pub fn latest_at_or_before(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
         match &self.form {
-            Form::Every(secs) => DateTime::from_timestamp(t.timestamp().div_euclid(*secs) * secs, 0),
+            Form::Every(secs) => {
+                DateTime::from_timestamp(t.timestamp().div_euclid(*secs) * secs, 0)
+            }
             Form::Cron(cron) => cron
                 .find_previous_occurrence(&t.with_timezone(&self.tz), true)
                 .ok()
@@ -216,42 +222,70 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(y, mo, d, h, mi, 0).single().unwrap_or_default()
+        Utc.with_ymd_and_hms(y, mo, d, h, mi, 0)
+            .single()
+            .unwrap_or_default()
     }
 
     fn local(schedule: &Schedule, times: &[DateTime<Utc>]) -> Vec<String> {
         times
             .iter()
-            .map(|t| t.with_timezone(&schedule.timezone()).format("%Y-%m-%d %H:%M %Z").to_string())
+            .map(|t| {
+                t.with_timezone(&schedule.timezone())
+                    .format("%Y-%m-%d %H:%M %Z")
+                    .to_string()
+            })
             .collect()
     }
 
     #[test]
-    fn half_past_two_in_berlin_runs_once_on_the_spring_day_and_once_on_the_autumn_day() -> Result<(), ScheduleError> {
+    fn half_past_two_in_berlin_runs_once_on_the_spring_day_and_once_on_the_autumn_day()
+    -> Result<(), ScheduleError> {
         let daily = Schedule::parse("30 2 * * *", "Europe/Berlin")?;
         // 2026-03-29: 02:00 CET jumps to 03:00 CEST; 02:30 does not exist.
         let spring = daily.upcoming(utc(2026, 3, 27, 12, 0), 3);
         assert_eq!(
             local(&daily, &spring),
-            ["2026-03-28 02:30 CET", "2026-03-29 03:00 CEST", "2026-03-30 02:30 CEST"]
+            [
+                "2026-03-28 02:30 CET",
+                "2026-03-29 03:00 CEST",
+                "2026-03-30 02:30 CEST"
+            ]
         );
         // 2026-10-25: 03:00 CEST goes back to 02:00 CET; 02:30 happens twice.
         let autumn = daily.upcoming(utc(2026, 10, 23, 12, 0), 3);
         assert_eq!(
             local(&daily, &autumn),
-            ["2026-10-24 02:30 CEST", "2026-10-25 02:30 CEST", "2026-10-26 02:30 CET"]
+            [
+                "2026-10-24 02:30 CEST",
+                "2026-10-25 02:30 CEST",
+                "2026-10-26 02:30 CET"
+            ]
         );
         Ok(())
     }
 
     #[test]
-    fn every_n_minutes_is_aligned_to_the_clock_and_counts_missed_slots() -> Result<(), ScheduleError> {
+    fn every_n_minutes_is_aligned_to_the_clock_and_counts_missed_slots() -> Result<(), ScheduleError>
+    {
         let five = Schedule::parse("every 5 minutes", "UTC")?;
-        assert_eq!(five.next_after(utc(2026, 1, 1, 9, 3)), Some(utc(2026, 1, 1, 9, 5)));
-        assert_eq!(five.next_after(utc(2026, 1, 1, 9, 5)), Some(utc(2026, 1, 1, 9, 10)));
+        assert_eq!(
+            five.next_after(utc(2026, 1, 1, 9, 3)),
+            Some(utc(2026, 1, 1, 9, 5))
+        );
+        assert_eq!(
+            five.next_after(utc(2026, 1, 1, 9, 5)),
+            Some(utc(2026, 1, 1, 9, 10))
+        );
         // Asleep 02:00 to 09:12: 86 slots from 02:05 to 09:10.
         let due = five.due(utc(2026, 1, 1, 2, 0), utc(2026, 1, 1, 9, 12));
-        assert_eq!(due, Some(Due { latest: utc(2026, 1, 1, 9, 10), count: 86 }));
+        assert_eq!(
+            due,
+            Some(Due {
+                latest: utc(2026, 1, 1, 9, 10),
+                count: 86
+            })
+        );
         let cron = Schedule::parse("*/5 * * * *", "Europe/Berlin")?;
         assert_eq!(cron.due(utc(2026, 1, 1, 2, 0), utc(2026, 1, 1, 9, 12)), due);
         Ok(())
@@ -269,6 +303,9 @@ mod tests {
         );
         assert!(Schedule::parse("every 0 minutes", "UTC").is_err());
         assert!(Schedule::parse("61 * * * *", "UTC").is_err());
-        assert!(Schedule::parse("0 */10 * * * *", "UTC").is_ok(), "seconds are optional");
+        assert!(
+            Schedule::parse("0 */10 * * * *", "UTC").is_ok(),
+            "seconds are optional"
+        );
     }
 }

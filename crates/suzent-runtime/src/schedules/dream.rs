@@ -67,26 +67,36 @@ pub(crate) fn parse_plan(reply: &str) -> Result<DreamPlan, String> {
     if end < start {
         return Err("the reply holds no JSON object".into());
     }
-    serde_json::from_str(&reply[start..=end]).map_err(|e| format!("the plan is not valid JSON: {e}"))
+    serde_json::from_str(&reply[start..=end])
+        .map_err(|e| format!("the plan is not valid JSON: {e}"))
 }
 
 fn check_plan(plan: &DreamPlan, shown: &[i64]) -> Result<(), String> {
     for (i, merge) in plan.merges.iter().enumerate() {
         if merge.ids.len() < 2 {
-            return Err(format!("merge {i} names {} memory; a merge needs two or more", merge.ids.len()));
+            return Err(format!(
+                "merge {i} names {} memory; a merge needs two or more",
+                merge.ids.len()
+            ));
         }
         if let Some(id) = merge.ids.iter().find(|id| !shown.contains(id)) {
-            return Err(format!("merge {i} names memory {id}, which was not among those shown"));
+            return Err(format!(
+                "merge {i} names memory {id}, which was not among those shown"
+            ));
         }
         let chars = merge.text.chars().count();
         if merge.text.trim().is_empty() || chars > MAX_MERGED_CHARS {
-            return Err(format!("merge {i} has a text of {chars} characters; give 1 to {MAX_MERGED_CHARS}"));
+            return Err(format!(
+                "merge {i} has a text of {chars} characters; give 1 to {MAX_MERGED_CHARS}"
+            ));
         }
     }
     if let Some(facts) = &plan.facts
         && facts.chars().count() > MAX_BLOCK_CHARS
     {
-        return Err(format!("the facts block is longer than {MAX_BLOCK_CHARS} characters"));
+        return Err(format!(
+            "the facts block is longer than {MAX_BLOCK_CHARS} characters"
+        ));
     }
     Ok(())
 }
@@ -138,14 +148,25 @@ pub(crate) async fn run(
         Err(e) => return failed(format!("cannot open the consolidation chat: {e}")),
     };
     if let Err(e) = rt
-        .set_tools(&chat_id, Some(DREAM_TOOLS.iter().map(|t| t.to_string()).collect()))
+        .set_tools(
+            &chat_id,
+            Some(DREAM_TOOLS.iter().map(|t| t.to_string()).collect()),
+        )
         .await
     {
         return failed(format!("cannot limit the consolidation chat's tools: {e}"));
     }
     let listing: String = entries
         .iter()
-        .map(|e| format!("[{}] ({}, {}) {}\n", e.id, e.created_at.format("%Y-%m-%d"), e.source, e.content))
+        .map(|e| {
+            format!(
+                "[{}] ({}, {}) {}\n",
+                e.id,
+                e.created_at.format("%Y-%m-%d"),
+                e.source,
+                e.content
+            )
+        })
         .collect();
     let text = format!(
         "[memory consolidation, {}. Nobody is watching.]\n\
@@ -187,7 +208,11 @@ pub(crate) async fn run(
             report.detail = Some(format!(
                 "merged {removed} memories into {}; facts {}",
                 done.merged.len(),
-                if done.facts.is_some() { "updated" } else { "unchanged" }
+                if done.facts.is_some() {
+                    "updated"
+                } else {
+                    "unchanged"
+                }
             ));
             report.changes = Some(json!({
                 "merged": done.merged.iter().map(|(m, id)| json!({"removed": m.ids, "added": id, "text": m.text})).collect::<Vec<_>>(),
@@ -210,15 +235,38 @@ mod tests {
 
     #[test]
     fn a_plan_is_read_from_a_fenced_reply_and_bad_plans_are_refused() {
-        let plan = parse_plan("Here:\n```json\n{\"merges\":[{\"ids\":[3,4],\"text\":\"likes tea\"}],\"facts\":null}\n```");
+        let plan = parse_plan(
+            "Here:\n```json\n{\"merges\":[{\"ids\":[3,4],\"text\":\"likes tea\"}],\"facts\":null}\n```",
+        );
         assert_eq!(
             plan,
-            Ok(DreamPlan { merges: vec![Merge { ids: vec![3, 4], text: "likes tea".into() }], facts: None })
+            Ok(DreamPlan {
+                merges: vec![Merge {
+                    ids: vec![3, 4],
+                    text: "likes tea".into()
+                }],
+                facts: None
+            })
         );
         assert!(parse_plan("no plan today").is_err());
-        let one = DreamPlan { merges: vec![Merge { ids: vec![3], text: "x".into() }], facts: None };
-        assert_eq!(check_plan(&one, &[3]), Err("merge 0 names 1 memory; a merge needs two or more".into()));
-        let stranger = DreamPlan { merges: vec![Merge { ids: vec![3, 9], text: "x".into() }], facts: None };
+        let one = DreamPlan {
+            merges: vec![Merge {
+                ids: vec![3],
+                text: "x".into(),
+            }],
+            facts: None,
+        };
+        assert_eq!(
+            check_plan(&one, &[3]),
+            Err("merge 0 names 1 memory; a merge needs two or more".into())
+        );
+        let stranger = DreamPlan {
+            merges: vec![Merge {
+                ids: vec![3, 9],
+                text: "x".into(),
+            }],
+            facts: None,
+        };
         assert_eq!(
             check_plan(&stranger, &[3, 4]),
             Err("merge 0 names memory 9, which was not among those shown".into())

@@ -41,7 +41,10 @@ pub(crate) async fn run(
         Ok(_) | Err(_) => {
             return RunReport {
                 quiet: true,
-                detail: Some(format!("no checklist: {} is missing or empty", path.display())),
+                detail: Some(format!(
+                    "no checklist: {} is missing or empty",
+                    path.display()
+                )),
                 ..RunReport::default()
             };
         }

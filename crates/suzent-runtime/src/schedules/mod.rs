@@ -273,7 +273,10 @@ impl Schedules {
         })?;
         let prompt = input.prompt.trim().to_string();
         if prompt.is_empty() && kind == JobKind::Prompt {
-            return Err(invalid("prompt", "a job needs a prompt: what should the agent do?"));
+            return Err(invalid(
+                "prompt",
+                "a job needs a prompt: what should the agent do?",
+            ));
         }
         if let Some(ws) = &input.workspace
             && !std::path::Path::new(ws).is_dir()
@@ -307,9 +310,7 @@ impl Schedules {
             ));
         }
         Ok(JobDraft {
-            id: input
-                .id
-                .unwrap_or_else(|| format!("job-{}", new_id())),
+            id: input.id.unwrap_or_else(|| format!("job-{}", new_id())),
             name,
             kind,
             schedule: input.schedule.trim().to_string(),
@@ -364,7 +365,10 @@ impl Schedules {
                 (Some(c), _) if self.store.get_chat(c).await?.is_some() => Some(c.clone()),
                 _ => None,
             };
-            let draft = JobDraft { chat_id: chat, ..job };
+            let draft = JobDraft {
+                chat_id: chat,
+                ..job
+            };
             out.push(self.store.upsert_job(&draft, now).await?.0);
         }
         self.wake();
@@ -435,7 +439,10 @@ impl Schedules {
     /// Errors: [`RuntimeError::InvalidInput`] for an unknown id, [`RuntimeError::Store`].
     pub async fn pause(&self, id: &str, paused: bool) -> Result<JobRecord, RuntimeError> {
         self.get_record(id).await?;
-        let job = self.store.set_job_enabled(id, !paused, self.clock_now()).await?;
+        let job = self
+            .store
+            .set_job_enabled(id, !paused, self.clock_now())
+            .await?;
         self.wake();
         Ok(job)
     }

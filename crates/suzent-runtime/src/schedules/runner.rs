@@ -8,7 +8,7 @@ use crate::scheduler::{Clock, JobRunner, RunReport};
 use async_trait::async_trait;
 use std::sync::{Arc, OnceLock};
 use suzent_core::{
-    AgentEvent, BackgroundTaskStatus, Behavior, ChatMessage, DeniedCall, Delivery, JobKind,
+    AgentEvent, BackgroundTaskStatus, Behavior, ChatMessage, Delivery, DeniedCall, JobKind,
     PermissionMode, RunOutcome, RunStatus, RunTrigger,
 };
 use suzent_store::{JobRecord, RunRecord, Store};
@@ -107,7 +107,11 @@ impl JobRunner for TurnRunner {
 /// The message that opens a scheduled turn: which job and occurrence it is, then the prompt.
 pub(crate) fn opening_text(job: &JobRecord, run: &RunRecord, prompt: &str) -> String {
     let slot = match job.draft.timezone.parse::<chrono_tz::Tz>() {
-        Ok(tz) => run.slot.with_timezone(&tz).format("%Y-%m-%d %H:%M %Z").to_string(),
+        Ok(tz) => run
+            .slot
+            .with_timezone(&tz)
+            .format("%Y-%m-%d %H:%M %Z")
+            .to_string(),
         Err(_) => run.slot.format("%Y-%m-%d %H:%M UTC").to_string(),
     };
     let why = match run.trigger {
@@ -217,7 +221,10 @@ pub(crate) async fn headless_turn(
     let mut steps = 0u32;
     let mut calls = Vec::new();
     if let (Some(turn_id), Ok(messages)) = (&turn_id, rt.messages(chat_id).await) {
-        for m in messages.iter().filter(|m| m.run_id.as_deref() == Some(turn_id)) {
+        for m in messages
+            .iter()
+            .filter(|m| m.run_id.as_deref() == Some(turn_id))
+        {
             if let ChatMessage::Assistant { tool_calls, .. } = &m.message {
                 steps += 1;
                 calls.extend(tool_calls.iter().map(|c| c.id.clone()));
@@ -253,7 +260,10 @@ pub(crate) async fn headless_turn(
             ),
             RunOutcome::Suspended => (
                 RunStatus::Failed,
-                Some("the turn stopped to wait for an approval, which an unattended run never does".into()),
+                Some(
+                    "the turn stopped to wait for an approval, which an unattended run never does"
+                        .into(),
+                ),
                 String::new(),
             ),
         },
