@@ -134,6 +134,28 @@
       .join(' ');
   }
 
+  /** A label's own text, without the text of the controls inside it (a select's options).
+   * @param {Element} label */
+  function labelText(label) {
+    let out = '';
+    /** @param {Node} n */
+    const walk = (n) => {
+      if (n.nodeType === Node.TEXT_NODE) {
+        out += n.textContent;
+        return;
+      }
+      if (n.nodeType !== Node.ELEMENT_NODE) return;
+      const tag = /** @type {Element} */ (n).tagName;
+      if (tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'INPUT' || tag === 'BUTTON' ||
+          SKIP_TAGS.has(tag)) {
+        return;
+      }
+      for (const k of Array.from(n.childNodes)) walk(k);
+    };
+    walk(label);
+    return out;
+  }
+
   /** The accessible name (a practical subset of the algorithm). @param {Element} el */
   function nameOf(el, role) {
     const aria = el.getAttribute('aria-label');
@@ -144,7 +166,7 @@
     if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') {
       const input = /** @type {HTMLInputElement} */ (el);
       if (input.labels && input.labels.length > 0) {
-        const text = Array.from(input.labels).map((l) => l.textContent || '').join(' ');
+        const text = Array.from(input.labels).map(labelText).join(' ');
         if (text.trim()) return text;
       }
       const type = (el.getAttribute('type') || '').toLowerCase();
@@ -388,7 +410,10 @@
         return;
       }
       if (el.tagName === 'SELECT') return;
-      walkChildren(el, childDepth, quiet);
+      // A label's text is the name of its control: not repeated as text.
+      const labelsControl = el.tagName === 'LABEL' &&
+        /** @type {HTMLLabelElement} */ (el).control !== null;
+      walkChildren(el, childDepth, quiet || labelsControl);
     }
 
     const body = document.body || document.documentElement;

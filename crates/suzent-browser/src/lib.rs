@@ -8,6 +8,12 @@
 
 mod agent;
 mod backend;
+mod cdp;
+mod keys;
+mod managed;
+mod policy;
+mod render;
+mod session;
 
 pub use agent::{
     AGENT_CALL_FUNCTION, AGENT_JS, ActAction, ActArgs, ActResult, AgentCall, AgentFunction,
@@ -17,3 +23,9 @@ pub use agent::{
 pub use backend::{
     BrowserBackend, BrowserError, DownloadReport, FrameInfo, InputEvent, Navigation, TabInfo,
 };
+pub use cdp::{CdpBackend, DownloadPolicy, is_executable_name, sanitize_file_name};
+pub use keys::key_event;
+pub use managed::{ManagedBrowser, ManagedConfig, find_browser};
+pub use policy::{check_navigation, is_controllable, origin_of};
+pub use render::{ElementRef, RenderFrame, Rendered, paginate, render};
+pub use session::{BrowserSession, CommandOutput, SessionConfig, format_tabs};
