@@ -26,7 +26,7 @@ pub use canvas::{
     pointer_set, validate_components, validate_surface,
 };
 pub use config::{
-    Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, ProviderConfig, ProvidersConfig,
+    BrowserConfig, Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, ProviderConfig, ProvidersConfig,
     SandboxBackend,
 };
 pub use event::{AgentEvent, DecisionEvent, RunOutcome};

@@ -19,6 +19,7 @@
 
 mod audit;
 mod audit_read;
+mod browser;
 mod error;
 mod mcp;
 mod paths;
@@ -30,6 +31,7 @@ mod tools_api;
 mod toolset;
 
 pub use audit::AuditLog;
+pub use browser::BrowserService;
 pub use audit_read::{AuditEntry, AuditFilter, AuditRead, MAX_AUDIT_LIMIT};
 pub use error::RuntimeError;
 pub use mcp::{McpImport, McpTestResult, McpTestTool};

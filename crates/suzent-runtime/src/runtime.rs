@@ -166,6 +166,8 @@ struct Inner {
     bg: background::BackgroundState,
     /// Plans, memory and skills (see `runtime/content.rs`).
     content: content::ContentState,
+    /// The browser of `browser_action` (see `browser.rs`).
+    browser: Arc<crate::browser::BrowserService>,
 }
 
 /// The agent runtime. Cheap to clone; all clones share state.
@@ -239,6 +241,11 @@ impl Runtime {
         let toolset = crate::toolset::Toolset::new(registry, mcp, store.clone(), events.clone());
         let registry = toolset.registry.clone();
         let content_state = content::ContentState::new(&options.paths, store.clone());
+        let browser = Arc::new(crate::browser::BrowserService::new(
+            options.paths.data_dir.clone(),
+            store.clone(),
+            config.browser.clone(),
+        ));
         let runtime = Runtime {
             inner: Arc::new(Inner {
                 paths: options.paths,
@@ -253,6 +260,7 @@ impl Runtime {
                 toolset,
                 bg,
                 content: content_state,
+                browser,
             }),
         };
         runtime.init_background();
@@ -272,8 +280,14 @@ impl Runtime {
         }
     }
 
+    /// The browser service (`browser_action`; the extension bridge connects here).
+    pub fn browser(&self) -> &Arc<crate::browser::BrowserService> {
+        &self.inner.browser
+    }
+
     /// Replaces the configuration in memory (after `save_settings` wrote it).
     pub(crate) fn replace_config(&self, config: Config) {
+        self.inner.browser.set_config(config.browser.clone());
         match self.inner.config.write() {
             Ok(mut c) => *c = config,
             Err(poisoned) => *poisoned.into_inner() = config,
@@ -881,6 +895,7 @@ impl Runtime {
             plans: None,
             memory: None,
             canvas: None,
+            browser: None,
             tool_call_id: None,
             skills: None,
         })
@@ -998,6 +1013,7 @@ impl Runtime {
         let mut ctx = self.equip_context(chat, ctx).await?;
         self.equip_content(&mut ctx).await?; // plans, memory, skills (runtime/content.rs)
         self.equip_canvas(&mut ctx); // render_ui's surfaces (runtime/canvas.rs)
+        ctx.browser = Some(self.inner.browser.clone()); // browser_action (browser.rs)
         let selected = self.selected_tools(chat);
         self.inner.toolset.set_selection(&chat.id, &selected);
         let mut provider: Option<(Box<dyn ModelProvider>, String)> = None;

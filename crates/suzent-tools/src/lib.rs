@@ -61,7 +61,8 @@ pub use commands::{
     BackgroundCommands, CommandFinished, CommandLimits, CommandObserver, CommandSnapshot,
     OutputPage, REPORT_TAIL_CHARS,
 };
-pub use hosts::{BlockOperation, CanvasHost, MemoryHit, MemoryHost, MemorySearchResult, PlanHost};
+pub use builtin::browser_action::BrowserActionTool;
+pub use hosts::{BlockOperation, BrowserHost, CanvasHost, MemoryHit, MemoryHost, MemorySearchResult, PlanHost};
 pub use metadata::{
     RegisterError, RegistryExt, ToolCategory, ToolMetadata, ToolSummary, metadata_of,
 };

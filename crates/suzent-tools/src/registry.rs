@@ -34,7 +34,7 @@ pub const CAPABILITIES: &[CapabilityInfo] = &[
     CapabilityInfo {
         id: "web",
         label: "Web & Search",
-        description: "Search the web and fetch pages.",
+        description: "Search the web, fetch pages and drive a browser.",
     },
     CapabilityInfo {
         id: "memory",
@@ -287,6 +287,7 @@ pub fn default_registry() -> ToolRegistry {
         Arc::new(crate::agents::AgentStopTool::new()),
         Arc::new(crate::builtin::web_search::WebSearchTool::new()),
         Arc::new(crate::builtin::webpage_fetch::WebpageFetchTool::new()),
+        Arc::new(crate::builtin::browser_action::BrowserActionTool::new()),
         Arc::new(crate::builtin::planning::PlanningTool::new()),
         Arc::new(crate::builtin::memory_tools::MemorySearchTool::new()),
         Arc::new(crate::builtin::memory_tools::MemoryBlockUpdateTool::new()),

@@ -140,6 +140,8 @@ pub struct ToolContext {
     pub memory: Option<Arc<dyn crate::hosts::MemoryHost>>,
     /// Where `render_ui` keeps the chat's canvas surfaces; `None`: no canvas in this session.
     pub canvas: Option<Arc<dyn crate::hosts::CanvasHost>>,
+    /// The chat's browser (`browser_action`); `None`: no browser in this session.
+    pub browser: Option<Arc<dyn crate::hosts::BrowserHost>>,
     /// Id of the tool call being run, when the runtime runs one (`render_ui` records it).
     pub tool_call_id: Option<String>,
     /// The skills the user enabled (`skill_execute`); `None`: no skills.
@@ -171,6 +173,7 @@ impl ToolContext {
             plans: None,
             memory: None,
             canvas: None,
+            browser: None,
             tool_call_id: None,
             skills: None,
         }
