@@ -111,7 +111,7 @@
     return '';
   }
 
-  /** @param {Element} el */
+  /** @param {Element} el @param {string} role */
   function isInteractive(el, role) {
     if (INTERACTIVE_ROLES.has(role)) {
       return true;
@@ -156,7 +156,8 @@
     return out;
   }
 
-  /** The accessible name (a practical subset of the algorithm). @param {Element} el */
+  /** The accessible name (a practical subset of the algorithm). @param {Element} el
+   * @param {string} role */
   function nameOf(el, role) {
     const aria = el.getAttribute('aria-label');
     if (aria && aria.trim()) return aria;
@@ -252,7 +253,7 @@
     return r.width > 0 && r.height > 0;
   }
 
-  /** @param {Element} el */
+  /** @param {Element} el @param {string} role */
   function propsOf(el, role) {
     /** @type {string[]} */
     const props = [];
@@ -283,7 +284,7 @@
     return props;
   }
 
-  /** The value shown for a field; never a password's. @param {Element} el */
+  /** The value shown for a field; never a password's. @param {Element} el @param {number} max */
   function valueOf(el, max) {
     if (el.tagName === 'INPUT') {
       const input = /** @type {HTMLInputElement} */ (el);
@@ -307,7 +308,8 @@
     return undefined;
   }
 
-  /** snapshot({snapshotId, maxText}) -> {url, title, nodes, frameSlots, elements} */
+  /** snapshot({snapshotId, maxText}) -> {url, title, nodes, frameSlots, elements}
+   * @param {any} args */
   function snapshot(args) {
     const id = String(args.snapshotId || '');
     const max = Math.max(8, Math.min(Number(args.maxText) || 100, 2000));
@@ -428,7 +430,8 @@
     };
   }
 
-  /** The element of the latest snapshot, or an error result. */
+  /** The element of the latest snapshot, or an error result. @param {any} args
+   * @returns {{el?: Element, error?: any}} */
   function elementFor(args) {
     if (!current.id || String(args.snapshotId) !== current.id) {
       return { error: { error: 'stale ref — take a new snapshot', code: 'stale' } };
@@ -481,7 +484,8 @@
     return hit;
   }
 
-  /** Sets a form control's value the way typing does (native setter, then events). */
+  /** Sets a form control's value the way typing does (native setter, then events).
+   * @param {HTMLInputElement | HTMLTextAreaElement} el @param {string} value */
   function setValue(el, value) {
     const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype
       : HTMLInputElement.prototype;
@@ -493,7 +497,8 @@
     }
   }
 
-  /** act({snapshotId, index, action, value, dx, dy}) -> {point?, element?, info?} or error */
+  /** act({snapshotId, index, action, value, dx, dy}) -> {point?, element?, info?} or error
+   * @param {any} args */
   function act(args) {
     const found = elementFor(args);
     if (found.error) return found.error;
@@ -501,9 +506,16 @@
     const element = describe(el);
     const action = String(args.action);
     if (action === 'point') {
-      el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      const r0 = el.getBoundingClientRect();
+      if (args.noScroll !== true) {
+        // Inside a frame: the least movement, so that the parents (already showing the
+        // frame) need not scroll across processes.
+        const where = window.parent === window ? 'center' : 'nearest';
+        el.scrollIntoView({ block: where, inline: where, behavior: 'instant' });
+      }
       const rects = el.getClientRects();
       const r = el.getBoundingClientRect();
+      const scrolled = r.top !== r0.top || r.left !== r0.left;
       if (rects.length === 0 || r.width === 0 || r.height === 0) {
         return { element, error: element + ' is not visible', code: 'hidden' };
       }
@@ -520,7 +532,7 @@
         const by = hit ? describe(hit) : 'nothing';
         return { element, error: element + ' is covered by ' + by, code: 'covered' };
       }
-      return { element, point: { x, y } };
+      return { element, point: { x, y }, scrolled };
     }
     if (action === 'focus') {
       if (el instanceof HTMLElement) {
@@ -589,7 +601,7 @@
     return { error: 'unknown action ' + action, code: 'bad_args' };
   }
 
-  /** scrollPage({dx, dy}) -> {x, y, maxX, maxY, viewWidth, viewHeight} */
+  /** scrollPage({dx, dy}) -> {x, y, maxX, maxY, viewWidth, viewHeight} @param {any} args */
   function scrollPage(args) {
     const s = document.scrollingElement || document.documentElement;
     window.scrollBy({ left: Number(args.dx) || 0, top: Number(args.dy) || 0, behavior: 'instant' });
@@ -603,7 +615,8 @@
     };
   }
 
-  /** frameRect({snapshotId, slot}) -> {x, y, width, height}: the iframe's content box. */
+  /** frameRect({snapshotId, slot}) -> {x, y, width, height}: the iframe's content box.
+   * @param {any} args */
   function frameRect(args) {
     if (!current.id || String(args.snapshotId) !== current.id) {
       return { error: 'stale ref — take a new snapshot', code: 'stale' };
@@ -611,6 +624,10 @@
     const el = current.frames[Number(args.slot)];
     if (!el || !el.isConnected) {
       return { error: 'stale ref — take a new snapshot', code: 'stale' };
+    }
+    const r0 = el.getBoundingClientRect();
+    if (args.reveal === true) {
+      el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
     }
     const r = el.getBoundingClientRect();
     const style = getComputedStyle(el);
@@ -621,10 +638,11 @@
       y: r.top + top,
       width: el.clientWidth,
       height: el.clientHeight,
+      scrolled: r.top !== r0.top || r.left !== r0.left,
     };
   }
 
-  /** announceFrames({snapshotId, token}) -> {posted} */
+  /** announceFrames({snapshotId, token}) -> {posted} @param {any} args */
   function announceFrames(args) {
     if (String(args.snapshotId) !== current.id) {
       return { error: 'stale ref — take a new snapshot', code: 'stale' };
@@ -641,7 +659,7 @@
     return { posted };
   }
 
-  /** frameSlot({token}) -> {slot} */
+  /** frameSlot({token}) -> {slot} @param {any} args */
   function frameSlot(args) {
     const slot = slotsByToken.get(String(args.token));
     return { slot: slot === undefined ? null : slot };

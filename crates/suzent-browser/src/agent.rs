@@ -10,11 +10,12 @@ use serde_json::Value;
 /// `call(name, args)`; evaluating it twice keeps the first instance.
 pub const AGENT_JS: &str = include_str!("../js/agent.js");
 
-/// The expression a CDP backend evaluates once the agent is installed, as the declaration of
+/// The function a CDP backend calls once the agent is installed, as the declaration of
 /// `Runtime.callFunctionOn` with the function name and arguments passed as call arguments
-/// (never spliced into source text).
+/// (never spliced into source text). It returns the result as JSON text: one string crosses
+/// the protocol much faster than a large object graph (the 20,000-element snapshot).
 pub const AGENT_CALL_FUNCTION: &str =
-    "function (name, args) { return globalThis.__suzentAgent.call(name, args); }";
+    "function (name, args) { return JSON.stringify(globalThis.__suzentAgent.call(name, args)); }";
 
 /// The agent's fixed functions. Backends call them by this name only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -173,6 +174,9 @@ pub struct ActArgs {
     /// Vertical distance for `scroll` (CSS px).
     #[serde(default)]
     pub dy: f64,
+    /// For `point`: measure only, do not scroll the element into view first.
+    #[serde(default)]
+    pub no_scroll: bool,
 }
 
 /// A point in a frame's viewport (CSS px).
@@ -192,6 +196,9 @@ pub struct ActResult {
     /// For `point`: where to click.
     #[serde(default)]
     pub point: Option<Point>,
+    /// For `point`: whether bringing the element into view moved it.
+    #[serde(default)]
+    pub scrolled: bool,
     /// A short description of the element (`button "Pay"`).
     #[serde(default)]
     pub element: Option<String>,
@@ -241,10 +248,14 @@ pub struct FrameRectArgs {
     pub snapshot_id: String,
     /// The iframe's slot.
     pub slot: u32,
+    /// Scroll the iframe into view first (the nearest edge).
+    #[serde(default)]
+    pub reveal: bool,
 }
 
 /// A rectangle in a frame's viewport (CSS px).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Rect {
     /// Left edge.
     pub x: f64,
@@ -254,6 +265,9 @@ pub struct Rect {
     pub width: f64,
     /// Height.
     pub height: f64,
+    /// For `frameRect` with `reveal`: whether the iframe moved into view.
+    #[serde(default)]
+    pub scrolled: bool,
 }
 
 /// Arguments of `announceFrames`.

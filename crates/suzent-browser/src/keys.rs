@@ -96,6 +96,7 @@ pub fn key_event(chord: &str) -> Result<InputEvent, String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;

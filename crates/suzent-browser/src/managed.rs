@@ -95,13 +95,13 @@ pub fn find_browser(configured: Option<&Path>) -> Result<PathBuf, BrowserError> 
     })
 }
 
+/// Whether this process runs as root (Linux: the owner of `/proc/self`; elsewhere `USER`).
 #[cfg(unix)]
 fn is_root() -> bool {
-    // SAFETY-free check: the effective user is root when the home of uid 0 is ours.
-    std::env::var("USER").is_ok_and(|u| u == "root")
-        || std::fs::metadata("/proc/self")
-            .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
-            .unwrap_or(false)
+    match std::fs::metadata("/proc/self") {
+        Ok(m) => std::os::unix::fs::MetadataExt::uid(&m) == 0,
+        Err(_) => std::env::var("USER").is_ok_and(|u| u == "root"),
+    }
 }
 
 #[cfg(not(unix))]

@@ -78,6 +78,7 @@ pub fn is_controllable(url: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
@@ -92,7 +93,10 @@ mod tests {
             ),
             ("file:///etc/passwd", "file:"),
             ("chrome://settings", "chrome:"),
-            ("chrome-extension://abcdefghijklmnopabcdefghijklmnop/popup.html", "chrome-extension:"),
+            (
+                "chrome-extension://abcdefghijklmnopabcdefghijklmnop/popup.html",
+                "chrome-extension:",
+            ),
             ("blob:https://docs.test/uuid", "blob:"),
             ("view-source:https://docs.test", "view-source:"),
             ("JavaScript:alert(1)", "javascript:"),

@@ -236,7 +236,11 @@ fn emit(
         let mut line = format!("{}- iframe (position unknown)", "  ".repeat(base));
         match &c.content {
             Ok(content) => {
-                line.push_str(&format!(" {} [frame f{}]", clip(&content.url, 160), c.number));
+                line.push_str(&format!(
+                    " {} [frame f{}]",
+                    clip(&content.url, 160),
+                    c.number
+                ));
                 out.lines.push(line);
                 emit(snapshot, frames, c, base + 1, placed, out);
             }
@@ -274,6 +278,7 @@ pub fn paginate(lines: &[String], budget: usize) -> Vec<Vec<String>> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
@@ -322,7 +327,9 @@ mod tests {
 
     #[test]
     fn pages_hold_every_line_once_within_the_budget() {
-        let lines: Vec<String> = (0..5000).map(|i| format!("- button \"Item {i}\" [ref=s1e{i}]")).collect();
+        let lines: Vec<String> = (0..5000)
+            .map(|i| format!("- button \"Item {i}\" [ref=s1e{i}]"))
+            .collect();
         let pages = paginate(&lines, 20_000);
         assert!(pages.len() > 1);
         for p in &pages {

@@ -7,7 +7,9 @@ use crate::agent::{
     FrameSlotArgs, FrameSlotResult, FrameSnapshot, Rect, ScrollPageArgs, ScrollResult,
     SnapshotArgs,
 };
-use crate::backend::{BrowserBackend, BrowserError, DownloadReport, InputEvent, Navigation, TabInfo};
+use crate::backend::{
+    BrowserBackend, BrowserError, DownloadReport, InputEvent, Navigation, TabInfo,
+};
 use crate::policy::{check_navigation, is_controllable, origin_of};
 use crate::render::{ElementRef, RenderFrame, paginate, render};
 use serde::de::DeserializeOwned;
@@ -87,7 +89,9 @@ fn parse<T: DeserializeOwned>(value: serde_json::Value, what: &str) -> Result<T,
 
 fn random_token() -> String {
     use std::hash::{BuildHasher, Hasher};
-    let a = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let a = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(a);
     format!("{a:016x}{:016x}", h.finish())
@@ -178,7 +182,11 @@ impl BrowserSession {
         match command {
             BrowserCommand::Tabs => {
                 let tabs = self.backend.tabs().await?;
-                if let Some(t) = self.tab.as_ref().and_then(|id| tabs.iter().find(|t| &t.id == id)) {
+                if let Some(t) = self
+                    .tab
+                    .as_ref()
+                    .and_then(|id| tabs.iter().find(|t| &t.id == id))
+                {
                     self.url = Some(t.url.clone());
                 }
                 Ok(format_tabs(&tabs, self.tab.as_deref()))
@@ -251,13 +259,21 @@ impl BrowserSession {
                 let tab = self.acting_tab(expected_origin).await?;
                 let (point, element) = self.element_point(&tab, target).await?;
                 self.backend
-                    .input(&tab.id, &InputEvent::MouseMove { x: point.0, y: point.1 })
+                    .input(
+                        &tab.id,
+                        &InputEvent::MouseMove {
+                            x: point.0,
+                            y: point.1,
+                        },
+                    )
                     .await?;
                 Ok(format!("hovered {element} in {}", describe_tab(&tab)))
             }
             BrowserCommand::Fill { target, value } => {
                 let tab = self.acting_tab(expected_origin).await?;
-                let result = self.act(target, ActAction::Fill, Some(value.clone()), 0.0, 0.0).await?;
+                let result = self
+                    .act(target, ActAction::Fill, Some(value.clone()), 0.0, 0.0)
+                    .await?;
                 let element = result.element.unwrap_or_else(|| "the element".into());
                 Ok(format!("filled {element} in {}", describe_tab(&tab)))
             }
@@ -326,7 +342,10 @@ impl BrowserSession {
                             .call_agent(
                                 &tab.id,
                                 &self.top_frame(&tab.id).await?,
-                                &AgentCall::new(AgentFunction::ScrollPage, &ScrollPageArgs { dx, dy }),
+                                &AgentCall::new(
+                                    AgentFunction::ScrollPage,
+                                    &ScrollPageArgs { dx, dy },
+                                ),
                             )
                             .await?;
                         let s: ScrollResult = parse(v, "scrollPage")?;
@@ -343,8 +362,13 @@ impl BrowserSession {
             BrowserCommand::Back => self.history(Navigation::Back, expected_origin).await,
             BrowserCommand::Forward => self.history(Navigation::Forward, expected_origin).await,
             BrowserCommand::Reload => {
-                self.history(Navigation::Reload { ignore_cache: false }, expected_origin)
-                    .await
+                self.history(
+                    Navigation::Reload {
+                        ignore_cache: false,
+                    },
+                    expected_origin,
+                )
+                .await
             }
             BrowserCommand::Refresh => {
                 self.history(Navigation::Reload { ignore_cache: true }, expected_origin)
@@ -359,10 +383,20 @@ impl BrowserSession {
                 let tab = self.acting_tab(expected_origin).await?;
                 let before = self.backend.tabs().await?;
                 self.backend
-                    .input(&tab.id, &InputEvent::Click { x: *x, y: *y, count: 1 })
+                    .input(
+                        &tab.id,
+                        &InputEvent::Click {
+                            x: *x,
+                            y: *y,
+                            count: 1,
+                        },
+                    )
                     .await?;
                 let after = self.after_action(&tab, &before).await?;
-                Ok(format!("clicked at {x:.0},{y:.0} in {}{after}", describe_tab(&tab)))
+                Ok(format!(
+                    "clicked at {x:.0},{y:.0} in {}{after}",
+                    describe_tab(&tab)
+                ))
             }
         }
     }
@@ -495,7 +529,8 @@ impl BrowserSession {
             })
             .collect();
         if frames.len() > 1 {
-            self.locate_frames(&tab.id, &id, &mut frames, &contents).await;
+            self.locate_frames(&tab.id, &id, &mut frames, &contents)
+                .await;
         }
         let render_frames: Vec<RenderFrame> = frames
             .iter()
@@ -547,7 +582,11 @@ impl BrowserSession {
                 };
                 let _ = self
                     .backend
-                    .call_agent(tab, &f.id, &AgentCall::new(AgentFunction::AnnounceFrames, &args))
+                    .call_agent(
+                        tab,
+                        &f.id,
+                        &AgentCall::new(AgentFunction::AnnounceFrames, &args),
+                    )
                     .await;
             }
         }
@@ -644,6 +683,18 @@ impl BrowserSession {
         dx: f64,
         dy: f64,
     ) -> Result<ActResult, BrowserError> {
+        self.act_with(target, action, value, dx, dy, false).await
+    }
+
+    async fn act_with(
+        &self,
+        target: &str,
+        action: ActAction,
+        value: Option<String>,
+        dx: f64,
+        dy: f64,
+        no_scroll: bool,
+    ) -> Result<ActResult, BrowserError> {
         let (r, frame, snapshot_id) = self.resolve(target)?;
         let tab = self.tab.clone().unwrap_or_default();
         let args = ActArgs {
@@ -653,6 +704,7 @@ impl BrowserSession {
             value,
             dx,
             dy,
+            no_scroll,
         };
         let v = self
             .backend
@@ -675,21 +727,22 @@ impl BrowserSession {
     }
 
     /// The point to click for a ref, in the tab's viewport: the agent's point in its frame
-    /// plus the offsets of the iframes up to the top frame.
+    /// plus the offsets of the iframes up to the top frame. For an element inside frames, the
+    /// iframes are first brought into view from the top down (each parent scrolls its own
+    /// iframe, synchronously), then the element inside its frame; when anything moved, the
+    /// positions are measured again after the compositor caught up (scrolls across processes
+    /// settle asynchronously, and input is routed to out-of-process frames by position).
     async fn element_point(
         &self,
         tab: &TabInfo,
         target: &str,
     ) -> Result<((f64, f64), String), BrowserError> {
-        let result = self.act(target, ActAction::Point, None, 0.0, 0.0).await?;
-        let point = result
-            .point
-            .ok_or_else(|| BrowserError::Protocol("the agent gave no point".into()))?;
         let (r, _, snapshot_id) = self.resolve(target)?;
-        let (mut x, mut y) = (point.x, point.y);
         let Some(s) = &self.snapshot else {
             return Err(BrowserError::Agent(STALE.into()));
         };
+        // The chain of (parent frame, slot) from the target frame up to the top.
+        let mut chain: Vec<(usize, u32)> = Vec::new();
         let mut n = r.frame;
         while let Some(parent) = s.frames.get(n).and_then(|f| f.parent) {
             let slot = s.frames[n].slot.ok_or_else(|| {
@@ -697,29 +750,54 @@ impl BrowserSession {
                     "the frame's position in the page is unknown, so it cannot be clicked; take a new snapshot".into(),
                 )
             })?;
-            let v = self
-                .backend
-                .call_agent(
-                    &tab.id,
-                    &s.frames[parent].id,
-                    &AgentCall::new(
-                        AgentFunction::FrameRect,
-                        &FrameRectArgs {
-                            snapshot_id: snapshot_id.clone(),
-                            slot,
-                        },
-                    ),
-                )
-                .await?;
-            let rect: Rect = parse(v, "frameRect").map_err(|e| match e {
-                BrowserError::Agent(m) if m.starts_with("stale") => BrowserError::Agent(STALE.into()),
-                other => other,
-            })?;
-            x += rect.x;
-            y += rect.y;
+            chain.push((parent, slot));
             n = parent;
         }
-        Ok(((x, y), result.element.unwrap_or_else(|| "the element".into())))
+        let frame_rect = |parent: usize, slot: u32, reveal: bool| {
+            let call = AgentCall::new(
+                AgentFunction::FrameRect,
+                &FrameRectArgs {
+                    snapshot_id: snapshot_id.clone(),
+                    slot,
+                    reveal,
+                },
+            );
+            let frame = s.frames[parent].id.clone();
+            async move {
+                let v = self.backend.call_agent(&tab.id, &frame, &call).await?;
+                parse::<Rect>(v, "frameRect").map_err(|e| match e {
+                    BrowserError::Agent(m) if m.starts_with("stale") => {
+                        BrowserError::Agent(STALE.into())
+                    }
+                    other => other,
+                })
+            }
+        };
+        let mut moved = false;
+        for &(parent, slot) in chain.iter().rev() {
+            moved |= frame_rect(parent, slot, true).await?.scrolled;
+        }
+        let mut result = self.act(target, ActAction::Point, None, 0.0, 0.0).await?;
+        moved |= result.scrolled;
+        if moved && !chain.is_empty() {
+            tokio::time::sleep(Duration::from_millis(80)).await;
+            result = self
+                .act_with(target, ActAction::Point, None, 0.0, 0.0, true)
+                .await?;
+        }
+        let point = result
+            .point
+            .ok_or_else(|| BrowserError::Protocol("the agent gave no point".into()))?;
+        let (mut x, mut y) = (point.x, point.y);
+        for &(parent, slot) in &chain {
+            let rect = frame_rect(parent, slot, false).await?;
+            x += rect.x;
+            y += rect.y;
+        }
+        Ok((
+            (x, y),
+            result.element.unwrap_or_else(|| "the element".into()),
+        ))
     }
 
     async fn click(
@@ -735,13 +813,21 @@ impl BrowserSession {
             .input(&tab.id, &InputEvent::Click { x, y, count })
             .await?;
         let after = self.after_action(&tab, &before).await?;
-        let verb = if count == 2 { "double-clicked" } else { "clicked" };
+        let verb = if count == 2 {
+            "double-clicked"
+        } else {
+            "clicked"
+        };
         Ok(format!("{verb} {element} in {}{after}", describe_tab(&tab)))
     }
 
     /// What changed after an action: new tabs, a new URL or title of the tab.
-    async fn after_action(&mut self, tab: &TabInfo, before: &[TabInfo]) -> Result<String, BrowserError> {
-        tokio::time::sleep(Duration::from_millis(120)).await;
+    async fn after_action(
+        &mut self,
+        tab: &TabInfo,
+        before: &[TabInfo],
+    ) -> Result<String, BrowserError> {
+        tokio::time::sleep(Duration::from_millis(40)).await;
         let mut out = String::new();
         let tabs = self.backend.tabs().await?;
         for t in tabs.iter().filter(|t| !before.iter().any(|b| b.id == t.id)) {
@@ -778,7 +864,11 @@ impl BrowserSession {
             if let Ok(frame) = self.top_frame(&tab.id).await {
                 let info = self
                     .backend
-                    .call_agent(&tab.id, &frame, &AgentCall::new(AgentFunction::PageInfo, &serde_json::json!({})))
+                    .call_agent(
+                        &tab.id,
+                        &frame,
+                        &AgentCall::new(AgentFunction::PageInfo, &serde_json::json!({})),
+                    )
                     .await;
                 if let Ok(v) = info
                     && v["readyState"].as_str() != Some("loading")

@@ -383,7 +383,10 @@ impl Config {
         if !(2000..=200_000).contains(&self.browser.snapshot_page_chars) {
             return Err(ConfigError::Value {
                 field: "browser.snapshot_page_chars".into(),
-                message: format!("{} is outside 2000..=200000", self.browser.snapshot_page_chars),
+                message: format!(
+                    "{} is outside 2000..=200000",
+                    self.browser.snapshot_page_chars
+                ),
             });
         }
         if self.max_steps == 0 || self.max_steps > 1000 {

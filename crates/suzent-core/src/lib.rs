@@ -26,8 +26,8 @@ pub use canvas::{
     pointer_set, validate_components, validate_surface,
 };
 pub use config::{
-    BrowserConfig, Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, ProviderConfig, ProvidersConfig,
-    SandboxBackend,
+    BrowserConfig, Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, ProviderConfig,
+    ProvidersConfig, SandboxBackend,
 };
 pub use event::{AgentEvent, DecisionEvent, RunOutcome};
 pub use message::{ChatMessage, ToolCall, parse_tool_arguments};

@@ -126,13 +126,17 @@ impl BrowserAccess {
     pub(crate) fn mode_default(&self, mode: PermissionMode) -> PermissionDecision {
         let target = self.target();
         let blank = self.url.as_deref().map(str::trim) == Some("about:blank");
-        if self.kind == BrowserAccessKind::Read || (self.kind == BrowserAccessKind::Navigate && blank)
+        if self.kind == BrowserAccessKind::Read
+            || (self.kind == BrowserAccessKind::Navigate && blank)
         {
             return PermissionDecision::new(
                 Behavior::Allow,
                 DecisionSource::ToolDefault,
                 codes::READ,
-                format!("Reading the browser ({}) is allowed; the page is {target}.", self.command),
+                format!(
+                    "Reading the browser ({}) is allowed; the page is {target}.",
+                    self.command
+                ),
                 Risk::Low,
             );
         }

@@ -69,7 +69,11 @@ fn decide(
         chat_id: "chat-1",
     };
     let e = PermissionEngine::new().evaluate(req, &ctx);
-    (e.decision.behavior, e.decision.reason_code, e.decision.reason)
+    (
+        e.decision.behavior,
+        e.decision.reason_code,
+        e.decision.reason,
+    )
 }
 
 #[test]
@@ -78,7 +82,11 @@ fn reading_a_page_is_allowed_in_every_mode() {
         let (b, code, reason) = decide(
             mode,
             &[],
-            &request(BrowserAccessKind::Read, "snapshot", Some("https://docs.test/a")),
+            &request(
+                BrowserAccessKind::Read,
+                "snapshot",
+                Some("https://docs.test/a"),
+            ),
         );
         assert_eq!((b, code.as_str()), (Behavior::Allow, "browser_read"));
         assert!(reason.contains("https://docs.test"), "{reason}");
@@ -99,10 +107,16 @@ fn other_schemes_are_refused_naming_the_scheme_even_with_an_allow_all_rule() {
     );
     for (url, scheme) in [
         ("javascript:alert(1)", "javascript:"),
-        ("data:text/html,<script>fetch('http://127.0.0.1:1/x')</script>", "data:"),
+        (
+            "data:text/html,<script>fetch('http://127.0.0.1:1/x')</script>",
+            "data:",
+        ),
         ("file:///etc/passwd", "file:"),
         ("chrome://settings", "chrome:"),
-        ("chrome-extension://abcdefghijklmnopabcdefghijklmnop/popup.html", "chrome-extension:"),
+        (
+            "chrome-extension://abcdefghijklmnopabcdefghijklmnop/popup.html",
+            "chrome-extension:",
+        ),
         ("blob:https://docs.test/uuid", "blob:"),
         ("view-source:https://docs.test", "view-source:"),
     ] {
@@ -112,7 +126,11 @@ fn other_schemes_are_refused_naming_the_scheme_even_with_an_allow_all_rule() {
                 &[allow_all.clone(), host_rule(Behavior::Allow, "docs.test")],
                 &request(BrowserAccessKind::Navigate, "open", Some(url)),
             );
-            assert_eq!((b, code.as_str()), (Behavior::Deny, "browser_scheme_refused"), "{url}");
+            assert_eq!(
+                (b, code.as_str()),
+                (Behavior::Deny, "browser_scheme_refused"),
+                "{url}"
+            );
             assert!(reason.contains(&format!("'{scheme}'")), "{reason}");
         }
     }
@@ -132,7 +150,10 @@ fn other_schemes_are_refused_naming_the_scheme_even_with_an_allow_all_rule() {
 
 #[test]
 fn navigation_is_checked_on_the_host_of_the_url() {
-    let rules = [host_rule(Behavior::Allow, "docs.test"), host_rule(Behavior::Deny, "bank.test")];
+    let rules = [
+        host_rule(Behavior::Allow, "docs.test"),
+        host_rule(Behavior::Deny, "bank.test"),
+    ];
     let open = |url| request(BrowserAccessKind::Navigate, "open", Some(url));
     let d = |url| decide(PermissionMode::Default, &rules, &open(url));
     assert_eq!(d("https://docs.test/guide").0, Behavior::Allow);
@@ -142,15 +163,25 @@ fn navigation_is_checked_on_the_host_of_the_url() {
     assert_eq!(d("https://docs.test@bank.test/").1, "rule_deny");
     assert_eq!(d("https://BANK.test./").1, "rule_deny");
     let (b, code, reason) = d("https://other.test/x");
-    assert_eq!((b, code.as_str()), (Behavior::Ask, "browser_requires_approval"));
-    assert_eq!(reason, "Opening https://other.test in the browser needs your approval.");
+    assert_eq!(
+        (b, code.as_str()),
+        (Behavior::Ask, "browser_requires_approval")
+    );
+    assert_eq!(
+        reason,
+        "Opening https://other.test in the browser needs your approval."
+    );
 }
 
 #[test]
 fn acting_asks_naming_the_origin_and_offers_to_allow_the_site_in_this_chat() {
     let dir = tempfile::tempdir().unwrap();
     let paths = PathPolicy::new(dir.path(), &[]).unwrap();
-    let req = request(BrowserAccessKind::Act, "click", Some("http://docs.test:8080/page"));
+    let req = request(
+        BrowserAccessKind::Act,
+        "click",
+        Some("http://docs.test:8080/page"),
+    );
     let ctx = PermissionContext {
         mode: PermissionMode::Default,
         paths: &paths,
@@ -198,7 +229,10 @@ fn acting_asks_naming_the_origin_and_offers_to_allow_the_site_in_this_chat() {
             .decision
             .behavior
     };
-    assert_eq!(next("http://docs.test:8080/other", "chat-1"), Behavior::Allow);
+    assert_eq!(
+        next("http://docs.test:8080/other", "chat-1"),
+        Behavior::Allow
+    );
     assert_eq!(next("https://bank.test/", "chat-1"), Behavior::Ask);
     assert_eq!(next("http://docs.test:8080/other", "chat-2"), Behavior::Ask);
 }
@@ -218,7 +252,10 @@ fn acting_on_an_unknown_page_asks_and_remembers_nothing() {
             .evaluate(&request(BrowserAccessKind::Act, "click_coords", url), &ctx);
         assert_eq!(e.decision.behavior, Behavior::Ask);
         let ids: Vec<ApprovalActionId> = e.decision.actions.iter().map(|a| a.id).collect();
-        assert_eq!(ids, vec![ApprovalActionId::AllowOnce, ApprovalActionId::Reject]);
+        assert_eq!(
+            ids,
+            vec![ApprovalActionId::AllowOnce, ApprovalActionId::Reject]
+        );
     }
 }
 
@@ -227,11 +264,21 @@ fn full_access_acts_without_asking_but_deny_rules_on_the_host_still_apply() {
     let rules = [host_rule(Behavior::Deny, "bank.test")];
     let act = |url| request(BrowserAccessKind::Act, "click", Some(url));
     assert_eq!(
-        decide(PermissionMode::FullAccess, &rules, &act("https://docs.test/")).0,
+        decide(
+            PermissionMode::FullAccess,
+            &rules,
+            &act("https://docs.test/")
+        )
+        .0,
         Behavior::Allow
     );
     assert_eq!(
-        decide(PermissionMode::FullAccess, &rules, &act("https://bank.test/")).1,
+        decide(
+            PermissionMode::FullAccess,
+            &rules,
+            &act("https://bank.test/")
+        )
+        .1,
         "rule_deny"
     );
 }

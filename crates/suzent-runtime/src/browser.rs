@@ -163,7 +163,9 @@ impl BrowserService {
                 }
                 match managed.as_ref() {
                     Some(b) => Ok(b.backend()),
-                    None => Err(BrowserError::NoBrowser("the managed browser did not start".into())),
+                    None => Err(BrowserError::NoBrowser(
+                        "the managed browser did not start".into(),
+                    )),
                 }
             }
             BrowserMode::Cdp => {
@@ -284,7 +286,11 @@ mod tests {
             "no browser extension is connected: install the Suzent extension and pair it in Settings → Browser, or switch this chat to the managed browser"
         );
         s.set_chat_mode("c1", Some(BrowserMode::Cdp)).await.unwrap();
-        assert!(tabs(&s, "c1").await.starts_with("no browser found: cdp mode needs [browser] cdp_endpoint"));
+        assert!(
+            tabs(&s, "c1")
+                .await
+                .starts_with("no browser found: cdp mode needs [browser] cdp_endpoint")
+        );
         s.set_config(BrowserConfig {
             cdp_endpoint: Some("http://192.0.2.1:9222".into()),
             binary: Some("/nonexistent/chromium".into()),
@@ -294,14 +300,19 @@ mod tests {
             tabs(&s, "c1").await,
             "the DevTools endpoint 'http://192.0.2.1:9222' is not on this machine: only 127.0.0.1, ::1 and localhost are allowed"
         );
-        s.set_chat_mode("c1", Some(BrowserMode::Managed)).await.unwrap();
+        s.set_chat_mode("c1", Some(BrowserMode::Managed))
+            .await
+            .unwrap();
         assert_eq!(
             tabs(&s, "c1").await,
             "no browser found: the configured browser '/nonexistent/chromium' does not exist"
         );
         // Other chats keep the configured mode; the choice is stored.
         assert_eq!(s.chat_mode("c2").await, BrowserMode::Extension);
-        assert_eq!(s.store.get_setting("browser.mode.c1").await.unwrap(), Some(serde_json::json!("managed")));
+        assert_eq!(
+            s.store.get_setting("browser.mode.c1").await.unwrap(),
+            Some(serde_json::json!("managed"))
+        );
         s.set_chat_mode("c1", None).await.unwrap();
         assert_eq!(s.chat_mode("c1").await, BrowserMode::Extension);
     }

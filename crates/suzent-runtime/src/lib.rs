@@ -31,8 +31,8 @@ mod tools_api;
 mod toolset;
 
 pub use audit::AuditLog;
-pub use browser::BrowserService;
 pub use audit_read::{AuditEntry, AuditFilter, AuditRead, MAX_AUDIT_LIMIT};
+pub use browser::BrowserService;
 pub use error::RuntimeError;
 pub use mcp::{McpImport, McpTestResult, McpTestTool};
 pub use paths::Paths;

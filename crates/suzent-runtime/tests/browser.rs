@@ -29,7 +29,9 @@ type Hits = Arc<Mutex<Vec<String>>>;
 async fn fixture_server() -> (u16, Hits) {
     let hits: Hits = Arc::default();
     async fn hit(State(h): State<Hits>, Query(q): Query<HashMap<String, String>>) -> &'static str {
-        h.lock().unwrap().push(q.get("m").cloned().unwrap_or_default());
+        h.lock()
+            .unwrap()
+            .push(q.get("m").cloned().unwrap_or_default());
         "ok"
     }
     let app = Router::new()
@@ -80,7 +82,10 @@ async fn default_mode_asks_before_the_first_click_and_allows_the_site_after_allo
         call("c1", serde_json::json!({"command": "open", "url": docs})),
         call("c2", serde_json::json!({"command": "snapshot"})),
         call("c3", serde_json::json!({"command": "click", "ref": "s1e0"})),
-        call("c4", serde_json::json!({"command": "fill", "ref": "s1e1", "value": "ann"})),
+        call(
+            "c4",
+            serde_json::json!({"command": "fill", "ref": "s1e1", "value": "ann"}),
+        ),
         call("c5", serde_json::json!({"command": "click", "ref": "s1e0"})),
         call("c6", serde_json::json!({"command": "open", "url": bank})),
         Turn::text("done"),
@@ -121,14 +126,18 @@ async fn default_mode_asks_before_the_first_click_and_allows_the_site_after_allo
         .id;
 
     // Opening a site asks, naming it.
-    let s = runtime.send_message(&chat, "pay the bill", RunOptions::default()).await?;
+    let s = runtime
+        .send_message(&chat, "pay the bill", RunOptions::default())
+        .await?;
     assert_eq!(s.outcome, RunOutcome::Suspended);
     assert_eq!(
         s.pending[0].decision.reason,
         format!("Opening http://docs.test:{port} in the browser needs your approval.")
     );
     // Allowed once; the snapshot runs without asking; the click asks, naming the origin.
-    let s = runtime.resume_approvals(&chat, answer(&s, "allow_once"), RunOptions::default()).await?;
+    let s = runtime
+        .resume_approvals(&chat, answer(&s, "allow_once"), RunOptions::default())
+        .await?;
     assert_eq!(s.outcome, RunOutcome::Suspended);
     assert_eq!(s.pending[0].tool_call_id, "c3");
     assert_eq!(
@@ -142,25 +151,46 @@ async fn default_mode_asks_before_the_first_click_and_allows_the_site_after_allo
         .map(|a| format!("{}: {}", a.label, a.description))
         .collect();
     assert!(
-        offered.contains(&"Allow for this chat: Allow browser actions on docs.test in this chat.".to_string()),
+        offered.contains(
+            &"Allow for this chat: Allow browser actions on docs.test in this chat.".to_string()
+        ),
         "{offered:?}"
     );
-    assert!(hits.lock().unwrap().is_empty(), "nothing clicked before approval");
+    assert!(
+        hits.lock().unwrap().is_empty(),
+        "nothing clicked before approval"
+    );
     // "Allow in this chat": the fill and the second click run without asking; bank.test asks.
-    let s = runtime.resume_approvals(&chat, answer(&s, "allow_session"), RunOptions::default()).await?;
+    let s = runtime
+        .resume_approvals(&chat, answer(&s, "allow_session"), RunOptions::default())
+        .await?;
     assert_eq!(s.outcome, RunOutcome::Suspended);
     assert_eq!(s.pending[0].tool_call_id, "c6");
     assert_eq!(
         s.pending[0].decision.reason,
         format!("Opening http://bank.test:{port} in the browser needs your approval.")
     );
-    let s = runtime.resume_approvals(&chat, answer(&s, "reject"), RunOptions::default()).await?;
+    let s = runtime
+        .resume_approvals(&chat, answer(&s, "reject"), RunOptions::default())
+        .await?;
     assert_eq!(s.outcome, RunOutcome::Completed);
     assert_eq!(*hits.lock().unwrap(), vec!["pay", "filled-ann", "pay"]);
     let results = tool_results(&runtime, &chat).await;
-    assert!(results[1].contains("[ref=s1e0]") && results[1].contains("untrusted data"), "{}", results[1]);
-    assert!(results[2].starts_with("clicked button \"Pay\" in tab "), "{}", results[2]);
-    assert!(results[5].starts_with("The user rejected this browser_action call"), "{}", results[5]);
+    assert!(
+        results[1].contains("[ref=s1e0]") && results[1].contains("untrusted data"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].starts_with("clicked button \"Pay\" in tab "),
+        "{}",
+        results[2]
+    );
+    assert!(
+        results[5].starts_with("The user rejected this browser_action call"),
+        "{}",
+        results[5]
+    );
     let rules = runtime.list_rules(Some(&chat)).await?;
     let grants: Vec<(&str, Option<&str>)> = rules
         .iter()
@@ -168,7 +198,10 @@ async fn default_mode_asks_before_the_first_click_and_allows_the_site_after_allo
         .collect();
     assert_eq!(
         grants,
-        vec![("browser_action", Some("Allow browser actions on docs.test in this chat."))]
+        vec![(
+            "browser_action",
+            Some("Allow browser actions on docs.test in this chat.")
+        )]
     );
 
     // A headless run (another chat, no grant) is refused instead of asking.
@@ -180,11 +213,21 @@ async fn default_mode_asks_before_the_first_click_and_allows_the_site_after_allo
         .await?
         .id;
     let s = runtime
-        .send_message(&other, "open docs", RunOptions { on_ask: OnAsk::Deny })
+        .send_message(
+            &other,
+            "open docs",
+            RunOptions {
+                on_ask: OnAsk::Deny,
+            },
+        )
         .await?;
     assert_eq!(s.outcome, RunOutcome::Completed);
     let results = tool_results(&runtime, &other).await;
-    assert!(results[0].starts_with("Permission denied (headless_ask_denied)"), "{}", results[0]);
+    assert!(
+        results[0].starts_with("Permission denied (headless_ask_denied)"),
+        "{}",
+        results[0]
+    );
     runtime.browser().shutdown().await;
     Ok(())
 }

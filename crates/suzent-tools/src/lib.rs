@@ -42,6 +42,7 @@ pub use builtin::background::{
     CheckCommandArgs, CheckCommandTool, StartCommandArgs, StartCommandTool, StopCommandArgs,
     StopCommandTool,
 };
+pub use builtin::browser_action::BrowserActionTool;
 pub use builtin::edit_file::{EditFileArgs, EditFileTool};
 pub use builtin::glob_search::{GlobArgs, GlobTool};
 pub use builtin::grep_search::{GrepArgs, GrepTool};
@@ -61,8 +62,9 @@ pub use commands::{
     BackgroundCommands, CommandFinished, CommandLimits, CommandObserver, CommandSnapshot,
     OutputPage, REPORT_TAIL_CHARS,
 };
-pub use builtin::browser_action::BrowserActionTool;
-pub use hosts::{BlockOperation, BrowserHost, CanvasHost, MemoryHit, MemoryHost, MemorySearchResult, PlanHost};
+pub use hosts::{
+    BlockOperation, BrowserHost, CanvasHost, MemoryHit, MemoryHost, MemorySearchResult, PlanHost,
+};
 pub use metadata::{
     RegisterError, RegistryExt, ToolCategory, ToolMetadata, ToolSummary, metadata_of,
 };

@@ -50,13 +50,31 @@ fn every_command_has_its_own_typed_arguments_in_the_schema() {
         .iter()
         .map(|v| {
             let c = &v["properties"]["command"];
-            c["const"].as_str().or_else(|| c["enum"][0].as_str()).unwrap().to_string()
+            c["const"]
+                .as_str()
+                .or_else(|| c["enum"][0].as_str())
+                .unwrap()
+                .to_string()
         })
         .collect();
     names.sort();
     let mut expected = vec![
-        "tabs", "select_tab", "open", "snapshot", "click", "dblclick", "hover", "fill", "type",
-        "scroll", "back", "forward", "reload", "refresh", "press", "click_coords",
+        "tabs",
+        "select_tab",
+        "open",
+        "snapshot",
+        "click",
+        "dblclick",
+        "hover",
+        "fill",
+        "type",
+        "scroll",
+        "back",
+        "forward",
+        "reload",
+        "refresh",
+        "press",
+        "click_coords",
     ];
     expected.sort();
     assert_eq!(names, expected);
@@ -82,7 +100,10 @@ fn bad_arguments_name_the_field() {
         (json!({"command": "click"}), "ref"),
         (json!({"command": "click", "ref": "s1e0", "x": 1}), "x"),
         (json!({"command": "teleport"}), "teleport"),
-        (json!({"command": "scroll", "direction": "sideways"}), "sideways"),
+        (
+            json!({"command": "scroll", "direction": "sideways"}),
+            "sideways",
+        ),
     ] {
         let err = t.access(&args, &env.ctx).unwrap_err();
         let ToolError::InvalidArguments(m) = err else {
@@ -100,7 +121,10 @@ async fn the_engine_sees_the_origin_and_acting_runs_only_on_a_known_page() {
     let t = tool();
     let access = |args: serde_json::Value, env: &Env| t.access(&args, &env.ctx).unwrap();
     assert_eq!(
-        access(json!({"command": "open", "url": "https://docs.test/a"}), &env),
+        access(
+            json!({"command": "open", "url": "https://docs.test/a"}),
+            &env
+        ),
         ToolAccess::Browser(BrowserAccess {
             kind: BrowserAccessKind::Navigate,
             command: "open".into(),

@@ -249,7 +249,9 @@ async fn on_event(conn: &Connection, policy: &DownloadPolicy, book: &Mutex<Book>
                     return;
                 };
                 let from = policy.dir.join(&guid);
-                let size = std::fs::metadata(&from).map(|m| m.len()).unwrap_or(received);
+                let size = std::fs::metadata(&from)
+                    .map(|m| m.len())
+                    .unwrap_or(received);
                 if used.saturating_add(size) > policy.quota_bytes {
                     let _ = std::fs::remove_file(&from);
                     b.reports.push(DownloadReport {
@@ -324,6 +326,7 @@ fn clear_exec_bits(path: &Path) {
 fn clear_exec_bits(_path: &Path) {}
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;

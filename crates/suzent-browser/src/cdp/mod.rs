@@ -91,7 +91,9 @@ impl CdpBackend {
         let conn = Connection::connect(ws_url).await?;
         let state: Arc<Mutex<State>> = Arc::default();
         let downloads = match downloads {
-            Some(policy) => Some(Arc::new(downloads::Downloads::start(conn.clone(), policy).await?)),
+            Some(policy) => Some(Arc::new(
+                downloads::Downloads::start(conn.clone(), policy).await?,
+            )),
             None => None,
         };
         let backend = CdpBackend {
@@ -346,7 +348,15 @@ impl CdpBackend {
                 exception_text(ex)
             )));
         }
-        Ok(result["result"]["value"].clone())
+        match result["result"]["value"].as_str() {
+            Some(text) => serde_json::from_str(text).map_err(|e| {
+                BrowserError::Protocol(format!(
+                    "agent call {} gave no JSON: {e}",
+                    call.function.as_str()
+                ))
+            }),
+            None => Ok(Value::Null),
+        }
     }
 
     /// Waits for the load event of the tab's top document (bounded by [`LOAD_WAIT`]).
@@ -414,7 +424,10 @@ impl BrowserBackend for CdpBackend {
     async fn tabs(&self) -> Result<Vec<TabInfo>, BrowserError> {
         let targets = self.conn.call("Target.getTargets", json!({}), None).await?;
         let active = lock(&self.state).active.clone();
-        let list = targets["targetInfos"].as_array().cloned().unwrap_or_default();
+        let list = targets["targetInfos"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         Ok(list
             .iter()
             .filter(|t| t["type"].as_str() == Some("page"))
@@ -454,25 +467,31 @@ impl BrowserBackend for CdpBackend {
     }
 
     async fn close_tab(&self, tab: &str) -> Result<(), BrowserError> {
-        let closed = self
+        if !self.tabs().await?.iter().any(|t| t.id == tab) {
+            return Err(BrowserError::TabClosed(tab.to_string()));
+        }
+        // The page closes itself (as `window.close()` would); the reply may come before or
+        // after it is gone, so the tab list decides.
+        let session = self.page_session(tab).await?;
+        let _ = self
             .conn
             .call_with_timeout(
-                "Target.closeTarget",
-                json!({"targetId": tab}),
-                None,
+                "Page.close",
+                json!({}),
+                Some(&session),
                 Duration::from_secs(5),
             )
             .await;
-        match closed {
-            Ok(_) => {}
-            Err(e) if is_missing_target(&e) => return Err(BrowserError::TabClosed(tab.to_string())),
-            // Some builds answer only once the page is gone: check that it is.
-            Err(BrowserError::Timeout(_)) => {
-                if self.tabs().await?.iter().any(|t| t.id == tab) {
-                    return Err(BrowserError::Timeout(5));
-                }
+        let mut gone = false;
+        for _ in 0..50 {
+            if !self.tabs().await?.iter().any(|t| t.id == tab) {
+                gone = true;
+                break;
             }
-            Err(e) => return Err(e),
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        if !gone {
+            return Err(BrowserError::Protocol(format!("tab {tab} did not close")));
         }
         let mut st = lock(&self.state);
         st.pages.remove(tab);

@@ -90,7 +90,10 @@ async fn page(
     match name.as_str() {
         "big.html" => Html(big_page()).into_response(),
         "cookie-set" => (
-            [(header::SET_COOKIE, "suzent=kept-across-runs; Max-Age=86400; Path=/")],
+            [(
+                header::SET_COOKIE,
+                "suzent=kept-across-runs; Max-Age=86400; Path=/",
+            )],
             Html("<title>Set</title><p>cookie set</p>"),
         )
             .into_response(),
@@ -246,7 +249,8 @@ impl Harness {
 
     pub async fn open(&mut self, path: &str) -> String {
         let url = self.fx.url(path);
-        self.ok(serde_json::json!({"command": "open", "url": url})).await
+        self.ok(serde_json::json!({"command": "open", "url": url}))
+            .await
     }
 
     pub async fn snapshot(&mut self) -> String {
