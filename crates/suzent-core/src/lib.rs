@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 mod background;
+mod browser;
 mod canvas;
 mod config;
 mod event;
@@ -14,6 +15,7 @@ mod permission;
 mod plan;
 
 pub use background::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
+pub use browser::{BrowserCommand, BrowserCommandKind, BrowserMode, ScrollDirection};
 pub use canvas::{
     Action, ActionContextEntry, Alignment, Axis, BadgeTone, BoundValue, CATALOG_ID, CanvasError,
     CanvasErrors, Children, ChoiceOption, Component, ComponentEntry, DataUpdate, Distribution,

@@ -33,6 +33,9 @@ pub enum ToolAccess {
     },
     /// Nothing the engine can classify; decided by the tool's `requires_approval`.
     Other,
+    /// A browser call: reads, navigates to an address, or acts on the selected tab's page
+    /// (decided on the URL's host; see `browser`).
+    Browser(crate::browser::BrowserAccess),
 }
 
 /// One tool call presented to the engine.
@@ -203,8 +206,13 @@ fn decide(
                 .collect(),
             true,
         ),
-        ToolAccess::Other => (Vec::new(), false),
+        ToolAccess::Other | ToolAccess::Browser(_) => (Vec::new(), false),
     };
+    if let ToolAccess::Browser(browser) = &request.access
+        && let Some(refused) = browser.refusal()
+    {
+        return (refused, false);
+    }
     let mut resolved_writes = Vec::new();
     for path in &checked {
         match policy.check(path) {
@@ -512,6 +520,7 @@ fn mode_default(
                 risk.max(Risk::Medium),
             ),
         },
+        ToolAccess::Browser(browser) => browser.mode_default(ctx.mode),
         ToolAccess::Other => {
             if request.requires_approval {
                 decision(
@@ -568,6 +577,10 @@ fn assess_risk(
             {
                 Risk::High
             }
+            _ => Risk::Medium,
+        },
+        ToolAccess::Browser(b) => match b.kind {
+            crate::browser::BrowserAccessKind::Read => Risk::Low,
             _ => Risk::Medium,
         },
         ToolAccess::Other => {
@@ -1171,6 +1184,17 @@ fn suggest_rule(
             let glob = format!("{}/**", escape_glob(&dir.to_string_lossy()));
             let what = format!("`{}` on anything under `{}`", tool, dir.display());
             (RuleMatcher::Path { glob }, what)
+        }
+        // A browser call remembers its host ("allow browser actions on docs.test in this
+        // chat"); without a known host nothing is remembered.
+        ToolAccess::Browser(b) => {
+            let host = b.grant_host()?;
+            (
+                RuleMatcher::Destination {
+                    pattern: crate::destinations::escape_destination(&host),
+                },
+                format!("browser actions on {host}"),
+            )
         }
         // A call to exactly one known destination remembers that destination only.
         ToolAccess::Other => match prepared.destinations.found.as_slice() {

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod audit;
+mod browser;
 mod destinations;
 mod engine;
 mod explain;
@@ -17,6 +18,7 @@ mod rules;
 mod rules_file;
 mod shell;
 
+pub use browser::{BrowserAccess, BrowserAccessKind, codes as browser_codes};
 pub use destinations::{Destinations, destination_matches, extract_destinations};
 pub use engine::{
     Evaluation, PermissionContext, PermissionEngine, PermissionRequest, ToolAccess, reason_codes,

@@ -61,6 +61,13 @@ impl Prepared {
                 redirects: Vec::new(),
                 destinations,
             },
+            // The host of the page (or of the address to open), never the arguments' text.
+            ToolAccess::Browser(browser) => Prepared {
+                analysis: None,
+                paths: Vec::new(),
+                redirects: Vec::new(),
+                destinations: browser.destinations(),
+            },
         }
     }
 }
@@ -294,7 +301,7 @@ pub(crate) fn covers_request(
                 && prepared.redirects.len() == redirect_count
                 && prepared.redirects.iter().all(path_covered)
         }
-        ToolAccess::Other => destinations.determined(),
+        ToolAccess::Other | ToolAccess::Browser(_) => destinations.determined(),
     }
 }
 
