@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 mod bridge;
+mod extension_backend;
 mod guard;
 pub mod native_host;
 mod package;
@@ -28,6 +29,7 @@ pub mod protocol;
 mod status;
 
 pub use bridge::{COMMAND_TIMEOUT, ExtensionLink, HELLO_TIMEOUT, Hub, LinkError, LinksChanged};
+pub use extension_backend::{ExtensionBackend, function_name};
 pub use guard::{Refusal, check_host, check_origin, extension_id_of_origin, is_extension_id};
 pub use native_host::{HOST_NAME, HostInstall, NativeHostPlan};
 pub use package::{
@@ -324,6 +326,11 @@ impl BridgeServer {
     /// The connection hub (live links; the extension backend sends commands through it).
     pub fn hub(&self) -> &Arc<Hub> {
         &self.hub
+    }
+
+    /// The `extension` browser backend over this bridge (commands go to the live link).
+    pub fn backend(&self) -> ExtensionBackend {
+        ExtensionBackend::new(Arc::clone(&self.hub))
     }
 
     /// Bridge events from now on.

@@ -305,14 +305,14 @@ void resume();
 // The popup
 
 chrome.runtime.onMessage.addListener((request: PopupRequest, sender, reply) => {
-  // Only this extension's own pages (the popup) talk to the worker.
-  if (sender.id !== chrome.runtime.id || sender.tab) return false;
+  // Only this extension's own popup page talks to the worker.
+  if (sender.id !== chrome.runtime.id || !sender.url?.startsWith(chrome.runtime.getURL("popup.html"))) return false;
   void (async () => {
     try {
       if (request.kind === "connect") {
         await chrome.storage.local.set({ wantConnected: true });
-        const [active] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
-        if (active?.id !== undefined && controllable(active.url ?? "")) await share(active.id);
+        const tab = await tabToShare();
+        if (tab?.id !== undefined) await share(tab.id);
         await connect();
       } else if (request.kind === "disconnect") {
         await disconnect();
@@ -330,6 +330,19 @@ chrome.runtime.onMessage.addListener((request: PopupRequest, sender, reply) => {
   })();
   return true;
 });
+
+/**
+ * The tab Connect shares: the active tab of the focused window, or — when that is this
+ * extension's own popup page opened as a tab — the most recently used web page.
+ */
+async function tabToShare(): Promise<chrome.tabs.Tab | undefined> {
+  const [active] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+  if (active && controllable(active.url ?? "")) return active;
+  if (!active?.url?.startsWith(chrome.runtime.getURL(""))) return undefined;
+  const pages = (await chrome.tabs.query({})).filter((t) => controllable(t.url ?? ""));
+  pages.sort((a, b) => (b.lastAccessed ?? 0) - (a.lastAccessed ?? 0));
+  return pages[0];
+}
 
 // ---------------------------------------------------------------------------------------------
 // Commands

@@ -45,9 +45,18 @@ function render(state: PopupState): void {
   byId<HTMLButtonElement>("revoke").hidden = state.phase === "notPaired" || state.phase === "revoked";
 }
 
-async function ask(request: PopupRequest): Promise<void> {
-  const state = (await chrome.runtime.sendMessage(request)) as PopupState | undefined;
+async function ask(request: PopupRequest): Promise<boolean> {
+  const state = (await chrome.runtime.sendMessage(request).catch(() => undefined)) as PopupState | undefined;
   if (state) render(state);
+  return state !== undefined;
+}
+
+/** The worker may still be starting (just installed or woken up): ask again until it answers. */
+async function firstState(): Promise<void> {
+  for (let i = 0; i < 40; i++) {
+    if (await ask({ kind: "getState" })) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 chrome.runtime.onMessage.addListener((message: { kind?: string; state?: PopupState }) => {
@@ -57,4 +66,4 @@ chrome.runtime.onMessage.addListener((message: { kind?: string; state?: PopupSta
 byId("connect").addEventListener("click", () => void ask({ kind: "connect" }));
 byId("disconnect").addEventListener("click", () => void ask({ kind: "disconnect" }));
 byId("revoke").addEventListener("click", () => void ask({ kind: "revoke" }));
-void ask({ kind: "getState" });
+void firstState();

@@ -2,6 +2,9 @@
 //! plays the extension (any `Origin`, any `Host`).
 #![allow(dead_code)]
 
+pub mod chromium;
+pub mod fixtures;
+
 use anyhow::Context;
 use futures::{SinkExt, StreamExt};
 use serde_json::Value;
