@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { BackgroundTasks } from "./components/BackgroundTasks";
 import { ChatList } from "./components/ChatList";
+import { BrowserPairingDialog } from "./components/BrowserPairingDialog";
 import { ChatView } from "./components/ChatView";
 import { ConfigView } from "./components/ConfigView";
 import { ErrorBanner, ErrorBoundary } from "./components/ErrorBanner";
@@ -133,6 +134,7 @@ export function App() {
           {page === "permissions" && <PermissionsView />}
           {page === "settings" && <SettingsView />}
         </ErrorBoundary>
+        <BrowserPairingDialog />
       </main>
       {showTasks && <BackgroundTasks onClose={() => setShowTasks(false)} />}
     </div>

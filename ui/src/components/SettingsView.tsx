@@ -3,6 +3,7 @@ import { api } from "../api";
 import { baseUrlError, modelError, PROVIDERS, type ProviderId } from "../providers";
 import { useStore } from "../store";
 import type { Settings } from "../types";
+import { BrowserSettings } from "./BrowserSettings";
 
 type Urls = Record<ProviderId, string>;
 
@@ -235,6 +236,8 @@ export function SettingsView() {
           </button>
         </div>
       </section>
+
+      <BrowserSettings />
     </section>
   );
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod chromium;
+pub mod e2e;
 pub mod fixtures;
 
 use anyhow::Context;
