@@ -19,7 +19,6 @@ import type {
 import { type PopupRequest, type PopupState, initialState } from "./state";
 
 const NATIVE_HOST = "dev.suzent.bridge";
-const DEFAULT_PORT = 17345;
 const PROTOCOL = 1;
 const LOAD_TIMEOUT_MS = 15000;
 const KEEPALIVE_MS = 20000;
@@ -153,14 +152,19 @@ chrome.debugger.onDetach.addListener((source) => {
 // ---------------------------------------------------------------------------------------------
 // The connection
 
-async function port(): Promise<number> {
+/**
+ * The app's port, from the native messaging host the app installs (its manifest allows only
+ * the paired extension). There is no fallback to a guessed port: whatever listens there could
+ * be another program, and the hello carries the credential.
+ */
+async function port(): Promise<number | null> {
   try {
     const answer = (await chrome.runtime.sendNativeMessage(NATIVE_HOST, { want: "port" })) as { port?: unknown };
     if (typeof answer?.port === "number" && answer.port > 0 && answer.port < 65536) return answer.port;
   } catch {
-    // No native host (the app never ran, or this extension is not the paired one): try the default.
+    // No native host: the app never ran on this computer, or this extension is not the paired one.
   }
-  return DEFAULT_PORT;
+  return null;
 }
 
 function browserInfo(): { browser: string; browserVersion: string } {
@@ -187,7 +191,14 @@ async function connect(): Promise<void> {
   if (socket && (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING)) return;
   const { credential } = await stored();
   await setState({ phase: "connecting", error: undefined });
-  const ws = new WebSocket(`ws://127.0.0.1:${await port()}/v1/bridge`);
+  const appPort = await port();
+  if (appPort === null) {
+    await setState({ phase: "appNotRunning" });
+    const { wantConnected } = await stored();
+    if (wantConnected) await chrome.alarms.create(RECONNECT_ALARM, { delayInMinutes: 0.5 });
+    return;
+  }
+  const ws = new WebSocket(`ws://127.0.0.1:${appPort}/v1/bridge`);
   socket = ws;
   ws.onopen = () => {
     const info = browserInfo();

@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { PairingRequest } from "../bindings";
 import { errorMessage } from "../api";
 import { browserApi } from "../browserApi";
@@ -10,6 +11,7 @@ import { useBrowserStatus } from "./BrowserSettings";
  * extension a credential.
  */
 export function BrowserPairingDialog() {
+  const { t } = useTranslation();
   const { status, refresh } = useBrowserStatus();
   const [error, setError] = useState<string | null>(null);
   const request: PairingRequest | undefined = status?.pending[0];
@@ -29,23 +31,17 @@ export function BrowserPairingDialog() {
   return (
     <div className="modal-backdrop">
       <div className="modal card" role="dialog" aria-modal="true" aria-labelledby="pairing-h" data-testid="browser-pairing-dialog">
-        <h2 id="pairing-h">Pair a browser extension?</h2>
-        <p>
-          <strong>
-            {request.browser} {request.browserVersion}
-          </strong>{" "}
-          asks to connect to Suzent. Approve only if you just pressed <em>Connect</em> in the Suzent extension and it shows this
-          code:
-        </p>
+        <h2 id="pairing-h">{t("browser.dialogTitle")}</h2>
+        <p>{t("browser.dialogAsk", { browser: `${request.browser} ${request.browserVersion}` })}</p>
         <p className="pairing-code" data-testid="browser-pairing-code">
           {request.code}
         </p>
-        <p className="muted small">
-          Extension id <code data-testid="browser-pairing-extension">{request.extensionId}</code> · version {request.extensionVersion}
+        <p className="muted small" data-testid="browser-pairing-extension">
+          {t("browser.dialogExtension", { id: request.extensionId, version: request.extensionVersion })}
         </p>
         {!request.shippedExtension && (
           <p className="field-error" role="alert" data-testid="browser-pairing-foreign">
-            This is not the extension that comes with Suzent. Approve only if you installed it on purpose.
+            {t("browser.dialogForeign")}
           </p>
         )}
         {error && (
@@ -55,10 +51,10 @@ export function BrowserPairingDialog() {
         )}
         <div className="form-actions">
           <button type="button" className="btn" data-testid="browser-pairing-reject" onClick={() => void answer(false)}>
-            Decline
+            {t("browser.decline")}
           </button>
           <button type="button" className="btn primary" data-testid="browser-pairing-approve" onClick={() => void answer(true)}>
-            Approve
+            {t("browser.approve")}
           </button>
         </div>
       </div>

@@ -1,18 +1,9 @@
 import "./browser.css";
 import { useCallback, useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { BrowserStatus, PairingStatus } from "../bindings";
 import { errorMessage } from "../api";
 import { browserApi, listenBridgeEvents } from "../browserApi";
-
-const STATE_TEXT: Record<BrowserStatus["state"], string> = {
-  notInstalled: "Not installed — no browser is paired yet",
-  paired: "Paired, not connected",
-  connected: "Connected",
-};
-
-function when(at: string | null | undefined): string {
-  return at ? new Date(at).toLocaleString() : "never";
-}
 
 /** The browser status, refreshed on every bridge event. */
 export function useBrowserStatus() {
@@ -42,6 +33,8 @@ export function useBrowserStatus() {
 }
 
 function PairingRow({ p, onRevoke }: { p: PairingStatus; onRevoke: (id: string) => void }) {
+  const { t } = useTranslation();
+  const when = (at: string | null | undefined) => (at ? new Date(at).toLocaleString() : t("browser.never"));
   const pairing = p.pairing;
   const revoked = pairing.revokedAt != null;
   return (
@@ -51,17 +44,21 @@ function PairingRow({ p, onRevoke }: { p: PairingStatus; onRevoke: (id: string) 
           {pairing.browser} {pairing.browserVersion}
         </strong>{" "}
         <span className={`badge ${p.connected ? "ok" : revoked ? "muted" : ""}`} data-testid="browser-pairing-state">
-          {revoked ? "revoked" : p.connected ? "connected" : "not connected"}
+          {revoked ? t("browser.revoked") : p.connected ? t("browser.connected") : t("browser.notConnected")}
         </span>
         <div className="muted small">
-          Extension <code>{pairing.extensionId}</code> v{pairing.extensionVersion} · paired {when(pairing.createdAt)} · last seen{" "}
-          {when(p.connectedSince ?? pairing.lastSeenAt)}
-          {revoked && <> · revoked {when(pairing.revokedAt)}</>}
+          {t("browser.details", {
+            id: pairing.extensionId,
+            version: pairing.extensionVersion,
+            paired: when(pairing.createdAt),
+            seen: when(p.connectedSince ?? pairing.lastSeenAt),
+          })}
+          {revoked && t("browser.revokedAt", { at: when(pairing.revokedAt) })}
         </div>
       </div>
       {!revoked && (
         <button type="button" className="btn danger small" data-testid="browser-revoke" onClick={() => onRevoke(pairing.id)}>
-          Revoke
+          {t("browser.revoke")}
         </button>
       )}
     </li>
@@ -70,6 +67,7 @@ function PairingRow({ p, onRevoke }: { p: PairingStatus; onRevoke: (id: string) 
 
 /** Settings → Browser: status, the extension as a ZIP or a folder, install steps, pairings. */
 export function BrowserSettings() {
+  const { t } = useTranslation();
   const { status, error, refresh } = useBrowserStatus();
   const [note, setNote] = useState<string | null>(null);
   const [actionError, setActionError] = useState<string | null>(null);
@@ -84,23 +82,26 @@ export function BrowserSettings() {
       setActionError(errorMessage(e));
     }
   };
-  const saveZip = () => run(async () => {
-    const path = await browserApi.saveZip();
-    return path ? `Saved to ${path}` : null;
-  });
-  const showFolder = () => run(async () => `The extension folder: ${await browserApi.showFolder()}`);
-  const revoke = (id: string) => run(async () => ((await browserApi.revoke(id)) ? "Pairing revoked; the browser was disconnected." : null));
+  const saveZip = () =>
+    run(async () => {
+      const path = await browserApi.saveZip();
+      return path ? t("browser.savedTo", { path }) : null;
+    });
+  const showFolder = () => run(async () => t("browser.folderAt", { path: await browserApi.showFolder() }));
+  const revoke = (id: string) => run(async () => ((await browserApi.revoke(id)) ? t("browser.revokedNote") : null));
 
   const active = status?.pairings.filter((p) => p.pairing.revokedAt == null) ?? [];
   const revoked = status?.pairings.filter((p) => p.pairing.revokedAt != null) ?? [];
+  const stateText: Record<BrowserStatus["state"], string> = {
+    notInstalled: t("browser.stateNotInstalled"),
+    paired: t("browser.statePaired"),
+    connected: t("browser.stateConnected"),
+  };
 
   return (
     <section className="card" aria-labelledby="browser-h" data-testid="browser-settings">
-      <h2 id="browser-h">Browser</h2>
-      <p className="muted small">
-        The Suzent extension lets the agent work in the Chrome or Edge tabs you share with it, with your logins. It talks only to
-        this app on 127.0.0.1, after you approve it here.
-      </p>
+      <h2 id="browser-h">{t("browser.title")}</h2>
+      <p className="muted small">{t("browser.intro")}</p>
       {error && (
         <p className="field-error" role="alert">
           {error}
@@ -109,22 +110,22 @@ export function BrowserSettings() {
       {status && (
         <>
           <p data-testid="browser-state" data-state={status.state}>
-            <strong>{STATE_TEXT[status.state]}</strong>
-            {status.port != null && <span className="muted small"> · bridge on 127.0.0.1:{status.port}</span>}
+            <strong>{stateText[status.state]}</strong>
+            {status.port != null && <span className="muted small"> · {t("browser.bridgeOn", { port: status.port })}</span>}
           </p>
           <p className="muted small">
             {status.extensionVersion
-              ? <>Bundled extension {status.extensionVersion} (id <code>{status.shippedExtensionId}</code>)</>
-              : "This build does not include the extension."}
+              ? t("browser.bundled", { version: status.extensionVersion, id: status.shippedExtensionId })
+              : t("browser.notBundled")}
           </p>
         </>
       )}
       <div className="form-actions left">
         <button type="button" className="btn primary" data-testid="browser-download-zip" onClick={() => void saveZip()}>
-          Download the extension (.zip)
+          {t("browser.downloadZip")}
         </button>
         <button type="button" className="btn" data-testid="browser-show-folder" onClick={() => void showFolder()}>
-          Show the folder
+          {t("browser.showFolder")}
         </button>
       </div>
       {note && (
@@ -139,38 +140,30 @@ export function BrowserSettings() {
       )}
       <div className="grid">
         <div>
-          <h3>Chrome</h3>
+          <h3>{t("browser.chrome")}</h3>
           <ol className="small">
-            <li>
-              Open <code>chrome://extensions</code>.
-            </li>
-            <li>Turn on <em>Developer mode</em> (top right).</li>
-            <li>
-              Click <em>Load unpacked</em> and choose the folder (<em>Show the folder</em>), or drop the downloaded ZIP on the page.
-            </li>
-            <li>Click the Suzent button in the toolbar, then <em>Connect</em>.</li>
-            <li>Approve the request here after checking that both show the same code.</li>
+            <li>{t("browser.chromeStep1")}</li>
+            <li>{t("browser.chromeStep2")}</li>
+            <li>{t("browser.chromeStep3")}</li>
+            <li>{t("browser.chromeStep4")}</li>
+            <li>{t("browser.approveStep")}</li>
           </ol>
         </div>
         <div>
-          <h3>Edge</h3>
+          <h3>{t("browser.edge")}</h3>
           <ol className="small">
-            <li>
-              Open <code>edge://extensions</code>.
-            </li>
-            <li>Turn on <em>Developer mode</em> (left pane).</li>
-            <li>
-              Click <em>Load unpacked</em> and choose the folder, or drop the downloaded ZIP on the page.
-            </li>
-            <li>Click the Suzent button (under the puzzle piece), then <em>Connect</em>.</li>
-            <li>Approve the request here after checking that both show the same code.</li>
+            <li>{t("browser.edgeStep1")}</li>
+            <li>{t("browser.edgeStep2")}</li>
+            <li>{t("browser.edgeStep3")}</li>
+            <li>{t("browser.edgeStep4")}</li>
+            <li>{t("browser.approveStep")}</li>
           </ol>
         </div>
       </div>
-      <h3>Paired browsers</h3>
+      <h3>{t("browser.pairedBrowsers")}</h3>
       {active.length === 0 ? (
         <p className="muted small" data-testid="browser-no-pairings">
-          None yet.
+          {t("browser.none")}
         </p>
       ) : (
         <ul className="pairings">
@@ -181,7 +174,7 @@ export function BrowserSettings() {
       )}
       {revoked.length > 0 && (
         <details>
-          <summary className="small">Revoked ({revoked.length})</summary>
+          <summary className="small">{t("browser.revokedList", { n: revoked.length })}</summary>
           <ul className="pairings">
             {revoked.map((p) => (
               <PairingRow key={p.pairing.id} p={p} onRevoke={() => undefined} />
