@@ -50,6 +50,12 @@ const COMMANDS: &[&str] = &[
     "submit_surface_action",
     "delete_surface",
     "stage_html_frame",
+    "browser_status",
+    "approve_browser_pairing",
+    "reject_browser_pairing",
+    "revoke_browser_pairing",
+    "save_browser_extension_zip",
+    "show_browser_extension_folder",
 ];
 
 fn main() {

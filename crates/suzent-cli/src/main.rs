@@ -15,6 +15,7 @@ use suzent_core::{
     RuleMatcher, RunOutcome,
 };
 mod background_cmd;
+mod browser_cmd;
 mod content_cmd;
 mod mcp;
 mod permissions_cmd;
@@ -80,6 +81,9 @@ enum Command {
     /// Runs the runtime until stopped: delivers inbox messages (wake-ups, agent messages,
     /// sub-agent reports) and keeps background commands running.
     Serve(background_cmd::ServeArgs),
+    /// The browser extension: its folder or ZIP, the bridge's status, revoking pairings.
+    #[command(subcommand)]
+    Browser(browser_cmd::BrowserCommand),
     /// Queues or lists durable inbox messages.
     #[command(subcommand)]
     Inbox(background_cmd::InboxCommand),
@@ -317,6 +321,7 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Run(args) => run(args).await,
         Command::Serve(args) => background_cmd::serve(args).await,
         Command::Inbox(cmd) => background_cmd::inbox(cmd).await,
+        Command::Browser(cmd) => browser_cmd::browser(cmd).await,
         Command::Resume(args) | Command::Approvals(ApprovalsCommand::Resolve(args)) => {
             resume(args).await
         }

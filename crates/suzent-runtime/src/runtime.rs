@@ -304,6 +304,12 @@ impl Runtime {
         &self.inner.paths
     }
 
+    /// The permission audit log's writer (one per runtime, so the hash chain stays whole); the
+    /// browser bridge appends pairing decisions to it.
+    pub fn audit_log(&self) -> AuditLog {
+        self.inner.audit.clone()
+    }
+
     /// The tool registry.
     pub fn registry(&self) -> &ToolRegistry {
         &self.inner.registry

@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 mod approvals;
+mod browser_pairings;
 mod chats;
 mod error;
 mod inbox;
@@ -26,6 +27,7 @@ mod surfaces;
 mod transcript;
 mod types;
 
+pub use browser_pairings::{BrowserPairing, NewBrowserPairing};
 pub use error::StoreError;
 pub use inbox::{
     AgentLink, BASE_BACKOFF, DEFAULT_MAX_ATTEMPTS, InboxMessage, InboxStatus, MAX_BACKOFF,
