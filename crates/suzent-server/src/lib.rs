@@ -228,7 +228,12 @@ impl BridgeServer {
     /// Errors: [`ServerError`].
     pub async fn start(runtime: &Runtime, options: BridgeOptions) -> Result<BridgeServer, ServerError> {
         let store = Store::open(&runtime.paths().database()).await?;
-        BridgeServer::start_with(runtime.paths().clone(), store, Some(runtime.audit_log()), options).await
+        let server =
+            BridgeServer::start_with(runtime.paths().clone(), store, Some(runtime.audit_log()), options).await?;
+        // The runtime's extension mode drives the paired extension through this bridge (it
+        // answers "no browser extension is connected" while no paired extension is).
+        runtime.browser().connect_extension(Arc::new(server.backend()));
+        Ok(server)
     }
 
     /// Starts the bridge on an open store (what [`BridgeServer::start`] does after opening it).
