@@ -207,7 +207,8 @@ struct RuleAddArgs {
     /// Match calls whose arguments equal this JSON object.
     #[arg(long)]
     exact: Option<String>,
-    /// Match commands starting with these words, e.g. "git status".
+    /// Match commands starting with these words, e.g. "git status" (split with shell quoting,
+    /// like the commands it matches; `*` is any words, `'*'` a literal star).
     #[arg(long)]
     prefix: Option<String>,
     /// Match paths with this glob, e.g. "~/project/**".
@@ -680,8 +681,10 @@ async fn rules(cmd: RulesCommand) -> Result<ExitCode> {
                     .with_context(|| format!("--exact '{exact}' is not JSON"))?;
                 RuleMatcher::Exact { input }
             } else if let Some(prefix) = a.prefix {
+                // Split like the commands it matches: shell quoting, a quoted `*` is literal.
                 RuleMatcher::Prefix {
-                    words: prefix.split_whitespace().map(str::to_string).collect(),
+                    words: suzent_permissions::split_rule_words(&prefix)
+                        .map_err(|e| anyhow!("--prefix: {e}"))?,
                 }
             } else if let Some(glob) = a.path {
                 RuleMatcher::Path { glob }
@@ -703,6 +706,9 @@ async fn rules(cmd: RulesCommand) -> Result<ExitCode> {
                     .map_err(|e| anyhow!("--destination: {e}"))?,
                 description: a.description,
             };
+            for warning in suzent_permissions::rule_warnings(&draft) {
+                eprintln!("warning: {warning}");
+            }
             let rule = rt.add_rule(draft, a.chat.as_deref()).await?;
             println!(
                 "{}",

@@ -10,20 +10,26 @@ pub mod audit;
 mod destinations;
 mod engine;
 mod explain;
+mod operands;
 mod paths;
 pub mod paths_windows;
 mod redact;
 mod rules;
 mod rules_file;
 mod shell;
+mod state;
 
 pub use destinations::{Destinations, destination_matches, extract_destinations};
 pub use engine::{
     Evaluation, PermissionContext, PermissionEngine, PermissionRequest, ToolAccess, reason_codes,
 };
 pub use explain::{Explanation, MatchedRule, SegmentView, specificity};
-pub use paths::{PathError, PathPolicy, contains as path_contains};
+pub use operands::WRITING_COMMANDS;
+pub use paths::{PathError, PathPolicy, ReadRefusal, contains as path_contains};
 pub use redact::{is_sensitive_key, redact_text, redact_value};
-pub use rules::{prefix_matches, rule_matches, validate_rule};
+pub use rules::{
+    READING_TOOLS, exact_matches, is_reading_tool, prefix_matches, rule_matches, rule_warnings,
+    split_rule_words, validate_rule,
+};
 pub use rules_file::{RuleFile, RuleFileProblem, parse_rules_file};
 pub use shell::{CommandSegment, ShellAnalysis, analyze_command};

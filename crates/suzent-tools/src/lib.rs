@@ -65,7 +65,7 @@ pub use hosts::{BlockOperation, CanvasHost, MemoryHit, MemoryHost, MemorySearchR
 pub use metadata::{
     RegisterError, RegistryExt, ToolCategory, ToolMetadata, ToolSummary, metadata_of,
 };
-pub use paths::{check_path, display_path, to_host_path};
+pub use paths::{Skipped, check_path, check_read_path, display_path, to_host_path};
 pub use registry::{
     CAPABILITIES, Capability, CapabilityInfo, CatalogTool, DuplicateTool, EQUIPS, LEGACY_GROUPS,
     ToolRegistry, UnknownTool, default_registry,

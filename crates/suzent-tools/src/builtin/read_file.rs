@@ -1,7 +1,7 @@
 //! `read_file`: a text file with line numbers, a window of lines at a time.
 
 use super::{blocking, read_text_file, record_stamp};
-use crate::paths::{check_path, display_path, to_host_path};
+use crate::paths::{check_read_path, display_path, to_host_path};
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
 use schemars::JsonSchema;
@@ -81,7 +81,7 @@ impl TypedTool for ReadFileTool {
                 "field `limit`: must be at least 1".into(),
             ));
         }
-        let path = check_path(&args.file_path, ctx)?;
+        let path = check_read_path(&args.file_path, ctx)?;
         let shown = display_path(&path, ctx);
         let (text, stamp) = {
             let path = path.clone();

@@ -431,11 +431,10 @@ async fn inline_images(entries: &mut [ComponentEntry], ctx: &ToolContext) -> Res
         };
         let at = format!("components[{i}].component.Image.url.literalString");
         let fail = |m: String| ToolError::InvalidArguments(format!("{at}: {m}"));
-        let host = to_host_path(&given, ctx)?;
-        let resolved = ctx
-            .paths
-            .check(&host)
-            .map_err(|e| fail(format!("refused: {e}")))?;
+        let resolved = crate::paths::check_read_path(&given, ctx).map_err(|e| match e {
+            ToolError::Failed(m) => fail(m),
+            other => other,
+        })?;
         if !resolved.starts_with(&ctx.workspace_root) {
             return Err(fail(format!(
                 "{} is outside the workspace; images are read from the workspace only",
