@@ -1692,8 +1692,8 @@ fn suggest_rule(
         description: Some(format!("Allow {what} {scope}.")),
     };
     // A rule that would store a secret in clear is not offered.
-    let shown = serde_json::to_value(&draft).ok()?;
-    if crate::redact::redact_value(&shown) != shown {
+    let text = serde_json::to_string(&draft.matcher).ok()?;
+    if crate::redact::redact_text(&text) != text {
         return None;
     }
     Some(draft)

@@ -560,7 +560,30 @@ fn token_matches(pattern: &str, word: &str) -> bool {
 
 /// Compiles a gitignore-style glob: `~` is the home directory, `*` stays within a path
 /// component, `**` crosses components, and a glob without `/` matches a name at any depth.
+/// Compiled globs are kept per thread (a rule's glob is compiled once, not on every call).
 pub(crate) fn compile_glob(glob: &str) -> Result<GlobMatcher, String> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, Result<GlobMatcher, String>>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    /// Globs kept per thread before the cache starts over.
+    const MAX_CACHED: usize = 4096;
+    if let Some(hit) = CACHE.with(|c| c.try_borrow().ok().and_then(|m| m.get(glob).cloned())) {
+        return hit;
+    }
+    let compiled = compile_glob_uncached(glob);
+    CACHE.with(|c| {
+        if let Ok(mut m) = c.try_borrow_mut() {
+            if m.len() >= MAX_CACHED {
+                m.clear();
+            }
+            m.insert(glob.to_string(), compiled.clone());
+        }
+    });
+    compiled
+}
+
+fn compile_glob_uncached(glob: &str) -> Result<GlobMatcher, String> {
     let expanded = if glob == "~" || glob.starts_with("~/") {
         expand_home(glob).to_string_lossy().into_owned()
     } else {
@@ -577,6 +600,19 @@ pub(crate) fn compile_glob(glob: &str) -> Result<GlobMatcher, String> {
         .build()
         .map(|g| g.compile_matcher())
         .map_err(|e| e.to_string())
+}
+
+/// Whether one path component matches one glob component (`*`, `?`, `[..]` within it),
+/// compiled once per thread like [`compile_glob`].
+pub(crate) fn component_matches(pattern: &str, component: &str) -> bool {
+    // A literal component needs no glob.
+    if !pattern.contains(['*', '?', '[', '{', '\\']) {
+        return pattern == component;
+    }
+    match compile_glob(&format!("/{pattern}")) {
+        Ok(m) => m.is_match(format!("/{component}")),
+        Err(_) => true,
+    }
 }
 
 #[cfg(test)]

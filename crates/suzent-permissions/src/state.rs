@@ -65,6 +65,7 @@ pub(crate) fn names_suzent_state(
         bases,
         seen: HashSet::new(),
         resolved: 0,
+        workspace_links: None,
     };
     for segment in &analysis.segments {
         if let Some(hit) = checker.segment(segment, &tails) {
@@ -80,6 +81,27 @@ struct Checker<'a> {
     /// (token, write) pairs already checked.
     seen: HashSet<(String, bool)>,
     resolved: usize,
+    /// The names of the symlinks directly in the workspace, read once per command (None: not
+    /// read yet; Some(None): too many entries to list, look each name up).
+    workspace_links: Option<Option<HashSet<std::ffi::OsString>>>,
+}
+
+/// Entries of the workspace listed to find its symlinks; a larger folder is not listed.
+const MAX_LISTED: usize = 512;
+
+/// The symlinks directly in `dir`, or None when it cannot be listed or holds too many entries.
+fn links_in(dir: &Path) -> Option<HashSet<std::ffi::OsString>> {
+    let mut links = HashSet::new();
+    for (i, entry) in std::fs::read_dir(dir).ok()?.enumerate() {
+        if i >= MAX_LISTED {
+            return None;
+        }
+        let entry = entry.ok()?;
+        if entry.file_type().ok()?.is_symlink() {
+            links.insert(entry.file_name());
+        }
+    }
+    Some(links)
 }
 
 fn program_name(word: &str) -> &str {
@@ -123,7 +145,18 @@ impl Checker<'_> {
             .iter()
             .chain(segment.assignments.iter())
             .chain(segment.input.iter());
+        // Programs named bare (`cargo`, `env`) are found through PATH, not as files here.
+        let programs: Vec<&str> = segment
+            .full_words
+            .iter()
+            .take(segment.full_words.len().saturating_sub(segment.words.len()) + 1)
+            .map(String::as_str)
+            .filter(|w| !w.contains('/'))
+            .collect();
         for text in texts {
+            if programs.contains(&text.as_str()) {
+                continue;
+            }
             if code && let Some(tail) = tails.iter().find(|t| text.contains(t.as_str())) {
                 return Some(StateHit {
                     word: text.clone(),
@@ -180,6 +213,20 @@ impl Checker<'_> {
                 }
                 continue;
             }
+            // Root-owned system folders cannot hold a link the agent made, and a number
+            // (`-j 4`, `8080`) is not a file name worth a look-up: lexical is enough. (Write
+            // operands and redirects are also resolved by the engine's path checks.)
+            let numeric = word.chars().all(|c| c.is_ascii_digit() || c == '.');
+            if is_system_path(&lexical) || (numeric && !write) {
+                if self.policy.suzent_state(&lexical, write).is_some() {
+                    return Some(StateHit {
+                        word: word.to_string(),
+                        resolved: lexical,
+                        how: "names",
+                    });
+                }
+                continue;
+            }
             self.resolved += 1;
             if self.resolved > MAX_RESOLVED_TOKENS {
                 return Some(StateHit {
@@ -193,6 +240,35 @@ impl Checker<'_> {
                 .first()
                 .map(PathBuf::as_path)
                 .unwrap_or(Path::new("/"));
+            // A bare name in the workspace that is not one of its symlinks is itself: no look-up.
+            let workspace = self.policy.workspace();
+            let bare = !word.contains('/')
+                && word != "."
+                && word != ".."
+                && !word.starts_with('~')
+                && !word.contains('$')
+                && path.parent() == Some(workspace)
+                && path.file_name().is_some();
+            if bare {
+                let links = self
+                    .workspace_links
+                    .get_or_insert_with(|| links_in(workspace));
+                if let (Some(links), Some(name)) = (links.as_ref(), path.file_name())
+                    && !links.contains(name)
+                {
+                    self.resolved -= 1;
+                    if self.policy.suzent_state(&path, write).is_some()
+                        || (reach == Reach::Tree && self.policy.holds_suzent_state(&path))
+                    {
+                        return Some(StateHit {
+                            word: word.to_string(),
+                            resolved: path,
+                            how: "names",
+                        });
+                    }
+                    continue;
+                }
+            }
             let Ok(resolved) = self.policy.resolve_fast(base, &path) else {
                 continue;
             };
@@ -272,12 +348,7 @@ fn glob_may_reach(pattern: &[&str], parts: &[String], ancestors: bool) -> bool {
         if *pc == ".." {
             return true; // cannot follow lexically: fail closed
         }
-        let matches = globset::GlobBuilder::new(pc)
-            .literal_separator(true)
-            .build()
-            .map(|g| g.compile_matcher().is_match(part))
-            .unwrap_or(true);
-        if !matches {
+        if !crate::rules::component_matches(pc, part) {
             return false;
         }
     }
@@ -311,6 +382,15 @@ pub(crate) fn tokens(text: &str) -> impl Iterator<Item = &str> {
             )
     })
     .filter(|t| !t.is_empty())
+}
+
+/// Folders only root can change (the agent never runs as root: `sudo` and friends are denied).
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/proc", "/sys", "/dev", "/boot",
+];
+
+fn is_system_path(path: &Path) -> bool {
+    SYSTEM_DIRS.iter().any(|d| path.starts_with(d))
 }
 
 /// `..` and `.` applied without reading the file system.

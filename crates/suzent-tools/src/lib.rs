@@ -24,6 +24,7 @@
 
 pub mod agents;
 pub mod builtin;
+mod coerce;
 mod commands;
 pub mod convert;
 pub mod hosts;
@@ -57,6 +58,7 @@ pub use builtin::tool_search::{ToolCatalogView, ToolSearchArgs, ToolSearchHost, 
 pub use builtin::web_search::{SearchEndpoints, SearchResult, WebSearchArgs, WebSearchTool};
 pub use builtin::webpage_fetch::{WebpageFetchArgs, WebpageFetchTool};
 pub use builtin::write_file::{WriteFileArgs, WriteFileTool};
+pub use coerce::coerce_args;
 pub use commands::{
     BackgroundCommands, CommandFinished, CommandLimits, CommandObserver, CommandSnapshot,
     OutputPage, REPORT_TAIL_CHARS,
