@@ -80,12 +80,12 @@ impl TypedTool for WriteFileTool {
                 Ok(m) => match known {
                     None => {
                         return Err(ToolError::Failed(format!(
-                            "{shown} already exists and you have not read it in this chat; read                              it with read_file first, then write it (or use edit_file)"
+                            "{shown} already exists and you have not read it in this chat; read it with read_file first, then write it (or use edit_file)"
                         )));
                     }
                     Some(known) if known != ReadStamp::from_metadata(&m) => {
                         return Err(ToolError::Failed(format!(
-                            "{shown} changed on disk since you last read or wrote it; read it                              again with read_file, then write it"
+                            "{shown} changed on disk since you last read or wrote it; read it again with read_file, then write it"
                         )));
                     }
                     Some(_) => false,
