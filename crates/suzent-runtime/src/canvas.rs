@@ -1,5 +1,5 @@
-//! The canvas (issue 8): the [`CanvasHost`] that `render_ui` writes through, and the API the
-//! desktop app uses to show surfaces, send a button press back to the agent and close a
+//! The canvas service (issue 8): the [`CanvasHost`] that `render_ui` writes through, and the
+//! API the desktop app uses to show surfaces, send a button press back to the agent and close a
 //! surface.
 //!
 //! Every change is stored (with a `surface_history` row) before its event is sent. A button
@@ -7,8 +7,10 @@
 //! data model (so the form keeps them), and a message goes to the owning chat through the
 //! durable inbox: the dispatcher delivers it in place to a running turn, or starts a turn.
 
-use super::Runtime;
+use crate::chats::ChatService;
 use crate::error::RuntimeError;
+use crate::event_bus::Events;
+use crate::inbox::InboxService;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -17,8 +19,7 @@ use suzent_core::{
     SurfaceHistoryEntry, new_id, pointer_set, validate_surface,
 };
 use suzent_store::{InboxMessage, NewInboxMessage, Store, StoreError};
-use suzent_tools::{CanvasHost, ToolContext};
-use tokio::sync::broadcast;
+use suzent_tools::CanvasHost;
 
 /// Sender of canvas actions in the inbox (and in the transcript's inbox header).
 pub const CANVAS_SENDER: &str = "canvas";
@@ -33,7 +34,7 @@ const ACTION_RETRIES: usize = 3;
 #[derive(Debug)]
 struct Canvas {
     store: Store,
-    events: broadcast::Sender<AgentEvent>,
+    events: Events,
 }
 
 #[async_trait]
@@ -54,7 +55,7 @@ impl CanvasHost for Canvas {
             .save_surface(surface, change)
             .await
             .map_err(|e| e.to_string())?;
-        let _ = self.events.send(AgentEvent::SurfaceUpdated {
+        self.events.emit(AgentEvent::SurfaceUpdated {
             chat_id: surface.chat_id.clone(),
             surface: surface.clone(),
         });
@@ -73,7 +74,7 @@ impl CanvasHost for Canvas {
             .await
             .map_err(|e| e.to_string())?;
         if deleted.is_some() {
-            let _ = self.events.send(AgentEvent::SurfaceDeleted {
+            self.events.emit(AgentEvent::SurfaceDeleted {
                 chat_id: chat_id.to_string(),
                 surface_id: surface_id.to_string(),
             });
@@ -101,62 +102,80 @@ fn invalid(field: &str, message: String) -> RuntimeError {
     }
 }
 
-impl Runtime {
-    /// Gives a tool context the canvas (`render_ui`).
-    pub(crate) fn equip_canvas(&self, ctx: &mut ToolContext) {
-        ctx.canvas = Some(Arc::new(Canvas {
-            store: self.inner.store.clone(),
-            events: self.inner.events.clone(),
-        }));
+/// Surfaces of every chat: what `render_ui` draws, what the user does with it.
+pub(crate) struct CanvasService {
+    store: Store,
+    events: Events,
+    chats: Arc<ChatService>,
+    inbox: Arc<InboxService>,
+}
+
+impl CanvasService {
+    /// The service; button presses go to the owning chat through `inbox`.
+    pub(crate) fn new(
+        store: Store,
+        events: Events,
+        chats: Arc<ChatService>,
+        inbox: Arc<InboxService>,
+    ) -> CanvasService {
+        CanvasService {
+            store,
+            events,
+            chats,
+            inbox,
+        }
+    }
+
+    /// The canvas a tool context gets (`render_ui`).
+    pub(crate) fn host(&self) -> Arc<dyn CanvasHost> {
+        Arc::new(Canvas {
+            store: self.store.clone(),
+            events: self.events.clone(),
+        })
     }
 
     /// The chat's live surfaces, oldest first.
     ///
     /// Errors: [`RuntimeError::ChatNotFound`], [`RuntimeError::Store`].
-    pub async fn surfaces(&self, chat_id: &str) -> Result<Vec<Surface>, RuntimeError> {
-        self.chat(chat_id).await?;
-        Ok(self.inner.store.list_surfaces(chat_id).await?)
+    pub(crate) async fn surfaces(&self, chat_id: &str) -> Result<Vec<Surface>, RuntimeError> {
+        self.chats.get(chat_id).await?;
+        Ok(self.store.list_surfaces(chat_id).await?)
     }
 
     /// Every recorded change of a surface (renders, data updates, user actions, deletes),
     /// oldest first; kept after the surface is deleted.
     ///
     /// Errors: [`RuntimeError::ChatNotFound`], [`RuntimeError::Store`].
-    pub async fn surface_history(
+    pub(crate) async fn surface_history(
         &self,
         chat_id: &str,
         surface_id: &str,
     ) -> Result<Vec<SurfaceHistoryEntry>, RuntimeError> {
-        self.chat(chat_id).await?;
-        Ok(self
-            .inner
-            .store
-            .surface_history(chat_id, surface_id)
-            .await?)
+        self.chats.get(chat_id).await?;
+        Ok(self.store.surface_history(chat_id, surface_id).await?)
     }
 
     /// Closes a surface for the user: deletes it (history kept) and announces
     /// `surface_deleted`. Returns `false` when the chat has no such surface.
     ///
     /// Errors: [`RuntimeError::ChatNotFound`], [`RuntimeError::Store`].
-    pub async fn delete_surface(
+    pub(crate) async fn delete_surface(
         &self,
         chat_id: &str,
         surface_id: &str,
     ) -> Result<bool, RuntimeError> {
-        self.chat(chat_id).await?;
+        self.chats.get(chat_id).await?;
         let change = SurfaceChange {
             kind: SurfaceChangeKind::Delete,
             tool_call_id: None,
             payload: Value::Object(Map::new()),
         };
         let deleted = self
-            .inner
             .store
             .delete_surface(chat_id, surface_id, &change)
             .await?;
         if deleted.is_some() {
-            self.emit(AgentEvent::SurfaceDeleted {
+            self.events.emit(AgentEvent::SurfaceDeleted {
                 chat_id: chat_id.to_string(),
                 surface_id: surface_id.to_string(),
             });
@@ -178,12 +197,12 @@ impl Runtime {
     /// Errors: [`RuntimeError::ChatNotFound`]; [`RuntimeError::InvalidInput`] naming
     /// `action.surfaceId`, `action.sourceComponentId`, `action.name` or `action.context`;
     /// [`RuntimeError::Store`].
-    pub async fn submit_surface_action(
+    pub(crate) async fn submit_action(
         &self,
         chat_id: &str,
         action: SurfaceAction,
     ) -> Result<InboxMessage, RuntimeError> {
-        self.chat(chat_id).await?;
+        self.chats.get(chat_id).await?;
         let size = serde_json::to_string(&action.context).map_or(0, |s| s.len());
         if size > MAX_ACTION_CONTEXT_BYTES {
             return Err(invalid(
@@ -197,7 +216,6 @@ impl Runtime {
         let surface = loop {
             attempt += 1;
             let current = self
-                .inner
                 .store
                 .get_surface(chat_id, &action.surface_id)
                 .await?
@@ -223,24 +241,25 @@ impl Runtime {
                 tool_call_id: None,
                 payload: serde_json::to_value(&action).unwrap_or(Value::Null),
             };
-            match self.inner.store.save_surface(&updated, &change).await {
+            match self.store.save_surface(&updated, &change).await {
                 Ok(()) => break updated,
                 Err(StoreError::Conflict { .. }) if attempt < ACTION_RETRIES => continue,
                 Err(e) => return Err(e.into()),
             }
         };
-        self.emit(AgentEvent::SurfaceUpdated {
+        self.events.emit(AgentEvent::SurfaceUpdated {
             chat_id: chat_id.to_string(),
             surface: surface.clone(),
         });
-        self.enqueue_inbox(NewInboxMessage {
-            id: format!("canvas:{}", new_id()),
-            target: chat_id.to_string(),
-            sender: CANVAS_SENDER.to_string(),
-            kind: CANVAS_ACTION_KIND.to_string(),
-            text: action_text(&action),
-        })
-        .await
+        self.inbox
+            .enqueue(NewInboxMessage {
+                id: format!("canvas:{}", new_id()),
+                target: chat_id.to_string(),
+                sender: CANVAS_SENDER.to_string(),
+                kind: CANVAS_ACTION_KIND.to_string(),
+                text: action_text(&action),
+            })
+            .await
     }
 }
 

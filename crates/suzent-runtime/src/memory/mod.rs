@@ -1,34 +1,36 @@
-//! The runtime side of the content tools: plans (`planning_update`), long-term memory (core
-//! blocks in the system prompt, hybrid archival search) and skills.
+//! The memory service: long-term memory (core blocks in the system prompt, the hybrid archival
+//! search fusing SQLite FTS5 with vector similarity), where vectors come from (`embedder.rs`),
+//! the backfill of older entries (`backfill.rs`), and end-of-chat summaries (`summaries.rs`).
 
-use super::Runtime;
+mod backfill;
+mod embedder;
+mod summaries;
+
+pub(crate) use summaries::SummaryService;
+
+use crate::chats::whoami;
+use crate::dirs::Paths;
 use crate::error::RuntimeError;
+use crate::settings::SettingsService;
 use async_trait::async_trait;
-use std::collections::{HashMap, HashSet};
+use backfill::run_backfill;
+use embedder::{ProviderEmbedder, load_embedder, local_model_name, model_present, no_model_reason};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
-use suzent_core::{AgentEvent, Plan};
 use suzent_memory::{Embedder, MemoryError, VectorIndex, fuse};
-use suzent_store::{ChatRecord, MEMORY_BLOCKS, NewArchival, Store};
-use suzent_tools::{
-    BlockOperation, MemoryHit, MemoryHost, MemorySearchResult, PlanHost, Skill, SkillSet,
-    SkillSource, ToolContext,
-};
-use tokio::sync::broadcast;
+use suzent_store::{MEMORY_BLOCKS, NewArchival, Store};
+use suzent_tools::{BlockOperation, MemoryHit, MemoryHost, MemorySearchResult};
 
 /// Longest content of one core memory block, in characters.
 pub const MAX_BLOCK_CHARS: usize = 2000;
 /// Environment variable naming the embedding model folder (all-MiniLM-L6-v2 files).
 pub const EMBEDDING_MODEL_ENV: &str = "SUZENT_EMBEDDING_MODEL";
-/// Environment variable listing external skill folders (separated like `PATH`).
-pub const SKILL_DIRS_ENV: &str = "SUZENT_SKILL_DIRS";
-/// Where [`Runtime::download_embedding_model`] fetches the model files by default.
+/// Where [`crate::Runtime::download_embedding_model`] fetches the model files by default.
 pub const DEFAULT_MODEL_SOURCE: &str =
     "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2/resolve/main";
 /// Largest model file downloaded.
 const MAX_MODEL_FILE_BYTES: u64 = 512 * 1024 * 1024;
-/// Setting holding the names of disabled skills (a JSON array).
-const DISABLED_SKILLS_KEY: &str = "skills.disabled";
 /// Setting naming the provider embedding model (`openai/text-embedding-3-small`); when set, it
 /// replaces the local model.
 const EMBEDDING_PROVIDER_KEY: &str = "memory.embedding_model";
@@ -36,86 +38,6 @@ const EMBEDDING_PROVIDER_KEY: &str = "memory.embedding_model";
 const MIN_SIMILARITY: f32 = 0.3;
 /// Candidates each search contributes before fusion.
 const CANDIDATES: usize = 50;
-/// Entries embedded per step of the background backfill (one model call, one transaction).
-const BACKFILL_BATCH: usize = 64;
-
-/// Skills shipped in the binary, written to the built-in folder when the runtime opens.
-const BUILTIN_SKILLS: &[(&str, &str)] = &[(
-    "skill-authoring",
-    include_str!("../../skills/skill-authoring/SKILL.md"),
-)];
-
-/// Shared state of the content services.
-#[derive(Debug)]
-pub(crate) struct ContentState {
-    memory: Arc<MemoryService>,
-    builtin_skills: PathBuf,
-    user_skills: PathBuf,
-    /// End-of-chat summaries (see `runtime/summaries.rs`).
-    pub(crate) summaries: super::summaries::SummaryState,
-}
-
-impl ContentState {
-    pub(crate) fn new(paths: &crate::paths::Paths, store: Store) -> ContentState {
-        let model_dir = std::env::var_os(EMBEDDING_MODEL_ENV)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| paths.data_dir.join("models").join("all-MiniLM-L6-v2"));
-        let builtin_skills = paths.data_dir.join("builtin-skills");
-        for (name, text) in BUILTIN_SKILLS {
-            let dir = builtin_skills.join(name);
-            let file = dir.join("SKILL.md");
-            if std::fs::read_to_string(&file).ok().as_deref() != Some(*text)
-                && let Err(e) =
-                    std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&file, text))
-            {
-                tracing::warn!("cannot write built-in skill {}: {e}", file.display());
-            }
-        }
-        ContentState {
-            memory: Arc::new(MemoryService {
-                store,
-                model_dir,
-                embedder: Mutex::new(None),
-                indexes: Arc::new(tokio::sync::Mutex::new(HashMap::new())),
-                backfill: Mutex::new(Backfill::default()),
-                download: tokio::sync::Mutex::new(()),
-            }),
-            builtin_skills,
-            user_skills: paths.config_dir.join("skills"),
-            summaries: super::summaries::SummaryState::default(),
-        }
-    }
-}
-
-/// Stores plans and announces them.
-#[derive(Debug)]
-struct Plans {
-    store: Store,
-    events: broadcast::Sender<AgentEvent>,
-}
-
-#[async_trait]
-impl PlanHost for Plans {
-    async fn load_plan(&self, chat_id: &str) -> Result<Option<Plan>, String> {
-        self.store
-            .get_plan(chat_id)
-            .await
-            .map_err(|e| e.to_string())
-    }
-
-    async fn save_plan(&self, chat_id: &str, plan: &Plan) -> Result<(), String> {
-        self.store
-            .save_plan(chat_id, plan)
-            .await
-            .map_err(|e| e.to_string())?;
-        let _ = self.events.send(AgentEvent::PlanUpdated {
-            chat_id: chat_id.to_string(),
-            plan: plan.clone(),
-        });
-        Ok(())
-    }
-}
 
 /// The embedder, loaded at first use: `Ok` or why there is none.
 type EmbedderSlot = Option<Result<Arc<dyn Embedder>, String>>;
@@ -124,7 +46,7 @@ type EmbedderSlot = Option<Result<Arc<dyn Embedder>, String>>;
 /// id; older rows that the backfill embeds are pushed into it by the backfill).
 type Indexes = Arc<tokio::sync::Mutex<HashMap<String, VectorIndex>>>;
 
-/// The background embedding of entries stored without a vector (see [`run_backfill`]).
+/// The background embedding of entries stored without a vector (see `backfill.rs`).
 #[derive(Debug, Default)]
 struct Backfill {
     /// Whether the backfill was started for the current embedder (reset with it).
@@ -133,10 +55,11 @@ struct Backfill {
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
-/// Core blocks and the hybrid archive search.
-#[derive(Debug)]
+/// Long-term memory: core blocks and the hybrid archive search, the embedding source (local
+/// model or a provider's), the model download and the backfill.
 pub(crate) struct MemoryService {
     store: Store,
+    settings: Arc<SettingsService>,
     model_dir: PathBuf,
     embedder: Mutex<EmbedderSlot>,
     indexes: Indexes,
@@ -145,7 +68,37 @@ pub(crate) struct MemoryService {
     download: tokio::sync::Mutex<()>,
 }
 
+impl std::fmt::Debug for MemoryService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryService")
+            .field("model_dir", &self.model_dir)
+            .finish_non_exhaustive()
+    }
+}
+
 impl MemoryService {
+    /// The service; the local model's folder is `SUZENT_EMBEDDING_MODEL` or
+    /// `models/all-MiniLM-L6-v2` under the data directory.
+    pub(crate) fn new(
+        paths: &Paths,
+        store: Store,
+        settings: Arc<SettingsService>,
+    ) -> MemoryService {
+        let model_dir = std::env::var_os(EMBEDDING_MODEL_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| paths.data_dir.join("models").join("all-MiniLM-L6-v2"));
+        MemoryService {
+            store,
+            settings,
+            model_dir,
+            embedder: Mutex::new(None),
+            indexes: Arc::new(tokio::sync::Mutex::new(HashMap::new())),
+            backfill: Mutex::new(Backfill::default()),
+            download: tokio::sync::Mutex::new(()),
+        }
+    }
+
     /// The embedder, or why there is none (said plainly to the model). The first time an
     /// embedder is available, the entries stored without a vector start being embedded in the
     /// background.
@@ -301,212 +254,6 @@ impl MemoryService {
         }
         Ok(index.top_k(query, CANDIDATES, MIN_SIMILARITY))
     }
-}
-
-/// Embeds the entries of every user that have no vector (or one of another length, from another
-/// model) with `embedder`, [`BACKFILL_BATCH`] at a time in id order, stores the vectors and
-/// puts them into the loaded vector indexes. Stops at the first failure (logged); the next
-/// embedder (or the next start of the app) tries again.
-async fn run_backfill(store: Store, embedder: Arc<dyn Embedder>, indexes: Indexes) {
-    let started = std::time::Instant::now();
-    // 0 until a provider's first answer: then only entries without any vector are selected.
-    let mut dims = embedder.dims();
-    let mut after_id = 0;
-    let mut done = 0usize;
-    loop {
-        let batch = match store
-            .archival_needing_embedding(dims, after_id, BACKFILL_BATCH)
-            .await
-        {
-            Ok(batch) => batch,
-            Err(e) => {
-                tracing::warn!("embedding older memories stopped: {e}");
-                return;
-            }
-        };
-        let Some(last_id) = batch.last().map(|e| e.id) else {
-            break;
-        };
-        let texts: Vec<String> = batch.iter().map(|e| e.content.clone()).collect();
-        let model = Arc::clone(&embedder);
-        let vectors = match tokio::task::spawn_blocking(move || {
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            model.embed(&refs)
-        })
-        .await
-        {
-            Ok(Ok(v)) if v.len() == batch.len() => v,
-            Ok(Ok(v)) => {
-                tracing::warn!(
-                    "embedding older memories stopped: {} vectors for {} texts",
-                    v.len(),
-                    batch.len()
-                );
-                return;
-            }
-            Ok(Err(e)) => {
-                tracing::warn!("embedding older memories stopped: {e}");
-                return;
-            }
-            Err(e) => {
-                tracing::warn!("embedding older memories stopped: the task failed: {e}");
-                return;
-            }
-        };
-        let dims_were_known = dims != 0;
-        dims = vectors.first().map_or(dims, Vec::len);
-        let pairs: Vec<(i64, Vec<f32>)> = batch.iter().map(|e| e.id).zip(vectors).collect();
-        let updated = match store.set_archival_embeddings(&pairs).await {
-            Ok(updated) => updated,
-            Err(e) => {
-                tracing::warn!("embedding older memories stopped: {e}");
-                return;
-            }
-        };
-        {
-            let mut indexes = indexes.lock().await;
-            for ((id, vector), entry) in pairs.iter().zip(&batch) {
-                if updated.contains(id)
-                    && let Some(index) = indexes.get_mut(&entry.user_id)
-                {
-                    // An index of another length belongs to another model: not its vector.
-                    let _ = index.push(*id, vector);
-                }
-            }
-        }
-        done += updated.len();
-        // Once the length is known, entries before this batch may hold vectors of another
-        // length: look at them again from the start.
-        after_id = if dims_were_known { last_id } else { 0 };
-        tokio::task::yield_now().await;
-    }
-    if done > 0 {
-        let secs = started.elapsed().as_secs_f64();
-        tracing::info!(
-            entries = done,
-            seconds = secs,
-            per_second = done as f64 / secs.max(1e-9),
-            model = embedder.name(),
-            "embedded the archival memories stored without a vector"
-        );
-    }
-}
-
-/// Embeddings from an OpenAI-compatible `/embeddings` endpoint (OpenAI, Ollama, or any server
-/// at the configured base URL).
-struct ProviderEmbedder {
-    handle: tokio::runtime::Handle,
-    client: reqwest::Client,
-    url: String,
-    key: Option<String>,
-    model: String,
-    name: String,
-    dims: std::sync::atomic::AtomicUsize,
-}
-
-impl std::fmt::Debug for ProviderEmbedder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProviderEmbedder")
-            .field("url", &self.url)
-            .field("model", &self.model)
-            .finish()
-    }
-}
-
-impl Embedder for ProviderEmbedder {
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, MemoryError> {
-        #[derive(serde::Deserialize)]
-        struct Item {
-            index: usize,
-            embedding: Vec<f32>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Answer {
-            data: Vec<Item>,
-        }
-        let body = serde_json::json!({"model": self.model, "input": texts});
-        let mut request = self.client.post(&self.url).json(&body);
-        if let Some(key) = &self.key {
-            request = request.bearer_auth(key);
-        }
-        let fail = |e: String| MemoryError::Embed(format!("{}: {e}", self.name));
-        // Called on a blocking thread (never inside the async runtime's workers).
-        let answer: Answer = self
-            .handle
-            .block_on(async {
-                let response = request.send().await?.error_for_status()?;
-                response.json::<Answer>().await
-            })
-            .map_err(|e| fail(e.to_string()))?;
-        let mut items = answer.data;
-        items.sort_by_key(|i| i.index);
-        if items.len() != texts.len() {
-            return Err(fail(format!(
-                "{} vectors for {} texts",
-                items.len(),
-                texts.len()
-            )));
-        }
-        let vectors: Vec<Vec<f32>> = items
-            .into_iter()
-            .map(|i| {
-                let norm = i.embedding.iter().map(|x| x * x).sum::<f32>().sqrt();
-                if norm > 0.0 {
-                    i.embedding.iter().map(|x| x / norm).collect()
-                } else {
-                    i.embedding
-                }
-            })
-            .collect();
-        if let Some(v) = vectors.first() {
-            self.dims
-                .store(v.len(), std::sync::atomic::Ordering::Relaxed);
-        }
-        Ok(vectors)
-    }
-
-    fn dims(&self) -> usize {
-        self.dims.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-/// Whether the folder holds every local model file.
-fn model_present(dir: &std::path::Path) -> bool {
-    suzent_memory::MODEL_FILES
-        .iter()
-        .all(|f| dir.join(f).is_file())
-}
-
-/// Why there is no local model: the folder lacks the files.
-fn no_model_reason(dir: &std::path::Path) -> String {
-    format!(
-        "no embedding model at {} (put the all-MiniLM-L6-v2 files model.safetensors, \
-         tokenizer.json and config.json there, or set {EMBEDDING_MODEL_ENV})",
-        dir.display()
-    )
-}
-
-/// The name the local embedder has once loaded from `dir` (`all-MiniLM-L6-v2 (local)`).
-fn local_model_name(dir: &std::path::Path) -> String {
-    format!(
-        "{} (local)",
-        dir.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "sentence model".into())
-    )
-}
-
-fn load_embedder(dir: &std::path::Path) -> Result<Arc<dyn Embedder>, String> {
-    if !dir.is_dir() {
-        return Err(no_model_reason(dir));
-    }
-    suzent_memory::MiniLmEmbedder::load(dir)
-        .map(|e| Arc::new(e) as Arc<dyn Embedder>)
-        .map_err(|e| e.to_string())
 }
 
 #[async_trait]
@@ -672,7 +419,7 @@ impl MemoryService {
     }
 }
 
-/// Whether memory search compares meanings (see [`Runtime::embedding_status`]).
+/// Whether memory search compares meanings (see [`crate::Runtime::embedding_status`]).
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -698,12 +445,15 @@ pub struct EmbeddingStatus {
     pub backfilling: bool,
 }
 
-impl Runtime {
+impl MemoryService {
     /// Uses a provider's embedding model (`openai/text-embedding-3-small`; OpenAI-compatible
     /// `/embeddings` endpoints: `openai/...` with its base URL and key, `ollama/...`) for
     /// archival memory instead of the local model, or the local model again with `None`. The
     /// choice is stored. Vectors of entries stored with another model are not compared.
-    pub async fn set_embedding_provider(&self, model: Option<&str>) -> Result<(), RuntimeError> {
+    pub(crate) async fn set_embedding_provider(
+        &self,
+        model: Option<&str>,
+    ) -> Result<(), RuntimeError> {
         if let Some(model) = model {
             self.provider_embedder(model)?;
         }
@@ -711,11 +461,10 @@ impl Runtime {
             Some(m) => serde_json::json!(m),
             None => serde_json::Value::Null,
         };
-        self.inner
-            .store
+        self.store
             .set_setting(EMBEDDING_PROVIDER_KEY, &value)
             .await?;
-        self.inner.content.memory.reset_embedder().await;
+        self.reset_embedder().await;
         Ok(())
     }
 
@@ -730,14 +479,14 @@ impl Runtime {
                 ),
             });
         }
-        let key = self.key_source().api_key(kind.as_str());
+        let key = self.settings.keys().api_key(kind.as_str());
         if kind == ProviderKind::OpenAi && key.is_none() {
             return Err(RuntimeError::InvalidInput {
                 field: "embedding_model".into(),
                 message: "no OpenAI key: set OPENAI_API_KEY or run `suzent keys set openai`".into(),
             });
         }
-        let base = crate::provider::resolve::base_url(kind, &self.config().providers);
+        let base = crate::provider::resolve::base_url(kind, &self.settings.config().providers);
         Ok(Arc::new(ProviderEmbedder {
             handle: tokio::runtime::Handle::current(),
             client: crate::provider::resolve::shared_client()?,
@@ -749,10 +498,10 @@ impl Runtime {
         }))
     }
 
-    /// The memory service with its embedding source chosen: the stored provider model if any
+    /// Chooses the embedding source when none is chosen yet: the stored provider model if any
     /// (else the local model, loaded at first use).
-    pub(crate) async fn memory_service(&self) -> Result<Arc<MemoryService>, RuntimeError> {
-        let memory = &self.inner.content.memory;
+    async fn choose_embedder(&self) -> Result<(), RuntimeError> {
+        let memory = self;
         let unset = memory
             .embedder
             .lock()
@@ -760,7 +509,7 @@ impl Runtime {
             .is_none();
         if unset
             && let Some(serde_json::Value::String(model)) =
-                self.inner.store.get_setting(EMBEDDING_PROVIDER_KEY).await?
+                self.store.get_setting(EMBEDDING_PROVIDER_KEY).await?
         {
             let chosen = self.provider_embedder(&model).map_err(|e| e.to_string());
             *memory
@@ -768,7 +517,34 @@ impl Runtime {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = Some(chosen);
         }
-        Ok(Arc::clone(memory))
+        Ok(())
+    }
+
+    /// The memory a tool context gets (`memory_search`, `memory_block_update`,
+    /// `memory_archive`), with its embedding source chosen.
+    pub(crate) async fn host(self: &Arc<Self>) -> Result<Arc<dyn MemoryHost>, RuntimeError> {
+        self.choose_embedder().await?;
+        Ok(Arc::clone(self) as Arc<dyn MemoryHost>)
+    }
+
+    /// The core memory blocks of `user_id` for the system prompt, or `None` when all are empty.
+    pub(crate) async fn prompt_section(
+        &self,
+        user_id: &str,
+    ) -> Result<Option<String>, RuntimeError> {
+        let blocks = self.store.memory_blocks(user_id).await?;
+        let blocks: Vec<_> = blocks.into_iter().filter(|(_, c)| !c.is_empty()).collect();
+        if blocks.is_empty() {
+            return Ok(None);
+        }
+        let mut section = String::from(
+            "\n\nCore memory (keep it current with memory_block_update; search older \
+             memories with memory_search):",
+        );
+        for (block, content) in blocks {
+            section.push_str(&format!("\n<{block}>\n{content}\n</{block}>"));
+        }
+        Ok(Some(section))
     }
 
     /// Downloads the local embedding model (all-MiniLM-L6-v2) once into the data folder (or the
@@ -776,13 +552,13 @@ impl Runtime {
     /// [`DEFAULT_MODEL_SOURCE`]). Returns the folder and whether anything was downloaded; files
     /// already in place are kept. Then loads the embedding model in use (this one unless a
     /// provider's is chosen) and starts embedding, in the background, the memories stored
-    /// without a vector ([`Runtime::embedding_status`] tells how many are left).
-    pub async fn download_embedding_model(
+    /// without a vector ([`crate::Runtime::embedding_status`] tells how many are left).
+    pub(crate) async fn download_embedding_model(
         &self,
         source: Option<&str>,
     ) -> Result<(PathBuf, bool), RuntimeError> {
-        let memory = self.memory_service().await?;
-        let downloaded = memory
+        self.choose_embedder().await?;
+        let downloaded = self
             .download_model(source.unwrap_or(DEFAULT_MODEL_SOURCE))
             .await
             .map_err(|message| RuntimeError::InvalidInput {
@@ -791,17 +567,19 @@ impl Runtime {
             })?;
         // Loads the model (or the chosen provider's) and starts the backfill; a failure is
         // reported by the status and by the next search.
-        let _ = self.memory_service().await?.embedder().await;
+        self.choose_embedder().await?;
+        let _ = self.embedder().await;
         Ok(downloaded)
     }
 
     /// Whether memory search compares meanings, with which model, or why not; and how many of
     /// the local user's memories still wait for a vector. Cheap: it loads no model (an unused
     /// local model counts as on when its files are in place) and calls no provider.
-    pub async fn embedding_status(&self) -> Result<EmbeddingStatus, RuntimeError> {
-        let memory = self.memory_service().await?;
+    pub(crate) async fn embedding_status(&self) -> Result<EmbeddingStatus, RuntimeError> {
+        self.choose_embedder().await?;
+        let memory = self;
         let provider = matches!(
-            self.inner.store.get_setting(EMBEDDING_PROVIDER_KEY).await?,
+            self.store.get_setting(EMBEDDING_PROVIDER_KEY).await?,
             Some(serde_json::Value::String(_))
         );
         let present = model_present(&memory.model_dir);
@@ -821,9 +599,8 @@ impl Runtime {
             None => (None, Some(no_model_reason(&memory.model_dir)), 0),
         };
         let waiting = self
-            .inner
             .store
-            .archival_needing_embedding_count(&super::whoami(), dims)
+            .archival_needing_embedding_count(&whoami(), dims)
             .await?;
         Ok(EmbeddingStatus {
             active: model.is_some(),
@@ -840,16 +617,13 @@ impl Runtime {
     /// Starts embedding the memories stored without a vector when there are any and an
     /// embedding model is at hand (the local files in place, or a provider's model chosen);
     /// otherwise loads nothing. Called when the dispatcher starts (the app, `suzent serve`).
-    pub(crate) fn start_memory_backfill(&self) {
-        let rt = self.clone();
+    pub(crate) fn start_backfill_if_due(self: &Arc<Self>) {
+        let memory = Arc::clone(self);
         tokio::spawn(async move {
-            let memory = match rt.memory_service().await {
-                Ok(memory) => memory,
-                Err(e) => {
-                    tracing::warn!("cannot check the memories without a vector: {e}");
-                    return;
-                }
-            };
+            if let Err(e) = memory.choose_embedder().await {
+                tracing::warn!("cannot check the memories without a vector: {e}");
+                return;
+            }
             let chosen = memory
                 .embedder
                 .lock()
@@ -858,7 +632,7 @@ impl Runtime {
             if !chosen && !model_present(&memory.model_dir) {
                 return;
             }
-            match rt.inner.store.archival_needing_embedding(0, 0, 1).await {
+            match memory.store.archival_needing_embedding(0, 0, 1).await {
                 Ok(waiting) if !waiting.is_empty() => {
                     let _ = memory.embedder().await;
                 }
@@ -868,129 +642,33 @@ impl Runtime {
         });
     }
 
-    /// Gives a tool context the plan store, memory and the enabled skills.
-    pub(crate) async fn equip_content(&self, ctx: &mut ToolContext) -> Result<(), RuntimeError> {
-        ctx.plans = Some(Arc::new(Plans {
-            store: self.inner.store.clone(),
-            events: self.inner.events.clone(),
-        }));
-        ctx.memory = Some(self.memory_service().await?);
-        ctx.skills = Some(Arc::new(self.load_skills().await?));
-        Ok(())
-    }
-
-    /// The system prompt with the core memory blocks and the enabled skills.
-    pub(crate) async fn full_system_prompt(
+    /// The embeddings of `texts` for storing them (`None` each without an embedding model),
+    /// with the embedding source chosen first.
+    pub(crate) async fn embeddings_for_storage(
         &self,
-        chat: &ChatRecord,
-        ctx: &ToolContext,
-    ) -> Result<String, RuntimeError> {
-        let mut prompt = super::system_prompt(chat, ctx);
-        let blocks = self.inner.store.memory_blocks(&ctx.user_id).await?;
-        let blocks: Vec<_> = blocks.into_iter().filter(|(_, c)| !c.is_empty()).collect();
-        if !blocks.is_empty() {
-            prompt.push_str(
-                "\n\nCore memory (keep it current with memory_block_update; search older \
-                 memories with memory_search):",
-            );
-            for (block, content) in blocks {
-                prompt.push_str(&format!("\n<{block}>\n{content}\n</{block}>"));
-            }
-        }
-        if let Some(section) = ctx.skills.as_ref().and_then(|s| s.prompt_section()) {
-            prompt.push_str("\n\n");
-            prompt.push_str(&section);
-        }
-        Ok(prompt)
-    }
-
-    /// The skills folders: built-in, external (`SUZENT_SKILL_DIRS`), the user's.
-    fn skill_folders(&self) -> Vec<(SkillSource, PathBuf)> {
-        let mut folders = vec![(
-            SkillSource::BuiltIn,
-            self.inner.content.builtin_skills.clone(),
-        )];
-        if let Some(dirs) = std::env::var_os(SKILL_DIRS_ENV) {
-            folders.extend(std::env::split_paths(&dirs).map(|d| (SkillSource::External, d)));
-        }
-        folders.push((SkillSource::User, self.inner.content.user_skills.clone()));
-        folders
-    }
-
-    async fn disabled_skills(&self) -> Result<HashSet<String>, RuntimeError> {
-        let stored = self.inner.store.get_setting(DISABLED_SKILLS_KEY).await?;
-        Ok(stored
-            .and_then(|v| serde_json::from_value::<Vec<String>>(v).ok())
-            .unwrap_or_default()
-            .into_iter()
-            .collect())
-    }
-
-    async fn load_skills(&self) -> Result<SkillSet, RuntimeError> {
-        let folders = self.skill_folders();
-        let disabled = self.disabled_skills().await?;
-        let set = tokio::task::spawn_blocking(move || SkillSet::load(&folders, &disabled))
+        texts: &[String],
+    ) -> Result<Vec<Option<Vec<f32>>>, RuntimeError> {
+        self.choose_embedder().await?;
+        self.embeddings(texts)
             .await
-            .map_err(|e| RuntimeError::Io {
-                path: "skills".into(),
-                message: e.to_string(),
-            })?;
-        for p in &set.problems {
-            tracing::warn!("skill {} skipped: {}", p.path.display(), p.message);
-        }
-        Ok(set)
-    }
-
-    /// Every skill (enabled or not), by name; a user skill hides a built-in one of its name.
-    pub async fn skills(&self) -> Result<Vec<Skill>, RuntimeError> {
-        Ok(self.load_skills().await?.all().cloned().collect())
-    }
-
-    /// Enables or disables a skill by name.
-    pub async fn set_skill_enabled(&self, name: &str, enabled: bool) -> Result<(), RuntimeError> {
-        let set = self.load_skills().await?;
-        if set.get(name).is_none() {
-            return Err(RuntimeError::InvalidInput {
-                field: "skill".into(),
-                message: format!("no skill named '{name}'"),
-            });
-        }
-        let mut disabled = self.disabled_skills().await?;
-        if enabled {
-            disabled.remove(name);
-        } else {
-            disabled.insert(name.to_string());
-        }
-        let mut list: Vec<String> = disabled.into_iter().collect();
-        list.sort();
-        self.inner
-            .store
-            .set_setting(DISABLED_SKILLS_KEY, &serde_json::json!(list))
-            .await?;
-        Ok(())
-    }
-
-    /// The chat's plan, if it has one.
-    pub async fn plan(&self, chat_id: &str) -> Result<Option<Plan>, RuntimeError> {
-        self.chat(chat_id).await?;
-        Ok(self.inner.store.get_plan(chat_id).await?)
+            .map_err(|message| RuntimeError::InvalidInput {
+                field: "memory".into(),
+                message,
+            })
     }
 
     /// The local user's core memory blocks that have content, as `(block, content)`.
-    pub async fn memory_blocks(&self) -> Result<Vec<(String, String)>, RuntimeError> {
-        Ok(self.inner.store.memory_blocks(&super::whoami()).await?)
+    pub(crate) async fn memory_blocks(&self) -> Result<Vec<(String, String)>, RuntimeError> {
+        Ok(self.store.memory_blocks(&whoami()).await?)
     }
 
     /// Sets a core memory block of the local user (the desktop app's editor).
-    pub async fn set_memory_block(
+    pub(crate) async fn set_memory_block(
         &self,
         block: &str,
         content: &str,
     ) -> Result<String, RuntimeError> {
-        self.inner
-            .content
-            .memory
-            .update_block(&super::whoami(), block, BlockOperation::Replace, content)
+        self.update_block(&whoami(), block, BlockOperation::Replace, content)
             .await
             .map_err(|message| RuntimeError::InvalidInput {
                 field: "block".into(),
@@ -1000,15 +678,14 @@ impl Runtime {
 
     /// Stores archival memories of the local user (imports, end-of-chat summaries); embeds them
     /// when a model is available. Returns their ids.
-    pub async fn archive_memories(
+    pub(crate) async fn archive_memories(
         &self,
         chat_id: Option<&str>,
         source: &str,
         texts: &[String],
     ) -> Result<Vec<i64>, RuntimeError> {
-        self.memory_service()
-            .await?
-            .archive_many(&super::whoami(), chat_id, source, texts)
+        self.choose_embedder().await?;
+        self.archive_many(&whoami(), chat_id, source, texts)
             .await
             .map_err(|message| RuntimeError::InvalidInput {
                 field: "memory".into(),
@@ -1021,7 +698,7 @@ impl Runtime {
     ///
     /// Errors: [`RuntimeError::InvalidInput`] with field `query` (empty, or the search failed)
     /// or `limit` (outside 1..=[`suzent_tools::MAX_MEMORY_RESULTS`]).
-    pub async fn search_memory(
+    pub(crate) async fn search_memory(
         &self,
         query: &str,
         limit: usize,
@@ -1042,9 +719,8 @@ impl Runtime {
                 ),
             });
         }
-        self.memory_service()
-            .await?
-            .search(&super::whoami(), query, limit)
+        self.choose_embedder().await?;
+        self.search(&whoami(), query, limit)
             .await
             .map_err(|message| RuntimeError::InvalidInput {
                 field: "query".into(),

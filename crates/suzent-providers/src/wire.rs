@@ -157,11 +157,7 @@ pub(crate) fn truncate_text(text: &str, max: usize, already_truncated: bool) -> 
     if text.len() <= max && !already_truncated {
         return text.to_string();
     }
-    let mut end = max.min(text.len());
-    while end > 0 && !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    format!("{}…", suzent_core::text::prefix_bytes(text, max))
 }
 
 /// Parses one SSE data payload as JSON.

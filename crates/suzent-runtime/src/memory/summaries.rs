@@ -14,13 +14,17 @@
 //! summarized exactly once. Sub-agent chats are not summarized: their results reach the
 //! delegating chat, whose summary covers them.
 
-use super::{Runtime, Session};
+use super::MemoryService;
+use crate::chats::{ChatService, whoami};
 use crate::error::RuntimeError;
+use crate::sessions::Sessions;
+use crate::settings::SettingsService;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use suzent_core::ChatMessage;
-use suzent_store::{NewArchival, StoredMessage, SummaryRecord};
+use suzent_store::{NewArchival, Store, StoredMessage, SummaryRecord};
+use tokio_util::sync::CancellationToken;
 
 /// Characters of transcript sent for a summary (the most recent ones).
 const SUMMARY_INPUT_CHARS: usize = 24_000;
@@ -34,9 +38,13 @@ const SWEEP_BATCH: u32 = 8;
 const MIN_SWEEP_PAUSE: Duration = Duration::from_millis(250);
 const MAX_SWEEP_PAUSE: Duration = Duration::from_secs(60);
 
-/// The runtime's summary state.
-#[derive(Debug, Default)]
-pub(crate) struct SummaryState {
+/// End-of-chat summaries: on demand and by the sweep over idle chats.
+pub(crate) struct SummaryService {
+    store: Store,
+    chats: Arc<ChatService>,
+    memory: Arc<MemoryService>,
+    settings: Arc<SettingsService>,
+    sessions: Arc<Sessions>,
     /// One summary at a time: the sweep and a deletion never summarize the same stretch twice,
     /// and model calls for summaries never pile up.
     lock: tokio::sync::Mutex<()>,
@@ -46,7 +54,26 @@ pub(crate) struct SummaryState {
     failed: Mutex<HashMap<String, Instant>>,
 }
 
-impl Runtime {
+impl SummaryService {
+    /// The service.
+    pub(crate) fn new(
+        store: Store,
+        chats: Arc<ChatService>,
+        memory: Arc<MemoryService>,
+        settings: Arc<SettingsService>,
+        sessions: Arc<Sessions>,
+    ) -> SummaryService {
+        SummaryService {
+            store,
+            chats,
+            memory,
+            settings,
+            sessions,
+            lock: tokio::sync::Mutex::new(()),
+            failed: Mutex::new(HashMap::new()),
+        }
+    }
+
     /// Writes a summary of what was said in the chat since its last summary into archival
     /// memory (source `summary`, text `Summary of chat '<title>': ...`): the chat's model (or
     /// the default model) is asked for the durable facts, decisions and open items. Returns the
@@ -54,21 +81,24 @@ impl Runtime {
     /// then marked as covered) or the model answered nothing.
     ///
     /// The runtime calls it itself when the chat has been idle for `chat_summary_idle_secs`
-    /// (see [`Runtime::start_dispatcher`]); `suzent memory summarize --chat ID` calls it on
-    /// demand. [`Runtime::delete_chat`] removes the summaries of the chat it deletes.
+    /// (see [`crate::Runtime::start_dispatcher`]); `suzent memory summarize --chat ID` calls it
+    /// on demand. [`crate::Runtime::delete_chat`] removes the summaries of the chat it deletes.
     ///
     /// Errors: [`RuntimeError::ChatNotFound`], [`RuntimeError::InvalidInput`] (`model`) when no
     /// model is set or the model request failed, store errors.
-    pub async fn archive_chat_summary(&self, chat_id: &str) -> Result<Option<i64>, RuntimeError> {
-        let _one_at_a_time = self.inner.content.summaries.lock.lock().await;
+    pub(crate) async fn archive_chat_summary(
+        &self,
+        chat_id: &str,
+    ) -> Result<Option<i64>, RuntimeError> {
+        let _one_at_a_time = self.lock.lock().await;
         self.summarize_new_stretch(chat_id).await
     }
 
     /// The summary of the chat's unsummarized stretch, stored with its mark. The caller holds
     /// the summary lock.
     async fn summarize_new_stretch(&self, chat_id: &str) -> Result<Option<i64>, RuntimeError> {
-        let chat = self.chat(chat_id).await?;
-        let store = &self.inner.store;
+        let chat = self.chats.get(chat_id).await?;
+        let store = &self.store;
         let through = store.summarized_through(chat_id).await?;
         let messages = store.messages(chat_id).await?;
         let Some(last_seq) = messages.last().map(|m| m.seq).filter(|&s| s > through) else {
@@ -88,18 +118,14 @@ impl Runtime {
             return Ok(None);
         }
         let text = format!("Summary of chat '{}': {summary}", chat.title);
-        let memory = self.memory_service().await?;
-        let embedding = memory
-            .embeddings(std::slice::from_ref(&text))
-            .await
-            .map_err(|message| RuntimeError::InvalidInput {
-                field: "memory".into(),
-                message,
-            })?
+        let embedding = self
+            .memory
+            .embeddings_for_storage(std::slice::from_ref(&text))
+            .await?
             .pop()
             .flatten();
         let entry = NewArchival {
-            user_id: super::whoami(),
+            user_id: whoami(),
             chat_id: Some(chat_id.to_string()),
             source: suzent_store::SUMMARY_SOURCE.into(),
             content: text,
@@ -130,12 +156,9 @@ impl Runtime {
             transcript.push_str(&format!("{who}: {}\n\n", text.trim()));
         }
         // The end of a long chat matters most: keep its last SUMMARY_INPUT_CHARS characters.
-        let skip = transcript
-            .chars()
-            .count()
-            .saturating_sub(SUMMARY_INPUT_CHARS);
-        let transcript: String = transcript.chars().skip(skip).collect();
-        let config = self.config();
+        let transcript =
+            suzent_core::text::tail_chars(&transcript, SUMMARY_INPUT_CHARS).to_string();
+        let config = self.settings.config();
         let model = chat
             .model
             .clone()
@@ -145,7 +168,7 @@ impl Runtime {
                 message: "the chat has no model to summarize with (set default_model)".into(),
             })?;
         let (client, model_id) =
-            crate::provider::resolve::build_provider(&model, &config.providers, self.key_source())?;
+            crate::provider::build_provider(&model, &config.providers, self.settings.keys())?;
         let request = crate::provider::ModelRequest {
             model: model_id,
             system: SUMMARY_PROMPT.into(),
@@ -165,13 +188,13 @@ impl Runtime {
 
     /// Starts the summary sweep (with the inbox dispatcher): every half idle time (0.25-60 s)
     /// it summarizes chats idle for `chat_summary_idle_secs`, re-reading the setting each time.
-    /// Runs until [`Runtime::shutdown`].
-    pub(crate) fn start_summary_sweep(&self) {
-        let rt = self.clone();
+    /// Runs until `shutdown` is cancelled ([`crate::Runtime::shutdown`]).
+    pub(crate) fn start_sweep(self: &Arc<Self>, shutdown: CancellationToken) {
+        let rt = Arc::clone(self);
         tokio::spawn(async move {
-            let shutdown = rt.inner.bg.shutdown.clone();
             loop {
-                let idle = Duration::from_secs(u64::from(rt.config().chat_summary_idle_secs));
+                let idle =
+                    Duration::from_secs(u64::from(rt.settings.config().chat_summary_idle_secs));
                 let pause = if idle.is_zero() {
                     MAX_SWEEP_PAUSE
                 } else {
@@ -186,19 +209,6 @@ impl Runtime {
         });
     }
 
-    /// Chats with a turn running in this process.
-    fn chats_in_a_turn(&self) -> Vec<String> {
-        let sessions: Vec<(String, Arc<Session>)> = match self.inner.sessions.lock() {
-            Ok(s) => s.iter().map(|(k, v)| (k.clone(), Arc::clone(v))).collect(),
-            Err(_) => Vec::new(),
-        };
-        sessions
-            .into_iter()
-            .filter(|(_, s)| s.run_lock.try_lock().is_err())
-            .map(|(id, _)| id)
-            .collect()
-    }
-
     /// One sweep: summarizes up to [`SWEEP_BATCH`] chats whose last message is older than
     /// `idle` and not yet covered by a summary, leaving out chats in a turn and chats whose
     /// last attempt failed less than `idle` ago (in the query, before the batch limit, so they
@@ -207,15 +217,14 @@ impl Runtime {
         let Ok(idle_delta) = chrono::TimeDelta::from_std(idle) else {
             return 0;
         };
-        let state = &self.inner.content.summaries;
-        let mut skip = self.chats_in_a_turn();
+        let state = self;
+        let mut skip = self.sessions.running();
         {
             let mut failed = state.failed.lock().unwrap_or_else(PoisonError::into_inner);
             failed.retain(|_, at| at.elapsed() < idle);
             skip.extend(failed.keys().cloned());
         }
         let due = match self
-            .inner
             .store
             .chats_due_for_summary(chrono::Utc::now() - idle_delta, SWEEP_BATCH, &skip)
             .await
@@ -228,10 +237,9 @@ impl Runtime {
         };
         let mut stored = 0;
         for chat in due {
-            let result = match self.inner.store.agent_link(&chat.chat_id).await {
+            let result = match self.store.agent_link(&chat.chat_id).await {
                 // A sub-agent's work reaches its parent chat; only the mark moves.
                 Ok(Some(_)) => self
-                    .inner
                     .store
                     .record_chat_summary(&chat.chat_id, chat.last_seq, None)
                     .await

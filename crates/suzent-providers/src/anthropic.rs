@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use suzent_core::{ChatMessage, ToolCall};
 
 use super::schema::normalize_schema;
+use super::turns::merge_turns;
 use super::wire::{Endpoint, SseData, join_url, next_data, post_sse, stream_error};
 use super::{
     ModelProvider, ModelRequest, ModelResponse, ProviderError, ProviderKind, StopReason, TextSink,
@@ -121,66 +122,48 @@ fn request_body(request: &ModelRequest) -> Value {
 /// Maps the transcript to content-block messages. Consecutive messages of one role (tool results,
 /// a user message after them) are merged, so roles alternate; empty messages are left out.
 fn map_messages(messages: &[ChatMessage]) -> Vec<Value> {
-    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for message in messages {
-        let (role, blocks) = match message {
-            ChatMessage::User { text } => {
-                let blocks = if text.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![json!({"type": "text", "text": text})]
-                };
-                ("user", blocks)
-            }
-            ChatMessage::Assistant { text, tool_calls } => {
-                let mut blocks = Vec::new();
-                if !text.is_empty() {
-                    blocks.push(json!({"type": "text", "text": text}));
-                }
-                for call in tool_calls {
-                    blocks.push(json!({
-                        "type": "tool_use",
-                        "id": call.id,
-                        "name": call.name,
-                        "input": call.arguments_for_history(),
-                    }));
-                }
-                ("assistant", blocks)
-            }
-            ChatMessage::Tool {
-                tool_call_id,
-                content,
-                is_error,
-                ..
-            } => (
-                "user",
-                vec![json!({
-                    "type": "tool_result",
-                    "tool_use_id": tool_call_id,
-                    "content": content,
-                    "is_error": is_error,
-                })],
-            ),
-        };
-        if blocks.is_empty() {
-            continue;
+    let turns = messages.iter().map(|message| match message {
+        ChatMessage::User { text } => {
+            let blocks = if text.is_empty() {
+                Vec::new()
+            } else {
+                vec![json!({"type": "text", "text": text})]
+            };
+            ("user", blocks)
         }
-        match out.last_mut() {
-            Some((last_role, last_blocks)) if *last_role == role => {
-                // tool_result blocks must come first in a user message.
-                if role == "user" && blocks.iter().any(is_tool_result) {
-                    let at = last_blocks.iter().take_while(|b| is_tool_result(b)).count();
-                    for (n, block) in blocks.into_iter().enumerate() {
-                        last_blocks.insert(at + n, block);
-                    }
-                } else {
-                    last_blocks.extend(blocks);
-                }
+        ChatMessage::Assistant { text, tool_calls } => {
+            let mut blocks = Vec::new();
+            if !text.is_empty() {
+                blocks.push(json!({"type": "text", "text": text}));
             }
-            _ => out.push((role, blocks)),
+            for call in tool_calls {
+                blocks.push(json!({
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": call.arguments_for_history(),
+                }));
+            }
+            ("assistant", blocks)
         }
-    }
-    out.into_iter()
+        ChatMessage::Tool {
+            tool_call_id,
+            content,
+            is_error,
+            ..
+        } => (
+            "user",
+            vec![json!({
+                "type": "tool_result",
+                "tool_use_id": tool_call_id,
+                "content": content,
+                "is_error": is_error,
+            })],
+        ),
+    });
+    // tool_result blocks must come first in a user message.
+    merge_turns(turns, is_tool_result)
+        .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
         .collect()
 }

@@ -1,27 +1,23 @@
 //! Background commands: shell commands that outlive the turn that started them
 //! (`start_command` / `check_command` / `stop_command`, seed 000 "Shell capability").
 //!
-//! Each command runs like `run_command` (its own session / process group, stdin from
-//! `/dev/null`, prompts and editors disabled, optionally inside the sandbox). Its output goes to
-//! an on-disk spool of a few fixed-size segments: the oldest segment is deleted when a new one
-//! starts, so disk use is bounded and memory stays flat whatever the command prints. Offsets are
-//! absolute byte positions in the whole output; reading below the retained start reports how
-//! many bytes were dropped.
+//! Each command is a [`Process`] like `run_command`'s (its own session / process group, stdin
+//! from `/dev/null`, prompts and editors disabled, optionally inside the sandbox). Its output goes
+//! to an on-disk [`Spool`] of a few fixed-size segments. Offsets are absolute byte positions in
+//! the whole output; reading below the retained start reports how many bytes were dropped.
 //!
 //! When a command ends on its own (exits or times out), the [`CommandObserver`] is asked to
 //! report it to the owning agent, unless the agent already read the final result with
 //! `check_command` or stopped the command; a report already queued is withdrawn when the final
 //! result is read first.
 
-use crate::tool::{ToolContext, ToolError};
+use super::output::{OutputPage, Spool};
+use super::{ExecError, Process, ShellRequest, split_status};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use process_wrap::tokio::ChildWrapper;
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::path::PathBuf;
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
@@ -33,10 +29,7 @@ use tokio_util::sync::CancellationToken;
 pub const REPORT_TAIL_CHARS: usize = 8_000;
 /// Characters of recent output the sidebar shows.
 pub const RECENT_OUTPUT_CHARS: usize = 2_000;
-/// After the main shell exits: how long output of leftovers may still arrive before the rest of
-/// the process group is stopped.
-const GRACE_AFTER_EXIT: Duration = Duration::from_millis(250);
-/// After SIGTERM: how long the tree may take to exit before SIGKILL.
+/// After SIGTERM: how long the tree may take to exit before SIGKILL (see `Process::stop_tree`).
 const TERM_GRACE: Duration = Duration::from_secs(2);
 /// After the tree is gone: how long to wait for the last output.
 const DRAIN: Duration = Duration::from_secs(2);
@@ -136,21 +129,6 @@ pub trait CommandObserver: Send + Sync + 'static {
     async fn withdrawn(&self, command_id: &str, chat_id: &str);
 }
 
-/// One page of a command's output (`check_command`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct OutputPage {
-    /// Absolute offset of the first byte returned.
-    pub start: u64,
-    /// The bytes, as lossy UTF-8.
-    pub text: String,
-    /// Offset to ask for next.
-    pub next_offset: u64,
-    /// Bytes the command printed so far.
-    pub total: u64,
-    /// Bytes between the requested offset and `start` that are no longer kept.
-    pub dropped: u64,
-}
-
 /// A command's state as `check_command` reports it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandSnapshot {
@@ -241,8 +219,8 @@ impl std::fmt::Debug for BackgroundCommands {
 }
 
 /// Errors of the command table, as messages for the model.
-fn failed(message: impl Into<String>) -> ToolError {
-    ToolError::Failed(message.into())
+fn failed(message: impl Into<String>) -> ExecError {
+    ExecError(message.into())
 }
 
 impl BackgroundCommands {
@@ -301,7 +279,7 @@ impl BackgroundCommands {
         tasks
     }
 
-    fn entry(&self, command_id: &str, chat_id: Option<&str>) -> Result<Arc<Entry>, ToolError> {
+    fn entry(&self, command_id: &str, chat_id: Option<&str>) -> Result<Arc<Entry>, ExecError> {
         let entry = self
             .shared
             .entries
@@ -320,14 +298,14 @@ impl BackgroundCommands {
         }
     }
 
-    /// Starts `script` for the chat of `ctx` (in its workspace, under its sandbox if any).
-    /// Returns the command id. `timeout`: the whole tree is stopped when it expires.
+    /// Starts `request` for `chat_id` (in its workspace, under its sandbox if any). Returns the
+    /// command id. `timeout`: the whole tree is stopped when it expires.
     pub fn start(
         &self,
-        script: &str,
-        ctx: &ToolContext,
+        chat_id: &str,
+        request: &ShellRequest<'_>,
         timeout: Duration,
-    ) -> Result<String, ToolError> {
+    ) -> Result<String, ExecError> {
         if self.shared.shutdown.is_cancelled() {
             return Err(failed("background commands are shut down"));
         }
@@ -349,7 +327,7 @@ impl BackgroundCommands {
                     limits.max_active
                 )));
             }
-            let mine = running.iter().filter(|e| e.chat_id == ctx.chat_id).count();
+            let mine = running.iter().filter(|e| e.chat_id == chat_id).count();
             if mine >= limits.max_active_per_chat {
                 return Err(failed(format!(
                     "this chat already runs {mine} background commands (the limit is {}); stop one with stop_command or wait for one to finish",
@@ -357,7 +335,7 @@ impl BackgroundCommands {
                 )));
             }
         }
-        if let Some(sandbox) = &ctx.sandbox {
+        if let Some(sandbox) = request.sandbox {
             sandbox.check_available()?;
         }
         let n = self.shared.seq.fetch_add(1, Ordering::Relaxed);
@@ -369,48 +347,17 @@ impl BackgroundCommands {
             Spool::create(&self.shared.dir, &id, limits.segment_bytes, limits.segments)
                 .map_err(|e| failed(format!("cannot create the output file: {e}")))?,
         );
-        let (reader, writer) =
-            std::io::pipe().map_err(|e| failed(format!("cannot start the shell: {e}")))?;
-        let writer2 = writer
-            .try_clone()
-            .map_err(|e| failed(format!("cannot start the shell: {e}")))?;
-        let (child, container) = {
-            let (mut command, container) = crate::builtin::run_command::build_command(
-                script,
-                ctx,
-                Stdio::from(writer),
-                Stdio::from(writer2),
-            )?;
-            let child = command
-                .spawn()
-                .map_err(|e| failed(format!("cannot start the shell: {e}")))?;
-            (child, container)
-        };
-        let (eof_tx, eof_rx) = tokio::sync::oneshot::channel::<()>();
-        {
+        let process = {
             let spool = Arc::clone(&spool);
-            let mut reader = reader;
-            std::thread::Builder::new()
-                .name(format!("{id}-output"))
-                .spawn(move || {
-                    let mut chunk = vec![0u8; 64 * 1024];
-                    loop {
-                        match reader.read(&mut chunk) {
-                            Ok(0) => break,
-                            Ok(n) => spool.write(&chunk[..n]),
-                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                            Err(_) => break,
-                        }
-                    }
-                    let _ = eof_tx.send(());
-                })
-                .map_err(|e| failed(format!("cannot start the output reader: {e}")))?;
-        }
+            Process::spawn(request, format!("{id}-output"), move |chunk| {
+                spool.write(chunk)
+            })?
+        };
         let (done_tx, done_rx) = watch::channel(false);
         let entry = Arc::new(Entry {
             id: id.clone(),
-            chat_id: ctx.chat_id.clone(),
-            command: script.to_string(),
+            chat_id: chat_id.to_string(),
+            command: request.script.to_string(),
             started_at: Utc::now(),
             state: Mutex::new(State {
                 status: BackgroundTaskStatus::Running,
@@ -433,8 +380,7 @@ impl BackgroundCommands {
         }
         let this = self.clone();
         tokio::spawn(async move {
-            this.supervise(entry, child, container, eof_rx, timeout, done_tx)
-                .await;
+            this.supervise(entry, process, timeout, done_tx).await;
         });
         Ok(id)
     }
@@ -442,10 +388,9 @@ impl BackgroundCommands {
     async fn supervise(
         &self,
         entry: Arc<Entry>,
-        child: Box<dyn ChildWrapper>,
-        // Killed when dropped unless marked exited: also when this task is dropped.
-        container: Option<crate::sandbox::DockerContainer>,
-        mut eof: tokio::sync::oneshot::Receiver<()>,
+        // Stops the tree (and kills its container) when dropped: also when this task is
+        // dropped (the async runtime shuts down).
+        mut process: Process,
         timeout: Duration,
         done: watch::Sender<bool>,
     ) {
@@ -454,40 +399,20 @@ impl BackgroundCommands {
             TimedOut,
             Stopped,
         }
-        // If this task is dropped (the async runtime shuts down), the tree is killed.
-        let mut guard = KillOnDrop(Some(child));
-        let Some(child) = guard.0.as_mut() else {
-            return;
-        };
         let end = tokio::select! {
-            status = child.wait() => End::Exited(status.ok()),
+            status = process.wait() => End::Exited(status),
             () = tokio::time::sleep(timeout) => End::TimedOut,
             () = entry.stop.cancelled() => End::Stopped,
         };
         let status = match end {
             End::Exited(status) => {
-                if let Some(c) = &container {
-                    c.exited();
-                }
                 // Output of leftovers may still be on its way; then stop what the shell left.
-                if tokio::time::timeout(GRACE_AFTER_EXIT, &mut eof)
-                    .await
-                    .is_err()
-                {
-                    let _ = child.start_kill();
-                    let _ = tokio::time::timeout(DRAIN, &mut eof).await;
-                } else {
-                    let _ = child.start_kill();
-                }
+                process.settle_exit(DRAIN).await;
                 let (code, signal) = split_status(status);
                 (BackgroundTaskStatus::Finished, code, signal)
             }
             End::TimedOut | End::Stopped => {
-                if let Some(c) = &container {
-                    c.kill();
-                }
-                terminate_tree(child.as_mut()).await;
-                let _ = tokio::time::timeout(DRAIN, &mut eof).await;
+                process.stop_tree(DRAIN).await;
                 let final_status = if matches!(end, End::TimedOut) {
                     BackgroundTaskStatus::TimedOut
                 } else {
@@ -496,7 +421,7 @@ impl BackgroundCommands {
                 (final_status, None, None)
             }
         };
-        guard.0 = None;
+        process.release();
         entry.spool.flush();
         {
             let mut state = entry.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -575,7 +500,7 @@ impl BackgroundCommands {
         offset: u64,
         max_bytes: usize,
         wait: Duration,
-    ) -> Result<(CommandSnapshot, OutputPage), ToolError> {
+    ) -> Result<(CommandSnapshot, OutputPage), ExecError> {
         let entry = self.entry(command_id, chat_id)?;
         if !wait.is_zero() {
             let mut done = entry.done.clone();
@@ -621,7 +546,7 @@ impl BackgroundCommands {
         &self,
         command_id: &str,
         chat_id: Option<&str>,
-    ) -> Result<CommandSnapshot, ToolError> {
+    ) -> Result<CommandSnapshot, ExecError> {
         let entry = self.entry(command_id, chat_id)?;
         {
             let mut delivery = entry.delivery.lock().await;
@@ -661,239 +586,9 @@ impl BackgroundCommands {
     }
 }
 
-/// Kills the process tree when dropped while still owning it.
-struct KillOnDrop(Option<Box<dyn ChildWrapper>>);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if let Some(child) = self.0.as_mut() {
-            let _ = child.start_kill();
-        }
-    }
-}
-
-fn split_status(status: Option<ExitStatus>) -> (Option<i32>, Option<i32>) {
-    let Some(status) = status else {
-        return (None, None);
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        (status.code(), status.signal())
-    }
-    #[cfg(not(unix))]
-    {
-        (status.code(), None)
-    }
-}
-
-/// SIGTERM to the process group, SIGKILL after a grace period; waits for the main process.
-async fn terminate_tree(child: &mut dyn ChildWrapper) {
-    crate::builtin::run_command::terminate(child);
-    if tokio::time::timeout(TERM_GRACE, child.wait())
-        .await
-        .is_err()
-    {
-        let _ = child.start_kill();
-        let _ = tokio::time::timeout(DRAIN, child.wait()).await;
-    } else {
-        // The leader exited; make sure nothing of the group survives SIGTERM handling.
-        let _ = child.start_kill();
-    }
-}
-
 fn shorten(text: &str, max_chars: usize) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= max_chars {
-        return one_line;
-    }
-    let cut: String = one_line.chars().take(max_chars).collect();
-    format!("{cut}…")
-}
-
-/// The last `n` characters of `bytes` read as lossy UTF-8, not starting inside a character.
-fn last_chars(bytes: &[u8], n: usize) -> String {
-    let mut start = 0;
-    while start < bytes.len() && start < 4 && bytes[start] & 0xC0 == 0x80 {
-        start += 1;
-    }
-    let text = String::from_utf8_lossy(&bytes[start..]);
-    let count = text.chars().count();
-    if count <= n {
-        return text.into_owned();
-    }
-    text.chars().skip(count - n).collect()
-}
-
-/// The length of the longest prefix of `bytes` that does not end inside a UTF-8 sequence.
-fn complete_utf8_len(bytes: &[u8]) -> usize {
-    let len = bytes.len();
-    for back in 1..=len.min(4) {
-        let b = bytes[len - back];
-        if b & 0xC0 != 0x80 {
-            let need = match b {
-                0xF0.. => 4,
-                0xE0.. => 3,
-                0xC0.. => 2,
-                _ => 1,
-            };
-            return if need > back { len - back } else { len };
-        }
-    }
-    len
-}
-
-/// A command's output on disk: segment files `<id>.<k>.log`, each `segment` bytes, of which the
-/// last `keep` exist.
-#[derive(Debug)]
-struct Spool {
-    dir: PathBuf,
-    id: String,
-    segment: u64,
-    keep: u64,
-    inner: Mutex<SpoolInner>,
-    total: AtomicU64,
-}
-
-#[derive(Debug)]
-struct SpoolInner {
-    /// Index of the segment being written and its open file.
-    current: u64,
-    file: Option<File>,
-    /// Index of the oldest segment kept.
-    first: u64,
-    removed: bool,
-}
-
-impl Spool {
-    fn create(dir: &Path, id: &str, segment: u64, keep: u64) -> std::io::Result<Spool> {
-        let spool = Spool {
-            dir: dir.to_path_buf(),
-            id: id.to_string(),
-            segment: segment.max(4096),
-            keep: keep.max(2),
-            inner: Mutex::new(SpoolInner {
-                current: 0,
-                file: None,
-                first: 0,
-                removed: false,
-            }),
-            total: AtomicU64::new(0),
-        };
-        let file = File::create(spool.path(0))?;
-        spool
-            .inner
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .file = Some(file);
-        Ok(spool)
-    }
-
-    fn path(&self, k: u64) -> PathBuf {
-        self.dir.join(format!("{}.{k}.log", self.id))
-    }
-
-    fn total(&self) -> u64 {
-        self.total.load(Ordering::Acquire)
-    }
-
-    /// Appends output; an I/O error (disk full) drops the data but keeps counting it.
-    fn write(&self, mut data: &[u8]) {
-        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        if inner.removed {
-            return;
-        }
-        let mut total = self.total();
-        while !data.is_empty() {
-            let seg = total / self.segment;
-            if seg != inner.current || inner.file.is_none() {
-                inner.current = seg;
-                inner.file = File::create(self.path(seg)).ok();
-                while inner.first + self.keep <= seg {
-                    let _ = std::fs::remove_file(self.path(inner.first));
-                    inner.first += 1;
-                }
-            }
-            let room = (self.segment - total % self.segment) as usize;
-            let n = room.min(data.len());
-            if let Some(f) = inner.file.as_mut() {
-                let _ = f.write_all(&data[..n]);
-            }
-            total += n as u64;
-            self.total.store(total, Ordering::Release);
-            data = &data[n..];
-        }
-    }
-
-    fn flush(&self) {
-        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(f) = inner.file.as_mut() {
-            let _ = f.flush();
-        }
-    }
-
-    /// First byte still kept.
-    fn retained_start(&self, inner: &SpoolInner) -> u64 {
-        inner.first * self.segment
-    }
-
-    fn read(&self, offset: u64, max_bytes: usize) -> std::io::Result<OutputPage> {
-        let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let total = self.total();
-        let kept = self.retained_start(&inner);
-        let start = offset.max(kept).min(total);
-        let dropped = start.saturating_sub(offset.min(total));
-        let end = total.min(start + max_bytes as u64);
-        let mut bytes = Vec::with_capacity((end - start) as usize);
-        let mut pos = start;
-        while pos < end && !inner.removed {
-            let seg = pos / self.segment;
-            let within = pos % self.segment;
-            let n = (self.segment - within).min(end - pos);
-            let mut f = File::open(self.path(seg))?;
-            f.seek(SeekFrom::Start(within))?;
-            let got = f.take(n).read_to_end(&mut bytes)?;
-            if got == 0 {
-                break;
-            }
-            pos += got as u64;
-        }
-        drop(inner);
-        // End on a character boundary when more follows, so a page never splits a character.
-        let len = if pos < total {
-            complete_utf8_len(&bytes)
-        } else {
-            bytes.len()
-        };
-        bytes.truncate(len);
-        Ok(OutputPage {
-            start,
-            next_offset: start + bytes.len() as u64,
-            text: String::from_utf8_lossy(&bytes).into_owned(),
-            total,
-            dropped,
-        })
-    }
-
-    /// The last `n` characters of output.
-    fn tail_chars(&self, n: usize) -> String {
-        let total = self.total();
-        let want = (n as u64).saturating_mul(4);
-        let from = total.saturating_sub(want);
-        match self.read(from, want as usize) {
-            Ok(page) => last_chars(page.text.as_bytes(), n),
-            Err(_) => String::new(),
-        }
-    }
-
-    fn remove_files(&self) {
-        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        inner.removed = true;
-        inner.file = None;
-        for k in inner.first..=inner.current {
-            let _ = std::fs::remove_file(self.path(k));
-        }
-    }
+    suzent_core::text::truncate_chars(&one_line, max_chars, "…")
 }
 
 impl Drop for Shared {
@@ -901,46 +596,5 @@ impl Drop for Shared {
         // Commands never outlive the table: their supervisors see the cancellation and stop
         // the trees (when the async runtime is still running).
         self.shutdown.cancel();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use super::*;
-
-    #[test]
-    fn the_spool_keeps_the_last_segments_and_reports_what_was_dropped() {
-        let dir = tempfile::tempdir().unwrap();
-        let spool = Spool::create(dir.path(), "t", 4096, 2).unwrap();
-        let line = vec![b'x'; 1000];
-        for _ in 0..20 {
-            spool.write(&line);
-        }
-        assert_eq!(spool.total(), 20_000);
-        let page = spool.read(0, 100).unwrap();
-        // Segments 3 and 4 (12288..20000) are kept.
-        assert_eq!(page.start, 12_288);
-        assert_eq!(page.dropped, 12_288);
-        assert_eq!(page.text.len(), 100);
-        let end = spool.read(19_990, 100).unwrap();
-        assert_eq!(
-            (end.start, end.next_offset, end.text.len()),
-            (19_990, 20_000, 10)
-        );
-        let files = std::fs::read_dir(dir.path()).unwrap().count();
-        assert_eq!(files, 2);
-    }
-
-    #[test]
-    fn a_page_never_splits_a_character() {
-        let dir = tempfile::tempdir().unwrap();
-        let spool = Spool::create(dir.path(), "t", 4096, 2).unwrap();
-        spool.write("aé€b".as_bytes());
-        let page = spool.read(0, 3).unwrap();
-        assert_eq!(page.text, "aé");
-        let rest = spool.read(page.next_offset, 100).unwrap();
-        assert_eq!(rest.text, "€b");
-        assert_eq!(spool.tail_chars(2), "€b");
     }
 }

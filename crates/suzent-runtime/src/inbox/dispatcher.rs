@@ -1,6 +1,7 @@
-//! The inbox dispatcher: delivers durable inbox messages to agents. A message to an agent that is
-//! in a turn is delivered in place before its next model step; a message to an idle agent starts
-//! a background turn (auto mode, non-interactive: what would ask is refused).
+//! The inbox dispatcher: delivers durable inbox messages to idle agents. A message to an agent
+//! that is in a turn is delivered in place before its next model step (`InboxService`); a
+//! message to an idle agent starts a background turn (auto mode, non-interactive: what would ask
+//! is refused).
 //!
 //! Crash safety: the message is written into the target transcript together with a delivery
 //! record at the start of its turn, under a lease renewed while the turn runs. If the process
@@ -14,67 +15,87 @@
 //! approval is skipped: its messages stay queued (no attempt used up) until the approvals are
 //! answered.
 
-use super::{Opening, Runtime, Session};
+use super::{InboxService, transcript_text};
+use crate::chats::ChatService;
 use crate::error::RuntimeError;
-use crate::runtime::{OnAsk, RunOptions};
+use crate::memory::{MemoryService, SummaryService};
+use crate::sessions::Sessions;
+use crate::turn::{Opening, TurnService, headless_options};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use suzent_core::{ChatMessage, PermissionMode, new_id};
-use suzent_store::{InboxMessage, NewInboxMessage};
+use suzent_core::{PermissionMode, new_id};
+use suzent_store::{InboxMessage, Store};
+use tokio_util::sync::CancellationToken;
 
 /// The dispatcher's slow poll, for messages queued by other processes.
 const POLL: Duration = Duration::from_secs(2);
 /// Messages delivered at once (to different agents).
 const MAX_PARALLEL_DELIVERIES: usize = 8;
 
-/// How an inbox message reads in the target's transcript.
-pub(crate) fn transcript_text(message: &InboxMessage) -> String {
-    format!(
-        "[inbox message {} from {} ({})]\n{}",
-        message.id, message.sender, message.kind, message.text
-    )
+/// Delivers inbox messages to idle agents, and runs the housekeeping that goes with an app that
+/// stays up (end-of-chat summaries, the memory backfill).
+pub(crate) struct Dispatcher {
+    inbox: Arc<InboxService>,
+    turn: Arc<TurnService>,
+    chats: Arc<ChatService>,
+    sessions: Arc<Sessions>,
+    store: Store,
+    summaries: Arc<SummaryService>,
+    memory: Arc<MemoryService>,
+    started: AtomicBool,
+    shutdown: CancellationToken,
 }
 
-impl Runtime {
-    /// Queues a message in the durable inbox and wakes the dispatcher. The same id with the same
-    /// content returns the existing message; with other content it is an error.
-    pub async fn enqueue_inbox(
-        &self,
-        message: NewInboxMessage,
-    ) -> Result<InboxMessage, RuntimeError> {
-        let stored = self.inner.store.enqueue_inbox(&message).await?;
-        self.inner.bg.inbox_wake.notify_one();
-        Ok(stored)
+impl Dispatcher {
+    /// The dispatcher (not started); `shutdown` stops it and the housekeeping.
+    #[allow(clippy::too_many_arguments)] // the services it coordinates, each a handle
+    pub(crate) fn new(
+        inbox: Arc<InboxService>,
+        turn: Arc<TurnService>,
+        chats: Arc<ChatService>,
+        sessions: Arc<Sessions>,
+        store: Store,
+        summaries: Arc<SummaryService>,
+        memory: Arc<MemoryService>,
+        shutdown: CancellationToken,
+    ) -> Dispatcher {
+        Dispatcher {
+            inbox,
+            turn,
+            chats,
+            sessions,
+            store,
+            summaries,
+            memory,
+            started: AtomicBool::new(false),
+            shutdown,
+        }
     }
 
-    /// Inbox messages, of one chat or all, oldest first.
-    pub async fn inbox(&self, chat_id: Option<&str>) -> Result<Vec<InboxMessage>, RuntimeError> {
-        Ok(self.inner.store.list_inbox(chat_id).await?)
-    }
-
-    /// Starts the inbox dispatcher (once per runtime; later calls do nothing). It runs until
-    /// [`Runtime::shutdown`]. Needs a Tokio runtime.
-    pub fn start_dispatcher(&self) {
-        if self
-            .inner
-            .bg
-            .dispatcher_started
-            .swap(true, Ordering::SeqCst)
-        {
+    /// Starts the dispatcher (once; later calls do nothing), with the summary sweep and the
+    /// memory backfill beside it. It runs until [`Dispatcher::stop`]. Needs a Tokio runtime.
+    pub(crate) fn start(self: &Arc<Self>) {
+        if self.started.swap(true, Ordering::SeqCst) {
             return;
         }
-        let rt = self.clone();
-        tokio::spawn(async move { rt.dispatch_loop().await });
-        // End-of-chat summaries of idle chats (`runtime/summaries.rs`) run beside it.
-        self.start_summary_sweep();
+        let dispatcher = Arc::clone(self);
+        tokio::spawn(async move { dispatcher.dispatch_loop().await });
+        // End-of-chat summaries of idle chats run beside it.
+        self.summaries.start_sweep(self.shutdown.clone());
         // Memories stored before an embedding model existed get their vectors.
-        self.start_memory_backfill();
+        self.memory.start_backfill_if_due();
     }
 
-    async fn dispatch_loop(self) {
+    /// Stops the dispatcher and the housekeeping (queued messages stay queued).
+    pub(crate) fn stop(&self) {
+        self.shutdown.cancel();
+        self.inbox.wake_all();
+    }
+
+    async fn dispatch_loop(self: Arc<Self>) {
         let slots = Arc::new(tokio::sync::Semaphore::new(MAX_PARALLEL_DELIVERIES));
-        let shutdown = self.inner.bg.shutdown.clone();
+        let shutdown = self.shutdown.clone();
         loop {
             if shutdown.is_cancelled() {
                 return;
@@ -84,9 +105,8 @@ impl Runtime {
             };
             let claimed = match self.blocked_targets().await {
                 Ok(blocked) => {
-                    self.inner
-                        .store
-                        .claim_inbox(&self.inner.bg.owner, self.inner.bg.lease, None, &blocked)
+                    self.store
+                        .claim_inbox(&self.inbox.owner, self.inbox.lease, None, &blocked)
                         .await
                 }
                 Err(e) => {
@@ -101,9 +121,9 @@ impl Runtime {
             };
             match claimed {
                 Ok(Some(message)) => {
-                    let rt = self.clone();
+                    let dispatcher = Arc::clone(&self);
                     tokio::spawn(async move {
-                        rt.deliver(message).await;
+                        dispatcher.deliver(message).await;
                         drop(permit);
                     });
                     continue;
@@ -117,7 +137,7 @@ impl Runtime {
             // A message that is due but was not claimed belongs to a blocked agent or one with
             // a delivery in flight: what unblocks it wakes the dispatcher (the end of a run or
             // a delivery here, the slow poll for other processes), so no busy wait for it.
-            let wait = match self.inner.store.next_inbox_wakeup().await {
+            let wait = match self.store.next_inbox_wakeup().await {
                 Ok(Some(at)) => match (at - chrono::Utc::now()).to_std() {
                     Ok(later) => later.clamp(Duration::from_millis(10), POLL),
                     Err(_) => POLL,
@@ -125,7 +145,7 @@ impl Runtime {
                 _ => POLL,
             };
             tokio::select! {
-                () = self.inner.bg.inbox_wake.notified() => {}
+                () = self.inbox.wake.notified() => {}
                 () = tokio::time::sleep(wait) => {}
                 () = shutdown.cancelled() => return,
             }
@@ -136,16 +156,8 @@ impl Runtime {
     /// (their messages are delivered in place) and chats whose tool calls wait for the user's
     /// approval (their messages wait until the approvals are answered).
     async fn blocked_targets(&self) -> Result<Vec<String>, RuntimeError> {
-        let sessions: Vec<(String, Arc<Session>)> = match self.inner.sessions.lock() {
-            Ok(s) => s.iter().map(|(k, v)| (k.clone(), Arc::clone(v))).collect(),
-            Err(_) => Vec::new(),
-        };
-        let mut blocked: Vec<String> = sessions
-            .into_iter()
-            .filter(|(_, s)| s.run_lock.try_lock().is_err())
-            .map(|(id, _)| id)
-            .collect();
-        for approval in self.inner.store.pending_approvals(None).await? {
+        let mut blocked = self.sessions.running();
+        for approval in self.store.pending_approvals(None).await? {
             if !blocked.contains(&approval.chat_id) {
                 blocked.push(approval.chat_id);
             }
@@ -155,10 +167,10 @@ impl Runtime {
 
     /// Delivers one claimed message to an idle agent: records it, runs the turn, acknowledges.
     async fn deliver(&self, message: InboxMessage) {
-        let owner = self.inner.bg.owner.clone();
-        let lease = self.inner.bg.lease;
+        let owner = self.inbox.owner.clone();
+        let lease = self.inbox.lease;
         let heartbeat = {
-            let store = self.inner.store.clone();
+            let store = self.store.clone();
             let id = message.id.clone();
             let owner = owner.clone();
             tokio::spawn(async move {
@@ -173,7 +185,7 @@ impl Runtime {
         };
         let result = self.deliver_turn(&message).await;
         heartbeat.abort();
-        let store = &self.inner.store;
+        let store = &self.store;
         let outcome = match result {
             Ok(Delivery::Done) => store.complete_inbox(&message.id, &owner).await.map(|_| ()),
             // Back to the queue without using up an attempt; the dispatcher skips the agent
@@ -191,7 +203,7 @@ impl Runtime {
             tracing::warn!(message = %message.id, "inbox acknowledgement failed: {e}");
         }
         // The agent is idle again: queued messages for it may go now.
-        self.inner.bg.inbox_wake.notify_one();
+        self.inbox.wake();
     }
 
     /// Runs the turn of one claimed message. The message is written into the transcript by the
@@ -199,11 +211,10 @@ impl Runtime {
     /// are refused, a call that was running when the process died gets an "interrupted" error,
     /// never a second run), so no model request has calls without results before it.
     async fn deliver_turn(&self, message: &InboxMessage) -> Result<Delivery, RuntimeError> {
-        let chat = self.chat(&message.target).await?;
-        let session = self.session(&chat.id);
+        let chat = self.chats.get(&message.target).await?;
+        let session = self.sessions.session(&chat.id);
         let _guard = session.run_lock.lock().await;
         if !self
-            .inner
             .store
             .pending_approvals(Some(&chat.id))
             .await?
@@ -220,6 +231,7 @@ impl Runtime {
             text: transcript_text(message),
         });
         let summary = self
+            .turn
             .run_with(
                 &session,
                 &headless,
@@ -240,39 +252,6 @@ impl Runtime {
         }
         Ok(Delivery::Done)
     }
-
-    /// Delivers the chat's due inbox messages into its running turn (before the next model
-    /// step). Returns whether any was added.
-    pub(crate) async fn deliver_in_place(
-        &self,
-        chat_id: &str,
-        run_id: &str,
-    ) -> Result<bool, RuntimeError> {
-        let store = &self.inner.store;
-        let owner = &self.inner.bg.owner;
-        let mut added = false;
-        if !store.has_due_inbox(chat_id).await? {
-            return Ok(false);
-        }
-        while let Some(message) = store
-            .claim_inbox(owner, self.inner.bg.lease, Some(chat_id), &[])
-            .await?
-        {
-            let recorded = store
-                .record_inbox_delivery(
-                    &message.id,
-                    chat_id,
-                    Some(run_id),
-                    &ChatMessage::User {
-                        text: transcript_text(&message),
-                    },
-                )
-                .await?;
-            store.complete_inbox(&message.id, owner).await?;
-            added |= recorded.is_some();
-        }
-        Ok(added)
-    }
 }
 
 /// How the delivery of one claimed message ended.
@@ -282,13 +261,4 @@ enum Delivery {
     /// Not written: the agent waits for the user's approval (or its run stopped before). The
     /// message goes back to the queue without using up an attempt.
     Waiting,
-}
-
-/// Run options of headless turns (inbox deliveries, sub-agents): calls that would ask are refused.
-#[allow(clippy::needless_update)] // other options may be added; they keep their defaults
-pub(crate) fn headless_options() -> RunOptions {
-    RunOptions {
-        on_ask: OnAsk::Deny,
-        ..RunOptions::default()
-    }
 }

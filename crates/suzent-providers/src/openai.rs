@@ -346,7 +346,7 @@ impl StreamState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::ToolDefinition;
+    use crate::ToolDefinition;
 
     type Fragment<'a> = (
         Option<u64>,

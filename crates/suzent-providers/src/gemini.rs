@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use suzent_core::{ChatMessage, ToolCall};
 
 use super::schema::normalize_schema;
+use super::turns::merge_turns;
 use super::wire::{Endpoint, SseData, join_url, next_data, post_sse, stream_error};
 use super::{
     ModelProvider, ModelRequest, ModelResponse, ProviderError, ProviderKind, StopReason, TextSink,
@@ -154,77 +155,56 @@ fn request_body(request: &ModelRequest) -> Value {
 fn map_messages(messages: &[ChatMessage]) -> Vec<Value> {
     // Tool names by call id, for results whose name is missing.
     let mut names: HashMap<&str, &str> = HashMap::new();
-    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for message in messages {
-        let (role, parts) = match message {
-            ChatMessage::User { text } => (
+    let turns = messages.iter().map(|message| match message {
+        ChatMessage::User { text } => (
+            "user",
+            if text.is_empty() {
+                Vec::new()
+            } else {
+                vec![json!({"text": text})]
+            },
+        ),
+        ChatMessage::Assistant { text, tool_calls } => {
+            let mut parts = Vec::new();
+            if !text.is_empty() {
+                parts.push(json!({"text": text}));
+            }
+            for call in tool_calls {
+                names.insert(call.id.as_str(), call.name.as_str());
+                parts.push(json!({
+                    "functionCall": {"name": call.name, "args": call.arguments_for_history()}
+                }));
+            }
+            ("model", parts)
+        }
+        ChatMessage::Tool {
+            tool_call_id,
+            tool_name,
+            content,
+            is_error,
+        } => {
+            let name = if tool_name.is_empty() {
+                names
+                    .get(tool_call_id.as_str())
+                    .copied()
+                    .unwrap_or_default()
+            } else {
+                tool_name.as_str()
+            };
+            let response = if *is_error {
+                json!({"error": content})
+            } else {
+                json!({"content": content})
+            };
+            (
                 "user",
-                if text.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![json!({"text": text})]
-                },
-            ),
-            ChatMessage::Assistant { text, tool_calls } => {
-                let mut parts = Vec::new();
-                if !text.is_empty() {
-                    parts.push(json!({"text": text}));
-                }
-                for call in tool_calls {
-                    names.insert(call.id.as_str(), call.name.as_str());
-                    parts.push(json!({
-                        "functionCall": {"name": call.name, "args": call.arguments_for_history()}
-                    }));
-                }
-                ("model", parts)
-            }
-            ChatMessage::Tool {
-                tool_call_id,
-                tool_name,
-                content,
-                is_error,
-            } => {
-                let name = if tool_name.is_empty() {
-                    names
-                        .get(tool_call_id.as_str())
-                        .copied()
-                        .unwrap_or_default()
-                } else {
-                    tool_name.as_str()
-                };
-                let response = if *is_error {
-                    json!({"error": content})
-                } else {
-                    json!({"content": content})
-                };
-                (
-                    "user",
-                    vec![json!({"functionResponse": {"name": name, "response": response}})],
-                )
-            }
-        };
-        if parts.is_empty() {
-            continue;
+                vec![json!({"functionResponse": {"name": name, "response": response}})],
+            )
         }
-        match out.last_mut() {
-            Some((last_role, last_parts)) if *last_role == role => {
-                // functionResponse parts first, as they answer the previous model turn.
-                if role == "user" && parts.iter().any(is_function_response) {
-                    let at = last_parts
-                        .iter()
-                        .take_while(|p| is_function_response(p))
-                        .count();
-                    for (n, part) in parts.into_iter().enumerate() {
-                        last_parts.insert(at + n, part);
-                    }
-                } else {
-                    last_parts.extend(parts);
-                }
-            }
-            _ => out.push((role, parts)),
-        }
-    }
-    out.into_iter()
+    });
+    // functionResponse parts first, as they answer the previous model turn.
+    merge_turns(turns, is_function_response)
+        .into_iter()
         .map(|(role, parts)| json!({"role": role, "parts": parts}))
         .collect()
 }

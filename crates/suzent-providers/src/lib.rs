@@ -1,6 +1,19 @@
-//! Model providers: one streaming chat interface over the wire formats of OpenAI chat completions
-//! (and OpenAI-compatible servers, Ollama), Anthropic messages and Gemini. (API fixed by the
-//! runtime; implementations in submodules.)
+//! Suzent's model providers: one streaming chat interface ([`ModelProvider`]) over the wire
+//! formats of OpenAI chat completions (and OpenAI-compatible servers, Ollama), Anthropic messages
+//! and Gemini. What the three share (the endpoint with its key, the SSE reader, error bodies) is
+//! in one module; each provider's file holds only its own request mapping and stream events.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), suzent_providers::ProviderError> {
+//! use suzent_providers::{ModelRequest, StaticKeys, build_provider};
+//! let keys = StaticKeys::new().with("openai", "sk-test");
+//! let (provider, model) = build_provider("openai/gpt-4.1", &Default::default(), &keys)?;
+//! let request = ModelRequest { model, system: "Be brief.".into(), messages: vec![], tools: vec![] };
+//! let response = provider.stream(&request, &|delta| print!("{delta}")).await?;
+//! println!("{:?}", response.stop_reason);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -134,6 +147,7 @@ pub mod gemini;
 pub mod openai;
 pub mod resolve;
 pub mod schema;
+mod turns;
 mod wire;
 
 pub use anthropic::AnthropicProvider;

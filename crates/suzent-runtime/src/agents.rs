@@ -6,18 +6,21 @@
 //! agent host (so no lifecycle tools and no further sub-agents), and report back to the
 //! delegating chat through the inbox.
 
-use super::inbox::headless_options;
-use super::{Inner, Runtime};
-use crate::runtime::CreateChat;
+use crate::background::BackgroundService;
+use crate::chats::{ChatService, CreateChat};
+use crate::inbox::InboxService;
+use crate::sessions::Sessions;
+use crate::settings::SettingsService;
+use crate::turn::{TurnService, headless_options};
 use async_trait::async_trait;
 use chrono::Utc;
-use std::sync::{PoisonError, Weak};
+use std::sync::{Arc, Weak};
 use suzent_core::{
     BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus, ChatMessage, PermissionMode,
     RunOutcome, new_id,
 };
-use suzent_store::{AgentLink, ChatRecord, NewInboxMessage};
-use suzent_tools::{AgentHost, AgentProfile, AgentSummary, SpawnRequest};
+use suzent_store::{AgentLink, ChatRecord, NewInboxMessage, Store};
+use suzent_tools::{AgentHost, AgentProfile, AgentSummary, SpawnRequest, ToolRegistry};
 
 /// Nesting depth of sub-agents: 1, only top-level chats delegate. Fixed by design (sub-agents get
 /// no agent tools); the concurrency limits are `subagent_max_running` and
@@ -26,23 +29,53 @@ pub const MAX_SUBAGENT_DEPTH: i64 = 1;
 /// Characters of one tool result shown by `agent_read`.
 const READ_TOOL_RESULT_CHARS: usize = 600;
 
-/// The [`AgentHost`] a top-level chat's tools get.
-#[derive(Debug)]
-pub(crate) struct Agents {
-    pub(crate) runtime: Weak<Inner>,
+/// The agent service: the [`AgentHost`] a top-level chat's tools get, and the runner of
+/// sub-agents (through the turn service, held weakly: the turn service holds this one).
+pub(crate) struct AgentService {
+    turn: Weak<TurnService>,
+    store: Store,
+    chats: Arc<ChatService>,
+    sessions: Arc<Sessions>,
+    settings: Arc<SettingsService>,
+    inbox: Arc<InboxService>,
+    background: Arc<BackgroundService>,
+    registry: ToolRegistry,
 }
 
-impl std::fmt::Debug for Inner {
+impl std::fmt::Debug for AgentService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Inner").field("paths", &self.paths).finish()
+        f.debug_struct("AgentService").finish_non_exhaustive()
     }
 }
 
-impl Agents {
-    fn runtime(&self) -> Result<Runtime, String> {
-        self.runtime
+impl AgentService {
+    /// The service; `turn` runs the sub-agents' turns.
+    #[allow(clippy::too_many_arguments)] // the services it reaches, each a handle
+    pub(crate) fn new(
+        turn: Weak<TurnService>,
+        store: Store,
+        chats: Arc<ChatService>,
+        sessions: Arc<Sessions>,
+        settings: Arc<SettingsService>,
+        inbox: Arc<InboxService>,
+        background: Arc<BackgroundService>,
+        registry: ToolRegistry,
+    ) -> AgentService {
+        AgentService {
+            turn,
+            store,
+            chats,
+            sessions,
+            settings,
+            inbox,
+            background,
+            registry,
+        }
+    }
+
+    fn turn(&self) -> Result<Arc<TurnService>, String> {
+        self.turn
             .upgrade()
-            .map(|inner| Runtime { inner })
             .ok_or_else(|| "the runtime is shutting down".to_string())
     }
 }
@@ -51,17 +84,15 @@ fn text_of(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-impl Runtime {
-    /// Whether a turn of this chat runs in this process now.
-    pub(crate) fn is_running(&self, chat_id: &str) -> bool {
-        self.existing_session(chat_id)
-            .is_some_and(|s| s.run_lock.try_lock().is_err())
+impl AgentService {
+    fn is_running(&self, chat_id: &str) -> bool {
+        self.sessions.is_running(chat_id)
     }
 
     /// The chat `agent_id` if `caller` may reach it (same project).
     async fn reachable(&self, caller: &str, agent_id: &str) -> Result<ChatRecord, String> {
-        let me = self.chat(caller).await.map_err(text_of)?;
-        match self.chat(agent_id).await {
+        let me = self.chats.get(caller).await.map_err(text_of)?;
+        match self.chats.get(agent_id).await {
             Ok(other) if other.workspace == me.workspace => Ok(other),
             _ => Err(format!(
                 "no agent '{agent_id}' in this project; take an id from agent_list"
@@ -70,7 +101,7 @@ impl Runtime {
     }
 
     async fn refuse_subagent(&self, caller: &str, what: &str) -> Result<(), String> {
-        match self.inner.store.agent_link(caller).await.map_err(text_of)? {
+        match self.store.agent_link(caller).await.map_err(text_of)? {
             Some(_) => Err(format!("sub-agents cannot {what}")),
             None => Ok(()),
         }
@@ -84,11 +115,17 @@ impl Runtime {
         task: BackgroundTask,
         report: bool,
     ) -> String {
-        let session = self.session(&child.id);
-        let summary = {
-            let _guard = session.run_lock.lock().await;
-            self.run(&session, &child, new_id(), headless_options())
-                .await
+        let session = self.sessions.session(&child.id);
+        let summary = match self.turn() {
+            Ok(turn) => {
+                let _guard = session.run_lock.lock().await;
+                turn.run(&session, &child, new_id(), headless_options())
+                    .await
+            }
+            Err(message) => Err(crate::error::RuntimeError::InvalidInput {
+                field: "agent".into(),
+                message,
+            }),
         };
         let (status, outcome, text) = match &summary {
             Ok(s) => match s.outcome {
@@ -110,7 +147,7 @@ impl Runtime {
         done.status = status;
         done.recent_output = shorten(&text, suzent_tools::REPORT_TAIL_CHARS.min(2_000));
         done.finished_at = Some(Utc::now());
-        self.update_subagent(done);
+        self.background.update_subagent(done);
         let message = format!(
             "Sub-agent {} ({} profile) {outcome}.\n{}",
             child.id,
@@ -127,7 +164,8 @@ impl Runtime {
                 .map(|s| s.run_id.clone())
                 .unwrap_or_else(|_| new_id());
             let queued = self
-                .enqueue_inbox(NewInboxMessage {
+                .inbox
+                .enqueue(NewInboxMessage {
                     id: format!("subagent:{}:{run_id}", child.id),
                     target: parent_id,
                     sender: child.id.clone(),
@@ -144,11 +182,7 @@ impl Runtime {
 }
 
 fn shorten(text: &str, max_chars: usize) -> String {
-    let count = text.chars().count();
-    if count <= max_chars {
-        return text.to_string();
-    }
-    text.chars().skip(count - max_chars).collect()
+    suzent_core::text::tail_chars(text, max_chars).to_string()
 }
 
 fn render_message(m: &ChatMessage) -> String {
@@ -157,7 +191,7 @@ fn render_message(m: &ChatMessage) -> String {
         ChatMessage::Assistant { text, tool_calls } => {
             let mut out = format!("assistant: {text}");
             for c in tool_calls {
-                let args: String = c.arguments.chars().take(300).collect();
+                let args = suzent_core::text::truncate_chars(&c.arguments, 300, "");
                 out.push_str(&format!("\n  -> calls {}({args})", c.name));
             }
             out
@@ -168,34 +202,33 @@ fn render_message(m: &ChatMessage) -> String {
             is_error,
             ..
         } => {
-            let shown: String = content.chars().take(READ_TOOL_RESULT_CHARS).collect();
             let more = content
                 .chars()
                 .count()
                 .saturating_sub(READ_TOOL_RESULT_CHARS);
+            let shown = suzent_core::text::truncate_chars(
+                content,
+                READ_TOOL_RESULT_CHARS,
+                &format!(" … [{more} more characters]"),
+            );
             format!(
-                "tool {tool_name}{}: {shown}{}",
+                "tool {tool_name}{}: {shown}",
                 if *is_error { " (error)" } else { "" },
-                if more > 0 {
-                    format!(" … [{more} more characters]")
-                } else {
-                    String::new()
-                }
             )
         }
     }
 }
 
 #[async_trait]
-impl AgentHost for Agents {
+impl AgentHost for AgentService {
     async fn list(&self, caller: &str, recent: bool) -> Result<Vec<AgentSummary>, String> {
-        let rt = self.runtime()?;
-        let me = rt.chat(caller).await.map_err(text_of)?;
-        let chats = rt.list_chats().await.map_err(text_of)?;
+        let rt = self;
+        let me = rt.chats.get(caller).await.map_err(text_of)?;
+        let chats = rt.chats.list().await.map_err(text_of)?;
         let cap = if recent {
-            suzent_tools::agents::MAX_RECENT_LISTED
+            suzent_tools::agent_tools::MAX_RECENT_LISTED
         } else {
-            suzent_tools::agents::MAX_ACTIVE_LISTED
+            suzent_tools::agent_tools::MAX_ACTIVE_LISTED
         };
         let mut out = Vec::new();
         for chat in chats.into_iter().filter(|c| c.workspace == me.workspace) {
@@ -203,7 +236,7 @@ impl AgentHost for Agents {
             if !recent && !running {
                 continue;
             }
-            let link = rt.inner.store.agent_link(&chat.id).await.map_err(text_of)?;
+            let link = rt.store.agent_link(&chat.id).await.map_err(text_of)?;
             out.push(AgentSummary {
                 kind: if link.is_some() { "subagent" } else { "chat" }.into(),
                 parent: link.map(|l| l.parent_id),
@@ -220,9 +253,9 @@ impl AgentHost for Agents {
     }
 
     async fn read(&self, caller: &str, agent_id: &str, budget: usize) -> Result<String, String> {
-        let rt = self.runtime()?;
+        let rt = self;
         let chat = rt.reachable(caller, agent_id).await?;
-        let messages = rt.messages(&chat.id).await.map_err(text_of)?;
+        let messages = rt.chats.messages(&chat.id).await.map_err(text_of)?;
         let mut kept: Vec<String> = Vec::new();
         let mut used = 0usize;
         for m in messages.iter().rev() {
@@ -261,14 +294,15 @@ impl AgentHost for Agents {
     }
 
     async fn send(&self, caller: &str, agent_id: &str, message: &str) -> Result<String, String> {
-        let rt = self.runtime()?;
+        let rt = self;
         rt.refuse_subagent(caller, "message other agents").await?;
         let target = rt.reachable(caller, agent_id).await?;
         if target.id == caller {
             return Err("an agent cannot send a message to itself".into());
         }
         let queued = rt
-            .enqueue_inbox(NewInboxMessage {
+            .inbox
+            .enqueue(NewInboxMessage {
                 id: new_id(),
                 target: target.id,
                 sender: caller.to_string(),
@@ -281,7 +315,7 @@ impl AgentHost for Agents {
     }
 
     async fn stop(&self, caller: &str, agent_id: &str) -> Result<String, String> {
-        let rt = self.runtime()?;
+        let rt = self;
         rt.refuse_subagent(caller, "stop other agents").await?;
         let target = rt.reachable(caller, agent_id).await?;
         if target.id == caller {
@@ -290,30 +324,25 @@ impl AgentHost for Agents {
         if !rt.is_running(&target.id) {
             return Ok(format!("agent {} is idle; nothing to stop", target.id));
         }
-        rt.cancel(&target.id);
+        rt.sessions.cancel(&target.id);
         Ok(format!("stop requested for agent {}", target.id))
     }
 
     async fn spawn(&self, caller: &str, request: SpawnRequest) -> Result<String, String> {
-        let rt = self.runtime()?;
-        if let Some(link) = rt.inner.store.agent_link(caller).await.map_err(text_of)?
+        let rt = self;
+        if let Some(link) = rt.store.agent_link(caller).await.map_err(text_of)?
             && link.depth >= MAX_SUBAGENT_DEPTH
         {
             return Err("sub-agents cannot start sub-agents".into());
         }
         // Checking the limits and registering the new sub-agent happen under one gate, so
         // spawns racing from several chats cannot overshoot them.
-        let gate = rt.inner.bg.spawn_gate.lock().await;
+        let gate = rt.background.spawn_gate().await;
         {
-            let config = rt.config();
+            let config = rt.settings.config();
             let max_running = usize::try_from(config.subagent_max_running).unwrap_or(usize::MAX);
             let max_per_chat = usize::try_from(config.subagent_max_per_chat).unwrap_or(usize::MAX);
-            let subs = rt
-                .inner
-                .bg
-                .subagents
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let subs = rt.background.subagents();
             let running: Vec<&BackgroundTask> =
                 subs.values().filter(|t| !t.status.is_final()).collect();
             let mine = running.iter().filter(|t| t.chat_id == caller).count();
@@ -329,22 +358,23 @@ impl AgentHost for Agents {
                 ));
             }
         }
-        let parent = rt.chat(caller).await.map_err(text_of)?;
+        let parent = rt.chats.get(caller).await.map_err(text_of)?;
         let tools: Vec<String> = request
             .profile
             .tools()
             .iter()
-            .filter(|t| rt.registry().get(t).is_some())
+            .filter(|t| rt.registry.get(t).is_some())
             .map(|t| t.to_string())
             .collect();
-        let title: String = request.task.chars().take(60).collect();
+        let title = suzent_core::text::truncate_chars(&request.task, 60, "");
         // The chat, its link to the parent and the task are stored in one transaction: a
         // failure leaves no unlinked "Sub-agent" chat behind.
         let new = rt
+            .chats
             .new_chat(CreateChat {
                 title: Some(format!("Sub-agent ({}): {title}", request.profile.as_str())),
                 workspace: Some(parent.workspace.clone().into()),
-                model: rt.config().subagent_model.or(parent.model.clone()),
+                model: rt.settings.config().subagent_model.or(parent.model.clone()),
                 mode: Some(PermissionMode::Auto),
                 tools: Some(tools),
             })
@@ -360,7 +390,6 @@ impl AgentHost for Agents {
             text: request.task.clone(),
         };
         let child = rt
-            .inner
             .store
             .create_subagent_chat(&new, &link, &task_message)
             .await
@@ -377,14 +406,15 @@ impl AgentHost for Agents {
             started_at: Utc::now(),
             finished_at: None,
         };
-        rt.update_subagent(task.clone());
+        rt.background.update_subagent(task.clone());
         drop(gate);
         let child_id = child.id.clone();
         let profile = request.profile;
         if request.background {
-            let rt2 = rt.clone();
+            let turn = rt.turn()?;
             tokio::spawn(async move {
-                rt2.run_subagent(child, parent.id, profile, task, true)
+                turn.agents()
+                    .run_subagent(child, parent.id, profile, task, true)
                     .await;
             });
             Ok(format!(
