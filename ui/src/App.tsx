@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { BackgroundTasks } from "./components/BackgroundTasks";
 import { ChatList } from "./components/ChatList";
 import { ChatView } from "./components/ChatView";
@@ -10,16 +11,32 @@ import { MemoryView } from "./components/MemoryView";
 import { PermissionsView } from "./components/PermissionsView";
 import { SettingsView } from "./components/SettingsView";
 import { useStore } from "./store";
+import type { TFunction } from "i18next";
 
 type Page = "chat" | "config" | "memory" | "permissions" | "settings";
 
-const NAV: { page: Page; label: string; icon: IconName }[] = [
-  { page: "chat", label: "Chat", icon: "chat" },
-  { page: "config", label: "Tools", icon: "tools" },
-  { page: "memory", label: "Memory", icon: "memory" },
-  { page: "permissions", label: "Permissions", icon: "shield" },
-  { page: "settings", label: "Settings", icon: "gear" },
+const NAV: { page: Page; icon: IconName }[] = [
+  { page: "chat", icon: "chat" },
+  { page: "config", icon: "tools" },
+  { page: "memory", icon: "memory" },
+  { page: "permissions", icon: "shield" },
+  { page: "settings", icon: "gear" },
 ];
+
+function navLabel(page: Page, t: TFunction): string {
+  switch (page) {
+    case "chat":
+      return t("app.nav.chat");
+    case "config":
+      return t("app.nav.tools");
+    case "memory":
+      return t("app.nav.memory");
+    case "permissions":
+      return t("app.nav.permissions");
+    case "settings":
+      return t("app.nav.settings");
+  }
+}
 
 const PAGES: Page[] = ["chat", "config", "memory", "permissions", "settings"];
 const LAST_CHAT = "suzent.activeChat";
@@ -31,6 +48,7 @@ function pageFromHash(): Page {
 
 export function App() {
   const { state, actions } = useStore();
+  const { t } = useTranslation();
   const [page, setPageState] = useState<Page>(pageFromHash);
   const setPage = (p: Page) => {
     setPageState(p);
@@ -75,9 +93,9 @@ export function App() {
           <div className="logo" aria-hidden="true">
             S
           </div>
-          <h1>Suzent could not start</h1>
+          <h1>{t("app.startFailed")}</h1>
           <p>{state.startupError}</p>
-          <p className="muted small">Fix the problem (for example the config file named above), then restart the app.</p>
+          <p className="muted small">{t("app.startFailedHelp")}</p>
         </div>
       </main>
     );
@@ -94,7 +112,7 @@ export function App() {
 
   return (
     <div className={`app${showTasks ? " with-tasks" : ""}`}>
-      <nav className="sidebar" aria-label="Main">
+      <nav className="sidebar" aria-label={t("app.mainNav")}>
         <div className="brand">
           <span className="logo small" aria-hidden="true">
             S
@@ -112,7 +130,7 @@ export function App() {
                 onClick={() => setPage(n.page)}
               >
                 <Icon name={n.icon} />
-                {n.label}
+                {navLabel(n.page, t)}
               </button>
             </li>
           ))}
@@ -120,7 +138,7 @@ export function App() {
         <ChatList />
         {!showTasks && (
           <button type="button" className="btn small ghost tasks-toggle" onClick={() => setShowTasks(true)}>
-            Background tasks{running > 0 ? ` (${running} running)` : ""}
+            {running > 0 ? t("app.tasksRunning", { count: running }) : t("app.tasks")}
           </button>
         )}
       </nav>

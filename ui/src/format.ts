@@ -1,39 +1,58 @@
 // Plain-words descriptions of backend values.
+import { t } from "./i18n";
 import type { JsonValue, PermissionMode, RuleDraft, RuleMatcher } from "./types";
 
-export const MODE_LABELS: Record<PermissionMode, string> = {
-  default: "Default",
-  auto: "Auto",
-  full_access: "Full access",
-};
+/** A permission mode's name, in the current language. */
+export function modeLabel(m: PermissionMode): string {
+  switch (m) {
+    case "default":
+      return t("format.mode.default");
+    case "auto":
+      return t("format.mode.auto");
+    case "full_access":
+      return t("format.mode.fullAccess");
+  }
+}
 
-export const MODE_EXPLANATIONS: Record<PermissionMode, string> = {
-  default: "Asks you before it writes files or runs a command that is not known to be read-only.",
-  auto: "Lets safe, predictable actions run (edits inside the workspace, read-only commands) and asks you about the rest.",
-  full_access:
-    "Never asks. Your deny rules and the hard limits (nothing outside the workspace and the agent's storage) still apply.",
-};
+/** What a permission mode does, in one sentence. */
+export function modeExplanation(m: PermissionMode): string {
+  switch (m) {
+    case "default":
+      return t("format.modeExplain.default");
+    case "auto":
+      return t("format.modeExplain.auto");
+    case "full_access":
+      return t("format.modeExplain.fullAccess");
+  }
+}
 
 export function describeMatcher(m: RuleMatcher): string {
   switch (m.kind) {
     case "all":
-      return "every call";
+      return t("format.matcher.all");
     case "exact":
-      return `calls with exactly these arguments: ${JSON.stringify(m.input)}`;
+      return t("format.matcher.exact", { input: JSON.stringify(m.input) });
     case "prefix":
-      return `commands starting with “${m.words.join(" ")}”`;
+      return t("format.matcher.prefix", { words: m.words.join(" ") });
     case "path":
-      return `paths matching ${m.glob}`;
+      return t("format.matcher.path", { glob: m.glob });
     case "destination":
-      return `calls addressed to ${m.pattern}`;
+      return t("format.matcher.destination", { pattern: m.pattern });
   }
 }
 
 export function describeRule(r: Pick<RuleDraft, "tool" | "behavior" | "matcher" | "destination">): string {
-  const verb = r.behavior === "allow" ? "Allow" : r.behavior === "deny" ? "Deny" : "Ask before";
-  const tool = r.tool === "*" ? "any tool" : r.tool;
-  const scope = r.destination === "session" ? "in this chat" : "in every chat";
-  return `${verb} ${tool} for ${describeMatcher(r.matcher)}, ${scope}`;
+  const tool = r.tool === "*" ? t("format.rule.anyTool") : r.tool;
+  const scope = r.destination === "session" ? t("format.rule.thisChat") : t("format.rule.everyChat");
+  const vars = { tool, matcher: describeMatcher(r.matcher), scope };
+  switch (r.behavior) {
+    case "allow":
+      return t("format.rule.allow", vars);
+    case "deny":
+      return t("format.rule.deny", vars);
+    case "ask":
+      return t("format.rule.ask", vars);
+  }
 }
 
 /** A one-line summary of a tool call's arguments (the command, the path, ...). */
@@ -61,9 +80,9 @@ export function prettyJson(v: JsonValue): string {
 }
 
 export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+  if (ms < 1000) return t("format.duration.ms", { ms });
+  if (ms < 60_000) return t("format.duration.s", { s: (ms / 1000).toFixed(1) });
+  return t("format.duration.min", { min: Math.floor(ms / 60_000), s: Math.round((ms % 60_000) / 1000) });
 }
 
 export function formatTime(iso: string): string {

@@ -1,6 +1,7 @@
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
+import { t } from "./i18n";
 import { StoreProvider } from "./store";
 import "./styles.css";
 
@@ -23,5 +24,5 @@ async function start() {
 }
 
 start().catch((e: unknown) => {
-  document.body.textContent = `Suzent could not start: ${e instanceof Error ? e.message : String(e)}`;
+  document.body.textContent = t("app.startFailedWith", { message: e instanceof Error ? e.message : String(e) });
 });

@@ -1,5 +1,6 @@
 // App state: one reducer fed by command results and the runtime event stream.
 import { createContext, useContext, useEffect, useMemo, useReducer, useRef, type ReactNode } from "react";
+import { t as translate } from "./i18n";
 import { api, ApiError, errorMessage, listenRuntimeEvents } from "./api";
 import { itemsFromMessages, mergeReloaded, userCount, type Item, type ToolItem, type TurnError } from "./model";
 import type {
@@ -458,7 +459,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
         dispatch({ type: "error/startup", message: error.message });
         return;
       }
-      dispatch({ type: "error/push", message: context ? `${context}: ${errorMessage(error)}` : errorMessage(error) });
+      dispatch({ type: "error/push", message: context ? translate("store.withContext", { context, error: errorMessage(error) }) : errorMessage(error) });
     };
 
     const loadChat = async (chatId: string) => {
@@ -471,7 +472,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
       try {
         dispatch({ type: "tasks/set", tasks: await api.backgroundTasks() });
       } catch (e) {
-        reportError(e, "Could not load background tasks");
+        reportError(e, translate("store.loadBackgroundTasks"));
       }
     };
 
@@ -487,7 +488,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
           }
         }
       } catch (e) {
-        reportError(e, "Could not load the canvas");
+        reportError(e, translate("store.loadTheCanvas"));
       }
     };
 
@@ -495,7 +496,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
       try {
         dispatch({ type: "plan/set", chatId, plan: await api.getPlan(chatId) });
       } catch (e) {
-        reportError(e, "Could not load the plan");
+        reportError(e, translate("store.loadThePlan"));
       }
     };
 
@@ -517,7 +518,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
             surfaces: (stateRef.current.surfaces[chatId] ?? []).filter((s) => s.surfaceId !== surfaceId),
           });
         } catch (e) {
-          reportError(e, "Could not close the surface");
+          reportError(e, translate("store.closeTheSurface"));
         }
       },
       reloadChat: async (chatId) => {
@@ -526,7 +527,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
         try {
           await loadChat(chatId);
         } catch (e) {
-          reportError(e, "Could not reload the chat");
+          reportError(e, translate("store.reloadTheChat"));
         }
       },
       selectChat: async (chatId) => {
@@ -537,7 +538,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
         try {
           await loadChat(chatId);
         } catch (e) {
-          reportError(e, "Could not load the chat");
+          reportError(e, translate("store.loadTheChat"));
         }
       },
       createChat: async () => {
@@ -547,14 +548,14 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
           dispatch({ type: "chat/select", chatId: chat.id });
           dispatch({ type: "chat/loaded", chatId: chat.id, messages: [], pending: [], epoch: 0 });
         } catch (e) {
-          reportError(e, "Could not create a chat");
+          reportError(e, translate("store.createAChat"));
         }
       },
       renameChat: async (chatId, title) => {
         try {
           dispatch({ type: "chats/upsert", chat: await api.renameChat(chatId, title) });
         } catch (e) {
-          reportError(e, "Could not rename the chat");
+          reportError(e, translate("store.renameTheChat"));
         }
       },
       deleteChat: async (chatId) => {
@@ -568,7 +569,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
             await loadChat(next.id);
           }
         } catch (e) {
-          reportError(e, "Could not delete the chat");
+          reportError(e, translate("store.deleteTheChat"));
         }
       },
       send: async (chatId, text) => {
@@ -577,8 +578,8 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
           const summary = await api.sendMessage(chatId, text);
           if (summary.outcome === "suspended") dispatch({ type: "pending/set", chatId, pending: summary.pending });
         } catch (e) {
-          dispatch({ type: "chat/inlineError", chatId, message: `Not sent: ${errorMessage(e)}` });
-          reportError(e, "Could not send the message");
+          dispatch({ type: "chat/inlineError", chatId, message: translate("store.notSent", { error: errorMessage(e) }) });
+          reportError(e, translate("store.sendTheMessage"));
         } finally {
           dispatch({ type: "chat/runEnded", chatId });
         }
@@ -587,7 +588,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
         try {
           await api.cancelRun(chatId);
         } catch (e) {
-          reportError(e, "Could not stop the run");
+          reportError(e, translate("store.stopTheRun"));
         }
       },
       answerApprovals: async (chatId, answers) => {
@@ -597,12 +598,12 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
           const summary = await api.resumeApprovals(chatId, answers);
           if (summary.outcome === "suspended") dispatch({ type: "pending/set", chatId, pending: summary.pending });
         } catch (e) {
-          reportError(e, "Could not answer the approval");
+          reportError(e, translate("store.answerTheApproval"));
           dispatch({ type: "pending/unanswer", ids: answers.map((a) => a.request_id) });
           try {
             dispatch({ type: "pending/set", chatId, pending: await api.pendingApprovals(chatId) });
           } catch (e2) {
-            reportError(e2, "Could not reload pending approvals");
+            reportError(e2, translate("store.reloadPendingApprovals"));
           }
         } finally {
           dispatch({ type: "chat/runEnded", chatId });
@@ -612,14 +613,14 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
         try {
           dispatch({ type: "chats/upsert", chat: await api.setChatMode(chatId, mode) });
         } catch (e) {
-          reportError(e, "Could not change the permission mode");
+          reportError(e, translate("store.changeThePermissionMode"));
         }
       },
       refreshSettings: async () => {
         try {
           dispatch({ type: "settings/set", settings: await api.getSettings() });
         } catch (e) {
-          reportError(e, "Could not load settings");
+          reportError(e, translate("store.loadSettings"));
         }
       },
     };
@@ -644,7 +645,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
         if (disposed) u();
         else unlisten = u;
       })
-      .catch((e) => actions.reportError(e, "Could not subscribe to runtime events"));
+      .catch((e) => actions.reportError(e, translate("store.subscribeToRuntimeEvents")));
     return () => {
       disposed = true;
       unlisten?.();
@@ -659,7 +660,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
         dispatch({ type: "chats/set", chats });
       } catch (e) {
         dispatch({ type: "chats/set", chats: [] });
-        actions.reportError(e, "Could not load chats");
+        actions.reportError(e, translate("store.loadChats"));
       }
     })();
     void actions.refreshSettings();
@@ -667,14 +668,14 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
       try {
         dispatch({ type: "catalog/set", catalog: await api.getCatalog() });
       } catch (e) {
-        actions.reportError(e, "Could not load the tool catalog");
+        actions.reportError(e, translate("store.loadTheToolCatalog"));
       }
     })();
     (async () => {
       try {
         dispatch({ type: "pending/setAll", pending: await api.pendingApprovals(null) });
       } catch (e) {
-        actions.reportError(e, "Could not load pending approvals");
+        actions.reportError(e, translate("store.loadPendingApprovals"));
       }
     })();
     void actions.refreshTasks();

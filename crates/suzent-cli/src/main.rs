@@ -16,7 +16,7 @@ use suzent_core::{
 };
 mod background_cmd;
 mod content_cmd;
-mod mcp;
+mod mcp_cmd;
 mod permissions_cmd;
 
 use suzent_runtime::{
@@ -76,7 +76,7 @@ enum Command {
     Keys(KeysCommand),
     /// Manages MCP servers (`mcp.json`): list, add, rm, test, import, enable, disable, trust.
     #[command(subcommand)]
-    Mcp(mcp::McpCommand),
+    Mcp(mcp_cmd::McpCommand),
     /// Runs the runtime until stopped: delivers inbox messages (wake-ups, agent messages,
     /// sub-agent reports) and keeps background commands running.
     Serve(background_cmd::ServeArgs),
@@ -324,7 +324,7 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Tools {
             json,
             categories: true,
-        } => mcp::tools_by_category(open_runtime().await?, json),
+        } => mcp_cmd::tools_by_category(open_runtime().await?, json),
         Command::Tools { json, .. } => {
             let rt = open_runtime().await?;
             let catalog = rt.catalog();
@@ -407,7 +407,7 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Mcp(cmd) => mcp::run(cmd, open_runtime().await?).await,
+        Command::Mcp(cmd) => mcp_cmd::run(cmd, open_runtime().await?).await,
         Command::Skills(cmd) => content_cmd::skills(cmd, open_runtime().await?).await,
         Command::Memory(cmd) => content_cmd::memory(cmd, open_runtime().await?).await,
         Command::Doctor { json } => {
@@ -454,7 +454,7 @@ async fn chat_for(rt: &Runtime, target: &ChatTarget, title: &str) -> Result<Stri
     }
     let chat = rt
         .create_chat(CreateChat {
-            title: Some(title.chars().take(60).collect()),
+            title: Some(suzent_core::text::truncate_chars(title, 60, "")),
             workspace: target.workspace.clone(),
             model: target.model.clone(),
             mode,

@@ -156,7 +156,7 @@ impl AuditRecord {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string)),
             reason: Some(crate::redact::redact_text(&decision.reason)),
-            reason_code: Some(decision.reason_code.clone()),
+            reason_code: Some(decision.reason_code.as_str().to_string()),
             risk: serde_json::to_value(decision.risk)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string)),

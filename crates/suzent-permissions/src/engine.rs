@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
 use suzent_core::{
     ApprovalAction, ApprovalActionId, Behavior, DecisionSource, PermissionDecision, PermissionMode,
-    Risk, Rule, RuleDestination, RuleDraft, RuleMatcher,
+    ReasonCode, Risk, Rule, RuleDestination, RuleDraft, RuleMatcher,
 };
 
 /// What a tool call touches, as the tool itself reports it (`Tool::access`). Paths are absolute
@@ -75,53 +75,54 @@ pub struct Evaluation {
 #[derive(Debug, Clone, Default)]
 pub struct PermissionEngine {}
 
-/// Reason codes the engine produces (stable, snake_case).
+/// Reason codes the engine produces, by their old constant names (see [`ReasonCode`]).
 pub mod reason_codes {
+    use suzent_core::ReasonCode;
     /// A path (or redirect target) resolves outside every allowed root.
-    pub const OUTSIDE_WORKSPACE: &str = "outside_workspace";
+    pub const OUTSIDE_WORKSPACE: ReasonCode = ReasonCode::OutsideWorkspace;
     /// A path cannot be resolved (symlink loop, empty).
-    pub const UNRESOLVABLE_PATH: &str = "unresolvable_path";
+    pub const UNRESOLVABLE_PATH: ReasonCode = ReasonCode::UnresolvablePath;
     /// A write into `.git` internals of the workspace.
-    pub const PROTECTED_PATH: &str = "protected_path";
+    pub const PROTECTED_PATH: ReasonCode = ReasonCode::ProtectedPath;
     /// A deny rule matched.
-    pub const RULE_DENY: &str = "rule_deny";
+    pub const RULE_DENY: ReasonCode = ReasonCode::RuleDeny;
     /// A built-in dangerous command (privilege escalation, disk formatting, power, `rm -rf /`).
-    pub const DANGEROUS_COMMAND: &str = "dangerous_command";
+    pub const DANGEROUS_COMMAND: ReasonCode = ReasonCode::DangerousCommand;
     /// An ask rule matched.
-    pub const RULE_ASK: &str = "rule_ask";
+    pub const RULE_ASK: ReasonCode = ReasonCode::RuleAsk;
     /// Allow rules cover the whole request.
-    pub const RULE_ALLOW: &str = "rule_allow";
+    pub const RULE_ALLOW: ReasonCode = ReasonCode::RuleAllow;
     /// More than one command (or a nested script) outside `full_access`.
-    pub const COMPOUND_COMMAND: &str = "compound_command";
+    pub const COMPOUND_COMMAND: ReasonCode = ReasonCode::CompoundCommand;
     /// The shell analyser could not follow the script.
-    pub const SHELL_UNPARSED: &str = "shell_unparsed";
+    pub const SHELL_UNPARSED: ReasonCode = ReasonCode::ShellUnparsed;
     /// `full_access` mode allowed it without review.
-    pub const FULL_ACCESS: &str = "full_access";
+    pub const FULL_ACCESS: ReasonCode = ReasonCode::FullAccess;
     /// A read.
-    pub const READ_ONLY: &str = "read_only";
+    pub const READ_ONLY: ReasonCode = ReasonCode::ReadOnly;
     /// `auto` mode allowed a write inside the workspace.
-    pub const AUTO_WORKSPACE_WRITE: &str = "auto_workspace_write";
+    pub const AUTO_WORKSPACE_WRITE: ReasonCode = ReasonCode::AutoWorkspaceWrite;
     /// A write that needs approval.
-    pub const WRITE_REQUIRES_APPROVAL: &str = "write_requires_approval";
+    pub const WRITE_REQUIRES_APPROVAL: ReasonCode = ReasonCode::WriteRequiresApproval;
     /// A known read-only command.
-    pub const READ_ONLY_COMMAND: &str = "read_only_command";
+    pub const READ_ONLY_COMMAND: ReasonCode = ReasonCode::ReadOnlyCommand;
     /// A command that is not known to be read-only.
-    pub const SHELL_POLICY_ASK: &str = "shell_policy_ask";
+    pub const SHELL_POLICY_ASK: ReasonCode = ReasonCode::ShellPolicyAsk;
     /// The tool asks for approval by default.
-    pub const TOOL_REQUIRES_APPROVAL: &str = "tool_requires_approval";
+    pub const TOOL_REQUIRES_APPROVAL: ReasonCode = ReasonCode::ToolRequiresApproval;
     /// The tool does not ask for approval by default.
-    pub const TOOL_DEFAULT_ALLOW: &str = "tool_default_allow";
+    pub const TOOL_DEFAULT_ALLOW: ReasonCode = ReasonCode::ToolDefaultAllow;
     /// An option that makes a program run other code (`git -c`, `--config-env`, `--exec-path`,
     /// pagers, external diff tools, `--upload-pack`, `rebase --exec`).
-    pub const CODE_EXECUTION_OPTION: &str = "code_execution_option";
+    pub const CODE_EXECUTION_OPTION: ReasonCode = ReasonCode::CodeExecutionOption;
     /// A variable that changes what runs (`LD_PRELOAD`, `NODE_OPTIONS`, `PYTHONPATH`, `GIT_*`).
-    pub const RISKY_ENVIRONMENT: &str = "risky_environment";
+    pub const RISKY_ENVIRONMENT: ReasonCode = ReasonCode::RiskyEnvironment;
     /// The call touches Suzent's own settings and data (rules, config, MCP servers, the
     /// database, the audit log), or runs Suzent's own CLI: never, in any mode.
-    pub const SUZENT_STATE: &str = "suzent_state";
+    pub const SUZENT_STATE: ReasonCode = ReasonCode::SuzentState;
     /// A command writes to a path operand outside the allowed roots (or one whose value
     /// cannot be known): asks outside `full_access` (never remembered, never auto-allowed).
-    pub const WRITE_OUTSIDE_WORKSPACE: &str = "write_outside_workspace";
+    pub const WRITE_OUTSIDE_WORKSPACE: ReasonCode = ReasonCode::WriteOutsideWorkspace;
 }
 use reason_codes as rc;
 
@@ -167,7 +168,7 @@ impl PermissionEngine {
 fn decision(
     behavior: Behavior,
     source: DecisionSource,
-    code: &str,
+    code: ReasonCode,
     reason: impl Into<String>,
     risk: Risk,
 ) -> PermissionDecision {

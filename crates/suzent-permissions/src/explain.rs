@@ -67,8 +67,9 @@ pub struct Explanation {
     pub mode: PermissionMode,
     /// Allow, ask or deny.
     pub behavior: Behavior,
-    /// The stable reason code.
-    pub reason_code: String,
+    /// The stable reason code (a string in the TypeScript bindings).
+    #[cfg_attr(feature = "specta", specta(type = String))]
+    pub reason_code: suzent_core::ReasonCode,
     /// The sentence shown to the user.
     pub reason: String,
     /// How risky the call is.
@@ -231,12 +232,7 @@ impl PermissionEngine {
             }
             _ => (Vec::new(), None, None),
         };
-        let reviewer_would_decide = ctx.mode == PermissionMode::Auto
-            && decision.behavior == Behavior::Ask
-            && !matches!(
-                decision.source,
-                DecisionSource::PathPolicy | DecisionSource::Rule
-            );
+        let reviewer_would_decide = crate::gate::should_review(ctx.mode, &decision);
         Explanation {
             tool: request.tool_name.clone(),
             mode: ctx.mode,

@@ -4,6 +4,11 @@
 //! The engine is pure over its inputs except for path resolution, which reads symlinks.
 //! Decision order: hard path checks and deny rules first (in every mode), then ask rules, then
 //! allow rules, then the mode's defaults. Deny beats ask beats allow.
+//!
+//! Every tool call passes one [`PermissionGate`]: the request is built from the tool
+//! ([`GateSubject`]), the engine decides, the `auto` mode [`Reviewer`] judges what the policy
+//! would ask about, headless runs deny what would ask, and the decision is audited and announced
+//! ([`DecisionSink`]). The decision simulator ([`PermissionGate::explain`]) uses the same path.
 #![deny(missing_docs)]
 
 pub mod audit;
@@ -11,6 +16,7 @@ mod destinations;
 mod engine;
 mod explain;
 mod operands;
+mod gate;
 mod paths;
 pub mod paths_windows;
 mod redact;
@@ -24,6 +30,10 @@ pub use engine::{
     Evaluation, PermissionContext, PermissionEngine, PermissionRequest, ToolAccess, reason_codes,
 };
 pub use explain::{Explanation, MatchedRule, SegmentView, specificity};
+pub use gate::{
+    DecisionSink, GateCall, GateOutcome, GateScope, GateSubject, PermissionGate, Resolution,
+    Reviewer, headless_profile, should_review,
+};
 pub use operands::WRITING_COMMANDS;
 pub use paths::{PathError, PathPolicy, ReadRefusal, contains as path_contains};
 pub use redact::{is_sensitive_key, redact_text, redact_value};

@@ -70,10 +70,7 @@ fn redact_at(value: &Value, depth: usize) -> Value {
 }
 
 fn bound_string(s: &str) -> String {
-    match s.char_indices().nth(MAX_STRING_CHARS) {
-        Some((cut, _)) => format!("{}…{TRUNCATED}", &s[..cut]),
-        None => s.to_string(),
-    }
+    suzent_core::text::truncate_chars(s, MAX_STRING_CHARS, &format!("…{TRUNCATED}"))
 }
 
 /// Whether a key (JSON object key, header, variable or option name) names a secret.

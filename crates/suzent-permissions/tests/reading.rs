@@ -38,7 +38,7 @@ fn decide(rules: &[&str], tool: &str, path: &str) -> (Behavior, String) {
     let d = PermissionEngine::new()
         .evaluate(&read_call(tool, path, &f), &ctx)
         .decision;
-    (d.behavior, d.reason_code)
+    (d.behavior, d.reason_code.to_string())
 }
 
 #[test]

@@ -1,4 +1,6 @@
 import { useEffect, useId, useRef, useState } from "react";
+import { useTranslation } from "react-i18next";
+import type { TFunction } from "i18next";
 import { argsSummary, describeRule, prettyJson } from "../format";
 import { InlineCode } from "./InlineCode";
 import type { ApprovalAction, ApprovalResponse, PendingApproval } from "../types";
@@ -10,10 +12,20 @@ export interface ApprovalDialogProps {
   onResolve: (answers: ApprovalResponse[]) => void | Promise<void>;
 }
 
-const RISK_LABEL = { low: "Low risk", medium: "Medium risk", high: "High risk" } as const;
+function riskLabel(risk: PendingApproval["decision"]["risk"], t: TFunction): string {
+  switch (risk) {
+    case "low":
+      return t("approval.risk.low");
+    case "medium":
+      return t("approval.risk.medium");
+    case "high":
+      return t("approval.risk.high");
+  }
+}
 
 /** Asks the user about one tool call at a time, with the actions the backend offers, in order. */
 export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
+  const { t } = useTranslation();
   const [answers, setAnswers] = useState<Record<string, ApprovalResponse>>({});
   const [feedback, setFeedback] = useState("");
   const [busy, setBusy] = useState(false);
@@ -88,42 +100,44 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
       <div className="modal approval" role="dialog" aria-labelledby={titleId} data-testid="approval-dialog">
         <header className="approval-head">
           <h2 id={titleId}>
-            Allow <code>{current.toolName}</code>?
+            {t("approval.titleBefore")}
+            <code>{current.toolName}</code>
+            {t("approval.titleAfter")}
           </h2>
           {approvals.length > 1 && (
             <span className="muted">
-              {position} of {approvals.length}
+              {t("approval.position", { position, total: approvals.length })}
             </span>
           )}
         </header>
         {summary && <pre className="approval-summary">{summary}</pre>}
         <details className="approval-args">
-          <summary>All arguments</summary>
+          <summary>{t("approval.allArguments")}</summary>
           <pre>{prettyJson(current.args)}</pre>
         </details>
         <div className="approval-why">
           <span className={`risk risk-${d.risk}`} data-testid="approval-risk" data-risk={d.risk}>
-            {RISK_LABEL[d.risk]}
+            {riskLabel(d.risk, t)}
           </span>
           <p data-testid="approval-reason">
             <InlineCode text={d.reason} />
           </p>
-          <code className="reason-code" title="Reason code">
+          <code className="reason-code" title={t("approval.reasonCode")}>
             {d.reasonCode}
           </code>
         </div>
         {feedbackActions.length > 0 && (
           <div className="field">
-            <label htmlFor={feedbackId}>Feedback for the agent (optional)</label>
+            <label htmlFor={feedbackId}>{t("approval.feedback")}</label>
             <textarea
               id={feedbackId}
               data-testid="approval-feedback"
               rows={2}
               value={feedback}
-              placeholder="e.g. use a different file name"
+              placeholder={t("approval.feedbackPlaceholder")}
               onChange={(e) => setFeedback(e.target.value)}
             />
-            <small className="muted">Sent with: {feedbackActions.map((a) => a.label).join(", ")}</small>
+            <small className="muted">{t("approval.sentWith", { actions: feedbackActions.map((a) => a.label).join(", ") })}</small>
           </div>
         )}
         <ul className="approval-actions">
@@ -143,13 +157,13 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
               </button>
               <span className="action-desc">
                 <InlineCode text={a.description} />
-                {a.rule && <span className="rule-explain">Adds the rule: {describeRule(a.rule)}.</span>}
+                {a.rule && <span className="rule-explain">{t("approval.addsRule", { rule: describeRule(a.rule) })}</span>}
               </span>
             </li>
           ))}
         </ul>
         {actions.length === 0 && (
-          <p className="muted">The backend offered no actions for this request; it cannot be answered here.</p>
+          <p className="muted">{t("approval.noActions")}</p>
         )}
       </div>
     </div>

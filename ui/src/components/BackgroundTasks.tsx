@@ -1,4 +1,6 @@
 import { useState } from "react";
+import { useTranslation } from "react-i18next";
+import type { TFunction } from "i18next";
 import { api } from "../api";
 import { formatClock, formatTime } from "../format";
 import { useStore } from "../store";
@@ -17,8 +19,24 @@ const DOT: Record<BackgroundTask["status"], string> = {
   timed_out: "error",
 };
 
+function statusText(status: BackgroundTask["status"], t: TFunction): string {
+  switch (status) {
+    case "running":
+      return t("tasks.status.running");
+    case "finished":
+      return t("tasks.status.finished");
+    case "failed":
+      return t("tasks.status.failed");
+    case "stopped":
+      return t("tasks.status.stopped");
+    case "timed_out":
+      return t("tasks.status.timedOut");
+  }
+}
+
 function TaskRow({ task }: { task: BackgroundTask }) {
   const { state, dispatch, actions } = useStore();
+  const { t } = useTranslation();
   const [stopping, setStopping] = useState(false);
   const running = task.status === "running";
   const chatTitle = state.chats.find((c) => c.id === task.chatId)?.title;
@@ -29,7 +47,7 @@ function TaskRow({ task }: { task: BackgroundTask }) {
     try {
       dispatch({ type: "tasks/upsert", task: await api.stopBackgroundTask(task.id) });
     } catch (e) {
-      actions.reportError(e, `Could not stop “${task.title}”`);
+      actions.reportError(e, t("tasks.stopFailed", { title: task.title }));
     } finally {
       setStopping(false);
     }
@@ -44,14 +62,18 @@ function TaskRow({ task }: { task: BackgroundTask }) {
         </span>
       </div>
       <div className="task-meta muted small">
-        {task.kind === "agent" ? "sub-agent" : "command"} · {task.status.replace("_", " ")}
-        {task.exitCode !== undefined && ` · exit ${task.exitCode}`}
+        {task.kind === "agent" ? t("tasks.kindAgent") : t("tasks.kindCommand")} · {statusText(task.status, t)}
+        {task.exitCode !== undefined && ` · ${t("tasks.exit", { code: task.exitCode })}`}
       </div>
       <div
         className="task-meta muted small ellipsis"
-        title={`started ${formatTime(task.startedAt)}${task.finishedAt ? `, ended ${formatTime(task.finishedAt)}` : ""}`}
+        title={
+          task.finishedAt
+            ? t("tasks.startedEnded", { started: formatTime(task.startedAt), ended: formatTime(task.finishedAt) })
+            : t("tasks.started", { started: formatTime(task.startedAt) })
+        }
       >
-        {chatTitle ?? "unknown chat"} · {formatClock(task.startedAt)}
+        {chatTitle ?? t("tasks.unknownChat")} · {formatClock(task.startedAt)}
       </div>
       {task.recentOutput.trim() && <pre className="task-output">{lastLines(task.recentOutput, 6)}</pre>}
       {running && (
@@ -62,7 +84,7 @@ function TaskRow({ task }: { task: BackgroundTask }) {
           disabled={stopping}
           onClick={() => void stop()}
         >
-          {stopping ? "Stopping…" : "Stop"}
+          {stopping ? t("tasks.stopping") : t("tasks.stop")}
         </button>
       )}
     </li>
@@ -72,6 +94,7 @@ function TaskRow({ task }: { task: BackgroundTask }) {
 /** Right sidebar: background commands and sub-agents, from background_tasks() and runtime events. */
 export function BackgroundTasks({ onClose }: { onClose: () => void }) {
   const { state, actions } = useStore();
+  const { t } = useTranslation();
   // Newest first, running ones on top.
   const tasks = [...state.tasks].sort(
     (a, b) => Number(b.status === "running") - Number(a.status === "running") || b.startedAt.localeCompare(a.startedAt),
@@ -79,21 +102,18 @@ export function BackgroundTasks({ onClose }: { onClose: () => void }) {
   return (
     <aside className="tasks-panel" data-testid="background-tasks" aria-labelledby="tasks-h">
       <div className="sidebar-section-head">
-        <span id="tasks-h">Background tasks</span>
+        <span id="tasks-h">{t("tasks.heading")}</span>
         <span>
-          <button type="button" className="icon-btn" title="Refresh" aria-label="Refresh background tasks" onClick={() => void actions.refreshTasks()}>
+          <button type="button" className="icon-btn" title={t("tasks.refresh")} aria-label={t("tasks.refreshLabel")} onClick={() => void actions.refreshTasks()}>
             ↻
           </button>
-          <button type="button" className="icon-btn" title="Hide" aria-label="Hide background tasks" onClick={onClose}>
+          <button type="button" className="icon-btn" title={t("tasks.hide")} aria-label={t("tasks.hideLabel")} onClick={onClose}>
             ×
           </button>
         </span>
       </div>
       {tasks.length === 0 ? (
-        <p className="muted small empty">
-          No background tasks. Long-running commands and sub-agents the agent starts appear here with their output and
-          exit code.
-        </p>
+        <p className="muted small empty">{t("tasks.empty")}</p>
       ) : (
         <ul className="task-list">
           {tasks.map((t) => (

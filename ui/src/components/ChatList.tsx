@@ -1,9 +1,11 @@
 import { useState } from "react";
+import { useTranslation } from "react-i18next";
 import { useStore } from "../store";
 import type { ChatRecord } from "../types";
 
 function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean; pending: number }) {
   const { actions } = useStore();
+  const { t } = useTranslation();
   const [editing, setEditing] = useState(false);
   const [confirming, setConfirming] = useState(false);
   // Deleting is a backend round trip (the chat, its transcript and its summaries in memory go).
@@ -22,7 +24,7 @@ function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean
       {editing ? (
         <input
           className="rename-input"
-          aria-label="Chat title"
+          aria-label={t("chatList.titleInput")}
           data-testid="chat-rename-input"
           autoFocus
           value={title}
@@ -46,7 +48,7 @@ function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean
         >
           <span className="chat-item-title">{chat.title}</span>
           {pending > 0 && (
-            <span className="badge warn" title={`${pending} approval(s) waiting`}>
+            <span className="badge warn" title={t("chatList.approvalsWaiting", { count: pending })}>
               {pending}
             </span>
           )}
@@ -59,16 +61,16 @@ function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean
             className="btn tiny danger"
             data-testid="chat-delete-confirm"
             disabled={deleting}
-            title={deleting ? "Deleting the chat and its summaries in memory" : undefined}
+            title={deleting ? t("chatList.deletingHelp") : undefined}
             onClick={() => {
               setDeleting(true);
               void actions.deleteChat(chat.id).finally(() => setDeleting(false));
             }}
           >
-            {deleting ? "Deleting…" : "Delete"}
+            {deleting ? t("chatList.deleting") : t("chatList.delete")}
           </button>
           <button type="button" className="btn tiny ghost" disabled={deleting} onClick={() => setConfirming(false)}>
-            Keep
+            {t("chatList.keep")}
           </button>
         </span>
       ) : (
@@ -78,8 +80,8 @@ function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean
               type="button"
               className="icon-btn"
               data-testid="chat-rename"
-              aria-label={`Rename ${chat.title}`}
-              title="Rename"
+              aria-label={t("chatList.renameLabel", { title: chat.title })}
+              title={t("chatList.rename")}
               onClick={() => {
                 setTitle(chat.title);
                 setEditing(true);
@@ -91,8 +93,8 @@ function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean
               type="button"
               className="icon-btn"
               data-testid="chat-delete"
-              aria-label={`Delete ${chat.title}`}
-              title="Delete"
+              aria-label={t("chatList.deleteLabel", { title: chat.title })}
+              title={t("chatList.delete")}
               onClick={() => setConfirming(true)}
             >
               ×
@@ -107,16 +109,17 @@ function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean
 /** The chat list: select, create, rename (✎ or double-click), delete (with a confirmation). */
 export function ChatList() {
   const { state, actions } = useStore();
+  const { t } = useTranslation();
   return (
     <div className="chat-list-wrap">
       <div className="sidebar-section-head">
-        <span>Chats</span>
+        <span>{t("chatList.heading")}</span>
         <button type="button" className="btn small" data-testid="chat-new" onClick={() => void actions.createChat()}>
-          + New
+          {t("chatList.new")}
         </button>
       </div>
-      <ul className="chat-list" data-testid="chat-list" aria-label="Chats">
-        {state.chatsLoaded && state.chats.length === 0 && <li className="muted small empty">No chats yet.</li>}
+      <ul className="chat-list" data-testid="chat-list" aria-label={t("chatList.heading")}>
+        {state.chatsLoaded && state.chats.length === 0 && <li className="muted small empty">{t("chatList.empty")}</li>}
         {state.chats.map((c) => (
           <ChatItem key={c.id} chat={c} active={c.id === state.activeChatId} pending={state.pending[c.id]?.length ?? 0} />
         ))}

@@ -1,5 +1,6 @@
 import { Fragment, useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
-import { MODE_EXPLANATIONS, MODE_LABELS } from "../format";
+import { useTranslation } from "react-i18next";
+import { modeExplanation, modeLabel } from "../format";
 import { useActiveChat, useStore } from "../store";
 import type { PermissionMode } from "../types";
 import { ApprovalDialog } from "./ApprovalDialog";
@@ -24,10 +25,11 @@ function canvasActionText(text: string): string | null {
 
 function ModeSwitch({ chatId, mode }: { chatId: string; mode: PermissionMode }) {
   const { actions } = useStore();
+  const { t } = useTranslation();
   const id = useId();
   return (
     <div className="mode-switch">
-      <label htmlFor={id}>Permissions</label>
+      <label htmlFor={id}>{t("chat.permissions")}</label>
       <select
         id={id}
         data-testid="mode-switch"
@@ -37,7 +39,7 @@ function ModeSwitch({ chatId, mode }: { chatId: string; mode: PermissionMode }) 
       >
         {MODES.map((m) => (
           <option key={m} value={m}>
-            {MODE_LABELS[m]}
+            {modeLabel(m)}
           </option>
         ))}
       </select>
@@ -47,6 +49,7 @@ function ModeSwitch({ chatId, mode }: { chatId: string; mode: PermissionMode }) 
 
 function Composer({ chatId, running, blocked }: { chatId: string; running: boolean; blocked: boolean }) {
   const { actions } = useStore();
+  const { t } = useTranslation();
   const [text, setText] = useState("");
   const ref = useRef<HTMLTextAreaElement>(null);
   const canSend = !running && !blocked && text.trim().length > 0;
@@ -80,14 +83,14 @@ function Composer({ chatId, running, blocked }: { chatId: string; running: boole
       }}
     >
       <label htmlFor="composer-input" className="sr-only">
-        Message
+        {t("chat.message")}
       </label>
       <textarea
         id="composer-input"
         ref={ref}
         data-testid="composer-input"
         rows={Math.min(8, Math.max(1, text.split("\n").length))}
-        placeholder={blocked ? "Answer the approval request first" : "Ask Suzent to do something…"}
+        placeholder={blocked ? t("chat.answerFirst") : t("chat.placeholder")}
         value={text}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={onKey}
@@ -97,14 +100,14 @@ function Composer({ chatId, running, blocked }: { chatId: string; running: boole
           type="button"
           className="btn danger"
           data-testid="composer-stop"
-          title="Stop (Esc)"
+          title={t("chat.stopTitle")}
           onClick={() => void actions.stop(chatId)}
         >
-          Stop
+          {t("chat.stop")}
         </button>
       ) : (
-        <button type="submit" className="btn primary" data-testid="composer-send" disabled={!canSend} title="Send (Enter)">
-          Send
+        <button type="submit" className="btn primary" data-testid="composer-send" disabled={!canSend} title={t("chat.sendTitle")}>
+          {t("chat.send")}
         </button>
       )}
     </form>
@@ -114,6 +117,7 @@ function Composer({ chatId, running, blocked }: { chatId: string; running: boole
 /** The active chat: transcript, composer, mode switch and approval prompts. */
 export function ChatView() {
   const { state, actions } = useStore();
+  const { t } = useTranslation();
   const chat = useActiveChat();
   const view = chat ? state.views[chat.id] : undefined;
   const pending = chat ? (state.pending[chat.id] ?? []) : [];
@@ -152,10 +156,10 @@ export function ChatView() {
   if (!chat) {
     return (
       <div className="empty-state">
-        <h2>No chat selected</h2>
-        <p className="muted">Start a chat and ask Suzent to read, search, edit or run things in your workspace.</p>
+        <h2>{t("chat.noneSelected")}</h2>
+        <p className="muted">{t("chat.noneSelectedHelp")}</p>
         <button type="button" className="btn primary" onClick={() => void actions.createChat()}>
-          New chat
+          {t("chat.newChat")}
         </button>
       </div>
     );
@@ -169,7 +173,7 @@ export function ChatView() {
 
   return (
     <div className="chat-layout">
-      <section className="chat" aria-label={`Chat: ${chat.title}`}>
+      <section className="chat" aria-label={t("chat.label", { title: chat.title })}>
         <header className="chat-head">
           <div className="chat-title">
             <h1>{chat.title}</h1>
@@ -186,15 +190,15 @@ export function ChatView() {
               data-testid="canvas-toggle"
               aria-expanded={canvasOpen}
               aria-controls={canvasOpen ? "canvas-panel" : undefined}
-              title={canvasOpen ? "Hide the canvas" : "Show the canvas"}
+              title={canvasOpen ? t("chat.hideCanvas") : t("chat.showCanvas")}
               onClick={() => setCanvasOpen(!canvasOpen)}
             >
-              Canvas{canvasSurfaces.length > 0 ? ` (${canvasSurfaces.length})` : ""}
+              {canvasSurfaces.length > 0 ? t("chat.canvasCount", { count: canvasSurfaces.length }) : t("chat.canvas")}
             </button>
           </div>
         </header>
         <p className="mode-explain" id="mode-explain">
-          <strong>{MODE_LABELS[chat.mode]}:</strong> {MODE_EXPLANATIONS[chat.mode]}
+          <strong>{t("chat.modeHeading", { mode: modeLabel(chat.mode) })}</strong> {modeExplanation(chat.mode)}
         </p>
         <div
           className="transcript"
@@ -206,12 +210,10 @@ export function ChatView() {
             stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
           }}
         >
-          {!view?.loaded && <p className="muted center">Loading…</p>}
+          {!view?.loaded && <p className="muted center">{t("chat.loading")}</p>}
           {view?.loaded && view.items.length === 0 && (
             <div className="empty-state small">
-              <p className="muted">
-                Nothing here yet. Try “List the files in this folder” or “Write a README for this project”.
-              </p>
+              <p className="muted">{t("chat.emptyHint")}</p>
             </div>
           )}
           {view?.items.map((it) => {
@@ -222,7 +224,7 @@ export function ChatView() {
                   return (
                     <div key={it.key} className="msg canvas-action" data-testid="message-canvas-action">
                       <div className="bubble">
-                        <strong>Sent from the canvas</strong>
+                        <strong>{t("chat.sentFromCanvas")}</strong>
                         <code>{action}</code>
                       </div>
                     </div>
@@ -259,7 +261,7 @@ export function ChatView() {
                           );
                         }}
                       >
-                        On the canvas: {s.title ?? s.surfaceId}
+                        {t("chat.onCanvas", { title: s.title ?? s.surfaceId })}
                       </button>
                     ))}
                   </Fragment>
@@ -267,7 +269,7 @@ export function ChatView() {
               case "error":
                 return (
                   <div key={it.key} className="msg inline-error" role="alert" data-testid="error-banner" data-scope="turn">
-                    <strong>The turn failed.</strong> {it.message}
+                    <strong>{t("chat.turnFailed")}</strong> {it.message}
                   </div>
                 );
             }
@@ -276,7 +278,7 @@ export function ChatView() {
             <SurfaceView key={`inline-${s.surfaceId}`} surface={s} />
           ))}
           {running && (
-            <div className="typing" aria-label="Working">
+            <div className="typing" aria-label={t("chat.working")}>
               <span />
               <span />
               <span />

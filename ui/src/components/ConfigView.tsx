@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api";
 import { useStore } from "../store";
 import { InlineCode } from "./InlineCode";
@@ -13,6 +14,7 @@ export const isMcpToolset = (cap: Capability) => cap.id.startsWith("mcp:");
  * are deferred: the agent activates them with tool_search), so the rows are read-only.
  */
 function McpToolset({ cap, activated }: { cap: Capability; activated: Set<string> }) {
+  const { t } = useTranslation();
   const server = cap.id.slice("mcp:".length);
   return (
     <section className="card capability mcp-toolset" data-testid={`config-toolset-mcp-${server}`} aria-label={cap.label}>
@@ -20,24 +22,24 @@ function McpToolset({ cap, activated }: { cap: Capability; activated: Set<string
         <span className="cap-title">
           <strong>{cap.label}</strong>
           <span className="muted">
-            {cap.tools.length} tool{cap.tools.length === 1 ? "" : "s"} · activated on demand
+            {t("config.mcpToolCount", { count: cap.tools.length })}
           </span>
         </span>
         {cap.description && <span className="cap-desc">{cap.description}</span>}
       </div>
       <ul className="tool-list">
-        {cap.tools.map((t) => (
-          <li key={t.id}>
-            <div className="tool-row" data-testid={`config-mcp-tool-${t.runtimeName}`}>
+        {cap.tools.map((tool) => (
+          <li key={tool.id}>
+            <div className="tool-row" data-testid={`config-mcp-tool-${tool.runtimeName}`}>
               <span className="tool-text">
                 <span className="tool-title">
-                  <strong>{t.name}</strong> <code>{t.runtimeName}</code>
-                  {t.requiresApproval && <span className="badge warn">needs approval</span>}
-                  {activated.has(t.runtimeName) && <span className="badge">activated by the agent</span>}
+                  <strong>{tool.name}</strong> <code>{tool.runtimeName}</code>
+                  {tool.requiresApproval && <span className="badge warn">{t("config.needsApproval")}</span>}
+                  {activated.has(tool.runtimeName) && <span className="badge">{t("config.activated")}</span>}
                 </span>
-                {t.description && (
+                {tool.description && (
                   <span className="muted">
-                    <InlineCode text={t.description} />
+                    <InlineCode text={tool.description} />
                   </span>
                 )}
               </span>
@@ -87,6 +89,7 @@ function CapabilityHeader({
   selected: Set<string>;
   onToggle: (on: boolean) => void;
 }) {
+  const { t } = useTranslation();
   const ref = useRef<HTMLInputElement>(null);
   const count = cap.tools.filter((t) => selected.has(t.id)).length;
   const all = count === cap.tools.length && count > 0;
@@ -107,7 +110,7 @@ function CapabilityHeader({
       <span className="cap-title">
         <strong>{cap.label}</strong>
         <span className="muted">
-          {count} of {cap.tools.length} selected
+          {t("config.selectedCount", { count, total: cap.tools.length })}
         </span>
       </span>
       {cap.description && <span className="cap-desc">{cap.description}</span>}
@@ -126,6 +129,7 @@ function ToolRow({
   activated: boolean;
   onChange: (on: boolean) => void;
 }) {
+  const { t } = useTranslation();
   return (
     <li>
       <label className="tool-row">
@@ -138,8 +142,8 @@ function ToolRow({
         <span className="tool-text">
           <span className="tool-title">
             <strong>{tool.name}</strong> <code>{tool.runtimeName}</code>
-            {tool.requiresApproval && <span className="badge warn">needs approval</span>}
-            {activated && <span className="badge">activated by the agent</span>}
+            {tool.requiresApproval && <span className="badge warn">{t("config.needsApproval")}</span>}
+            {activated && <span className="badge">{t("config.activated")}</span>}
           </span>
           <span className="muted">
             <InlineCode text={tool.description} />
@@ -162,6 +166,7 @@ interface SaveJob {
  */
 export function ConfigView() {
   const { state, dispatch, actions } = useStore();
+  const { t } = useTranslation();
   const { catalog, settings, chats } = state;
   // "" = the user's default selection, which every chat without its own selection uses.
   const [scope, setScope] = useState<string>("");
@@ -185,8 +190,8 @@ export function ConfigView() {
   if (!catalog || !settings || !selected) {
     return (
       <section className="page">
-        <h1>Tools</h1>
-        <p className="muted">Loading the tool catalog…</p>
+        <h1>{t("config.title")}</h1>
+        <p className="muted">{t("config.loading")}</p>
       </section>
     );
   }
@@ -208,7 +213,7 @@ export function ConfigView() {
         failed = false;
       } catch (e) {
         failed = true;
-        actions.reportError(e, "Could not save the tool selection");
+        actions.reportError(e, t("config.saveFailed"));
       }
     }
     q.busy = false;
@@ -232,7 +237,7 @@ export function ConfigView() {
       dispatch({ type: "chats/upsert", chat: await api.setChatTools(chat.id, null) });
       setStatus("saved");
     } catch (e) {
-      actions.reportError(e, "Could not reset the chat's tools");
+      actions.reportError(e, t("config.resetFailed"));
     }
   };
 
@@ -240,16 +245,16 @@ export function ConfigView() {
     <section className="page">
       <header className="page-head">
         <div>
-          <h1>Tools</h1>
-          <p className="muted">Choose the tools the agent can use. A capability's checkbox switches all of its tools.</p>
+          <h1>{t("config.title")}</h1>
+          <p className="muted">{t("config.intro")}</p>
         </div>
         <div className="field inline">
-          <label htmlFor="config-scope">Applies to</label>
+          <label htmlFor="config-scope">{t("config.appliesTo")}</label>
           <select id="config-scope" data-testid="config-scope" value={scope} onChange={(e) => setScope(e.target.value)}>
-            <option value="">Default (chats without their own selection)</option>
+            <option value="">{t("config.scopeDefault")}</option>
             {chats.map((c) => (
               <option key={c.id} value={c.id}>
-                Chat: {c.title}
+                {t("config.scopeChat", { title: c.title })}
               </option>
             ))}
           </select>
@@ -258,8 +263,8 @@ export function ConfigView() {
       {chat && (
         <p className="note">
           {chat.tools === null
-            ? "This chat uses the default selection. Saving here gives it its own."
-            : "This chat has its own selection, overriding the default."}
+            ? t("config.usesDefault")
+            : t("config.hasOwn")}
         </p>
       )}
       <div className="capabilities">
@@ -287,20 +292,20 @@ export function ConfigView() {
       <footer className="page-actions">
         <span className={status === "failed" ? "field-error" : "muted"} role="status" data-testid="config-status">
           {status === "saving"
-            ? "Saving…"
+            ? t("config.saving")
             : status === "saved"
               ? chat
                 ? chat.tools === null
-                  ? "This chat uses the default selection."
-                  : "Saved for this chat."
-                : "Saved. Chats without their own selection use it from their next message."
+                  ? t("config.savedUsesDefault")
+                  : t("config.savedChat")
+                : t("config.savedDefault")
               : status === "failed"
-                ? "Not saved."
-                : "Changes are saved as you make them."}
+                ? t("config.notSaved")
+                : t("config.autosave")}
         </span>
         {chat && chat.tools !== null && (
           <button type="button" className="btn" onClick={() => void resetToDefaults()} disabled={status === "saving"}>
-            Use the defaults
+            {t("config.useDefaults")}
           </button>
         )}
       </footer>

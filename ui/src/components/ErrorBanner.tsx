@@ -1,9 +1,12 @@
 import { Component, type ErrorInfo, type ReactNode } from "react";
+import { t } from "../i18n";
+import { useTranslation } from "react-i18next";
 import { useStore } from "../store";
 
 /** Failed backend commands, readable, each dismissable. */
 export function ErrorBanner() {
   const { state, dispatch } = useStore();
+  const { t } = useTranslation();
   if (state.errors.length === 0) return null;
   return (
     <div className="error-banner" role="alert" data-testid="error-banner">
@@ -16,7 +19,7 @@ export function ErrorBanner() {
           <button
             type="button"
             className="icon-btn"
-            aria-label="Dismiss error"
+            aria-label={t("errors.dismiss")}
             onClick={() => dispatch({ type: "error/dismiss", id: e.id })}
           >
             ×
@@ -44,9 +47,9 @@ export class ErrorBoundary extends Component<{ children: ReactNode }, { error: E
             <span className="error-icon" aria-hidden="true">
               !
             </span>
-            <span className="error-text">Something went wrong while showing this page: {this.state.error.message}</span>
+            <span className="error-text">{t("errors.renderFailed", { message: this.state.error.message })}</span>
             <button type="button" className="btn small" onClick={() => this.setState({ error: null })}>
-              Try again
+              {t("errors.tryAgain")}
             </button>
           </div>
         </div>

@@ -1,12 +1,14 @@
 import { useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api";
-import { baseUrlError, modelError, PROVIDERS, type ProviderId } from "../providers";
+import { baseUrlError, modelError, providerLabel, PROVIDERS, type ProviderId } from "../providers";
 import { useStore } from "../store";
 import type { SettingsPatch } from "../types";
 
 /** Shown while no default model is configured: sets a provider, a model and its key. */
 export function FirstRun({ onSkip }: { onSkip: () => void }) {
   const { state, dispatch, actions } = useStore();
+  const { t } = useTranslation();
   const [provider, setProvider] = useState<ProviderId>("openai");
   const info = PROVIDERS.find((p) => p.id === provider) ?? PROVIDERS[0];
   const [model, setModel] = useState("");
@@ -19,7 +21,7 @@ export function FirstRun({ onSkip }: { onSkip: () => void }) {
     e.preventDefault();
     const name = model.trim() || info.example;
     const full = `${provider}/${name}`;
-    const problems = [modelError(full), baseUrlError(info.label, baseUrl)].filter((x): x is string => !!x);
+    const problems = [modelError(full), baseUrlError(providerLabel(info.id), baseUrl)].filter((x): x is string => !!x);
     setErrors(problems);
     if (problems.length) return;
     setBusy(true);
@@ -32,7 +34,7 @@ export function FirstRun({ onSkip }: { onSkip: () => void }) {
           : { defaultModel: full };
       dispatch({ type: "settings/set", settings: await api.saveSettings(patch) });
     } catch (err) {
-      actions.reportError(err, "Could not save the setup");
+      actions.reportError(err, t("firstRun.saveFailed"));
     } finally {
       setBusy(false);
     }
@@ -44,10 +46,10 @@ export function FirstRun({ onSkip }: { onSkip: () => void }) {
         <div className="logo" aria-hidden="true">
           S
         </div>
-        <h1>Welcome to Suzent</h1>
-        <p className="muted">Connect a model provider to start. You can change this later in Settings.</p>
+        <h1>{t("firstRun.welcome")}</h1>
+        <p className="muted">{t("firstRun.intro")}</p>
         <div className="field">
-          <label htmlFor="fr-provider">Provider</label>
+          <label htmlFor="fr-provider">{t("firstRun.provider")}</label>
           <select
             id="fr-provider"
             data-testid="first-run-provider"
@@ -56,13 +58,13 @@ export function FirstRun({ onSkip }: { onSkip: () => void }) {
           >
             {PROVIDERS.map((p) => (
               <option key={p.id} value={p.id}>
-                {p.label}
+                {providerLabel(p.id)}
               </option>
             ))}
           </select>
         </div>
         <div className="field">
-          <label htmlFor="fr-model">Model</label>
+          <label htmlFor="fr-model">{t("firstRun.model")}</label>
           <input
             id="fr-model"
             data-testid="first-run-model"
@@ -74,21 +76,21 @@ export function FirstRun({ onSkip }: { onSkip: () => void }) {
         </div>
         {info.needsKey && (
           <div className="field">
-            <label htmlFor="fr-key">API key</label>
+            <label htmlFor="fr-key">{t("firstRun.apiKey")}</label>
             <input
               id="fr-key"
               type="password"
               autoComplete="off"
               data-testid="first-run-key"
               value={key}
-              placeholder="Stored in your system keychain"
+              placeholder={t("firstRun.apiKeyPlaceholder")}
               onChange={(e) => setKey(e.target.value)}
             />
-            <small className="muted">Leave empty if the key is already in your environment.</small>
+            <small className="muted">{t("firstRun.apiKeyHelp")}</small>
           </div>
         )}
         <div className="field">
-          <label htmlFor="fr-url">Base URL (optional)</label>
+          <label htmlFor="fr-url">{t("firstRun.baseUrl")}</label>
           <input
             id="fr-url"
             data-testid="first-run-base-url"
@@ -107,10 +109,10 @@ export function FirstRun({ onSkip }: { onSkip: () => void }) {
         )}
         <div className="form-actions">
           <button type="button" className="btn ghost" onClick={onSkip}>
-            Skip for now
+            {t("firstRun.skip")}
           </button>
           <button type="submit" className="btn primary" data-testid="first-run-save" disabled={busy}>
-            Start
+            {t("firstRun.start")}
           </button>
         </div>
       </form>

@@ -1,23 +1,38 @@
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type ReactElement } from "react";
+import { useTranslation } from "react-i18next";
+import type { TFunction } from "i18next";
 import { ApiError, api, errorMessage } from "../api";
+import { t as translate } from "../i18n";
 import { useStore } from "../store";
 import type { McpServerConfig, McpServerInfo, McpServerState, McpTestResult, McpToolInfo, McpToolStatus } from "../types";
 
 /** How a server's state reads in the panel. */
-const STATE_LABEL: Record<McpServerState, string> = {
-  idle: "Not connected",
-  running: "Connected",
-  failed: "Failed",
-  disabled: "Disabled",
-};
+function stateLabel(s: McpServerState, t: TFunction): string {
+  switch (s) {
+    case "idle":
+      return t("mcp.state.idle");
+    case "running":
+      return t("mcp.state.running");
+    case "failed":
+      return t("mcp.state.failed");
+    case "disabled":
+      return t("mcp.state.disabled");
+  }
+}
 const STATE_CLASS: Record<McpServerState, string> = { idle: "", running: "ok", failed: "error", disabled: "" };
 const TOOL_STATUS_CLASS: Record<McpToolStatus, string> = { DISCOVERED: "", ACTIVE: "ok", FAILED: "error", DISABLED: "" };
-const TOOL_STATUS_HELP: Record<McpToolStatus, string> = {
-  DISCOVERED: "Known from the schema cache; the server is not connected now.",
-  ACTIVE: "The server is connected and listed this tool.",
-  FAILED: "The server failed; see its error.",
-  DISABLED: "The server is disabled.",
-};
+function toolStatusHelp(s: McpToolStatus, t: TFunction): string {
+  switch (s) {
+    case "DISCOVERED":
+      return t("mcp.toolStatus.discovered");
+    case "ACTIVE":
+      return t("mcp.toolStatus.active");
+    case "FAILED":
+      return t("mcp.toolStatus.failed");
+    case "DISABLED":
+      return t("mcp.toolStatus.disabled");
+  }
+}
 
 /** A field of the add form whose error the backend can name. */
 type AddField = "name" | "command" | "args" | "env" | "url" | "headers";
@@ -46,10 +61,10 @@ export function parsePairs(text: string, field: "env" | "headers"): Record<strin
     const key = at > 0 ? line.slice(0, at).trim() : "";
     if (!key) {
       const shape = field === "env" ? "KEY=VALUE" : "Name: value";
-      throw new LineError(field, `line ${i + 1}: expected ${shape}, got '${line}'`);
+      throw new LineError(field, translate("mcp.parse.expected", { line: i + 1, shape, got: line }));
     }
-    if (field === "env" && /\s/.test(key)) throw new LineError(field, `line ${i + 1}: the variable name '${key}' contains a space`);
-    if (key in out) throw new LineError(field, `line ${i + 1}: '${key}' is set twice`);
+    if (field === "env" && /\s/.test(key)) throw new LineError(field, translate("mcp.parse.space", { line: i + 1, key }));
+    if (key in out) throw new LineError(field, translate("mcp.parse.twice", { line: i + 1, key }));
     out[key] = field === "env" ? line.slice(at + 1) : line.slice(at + 1).trim();
   });
   return out;
@@ -127,6 +142,7 @@ function Field({
 }
 
 function AddServerForm({ onAdded, onCancel }: { onAdded: (s: McpServerInfo) => void; onCancel: () => void }) {
+  const { t } = useTranslation();
   const [d, setD] = useState<AddDraft>(EMPTY_DRAFT);
   const [errors, setErrors] = useState<Partial<Record<AddField, string>>>({});
   const [formError, setFormError] = useState<string | null>(null);
@@ -168,9 +184,9 @@ function AddServerForm({ onAdded, onCancel }: { onAdded: (s: McpServerInfo) => v
 
   return (
     <form className="card mcp-add-form" data-testid="mcp-add-form" onSubmit={(e) => void submit(e)} aria-labelledby="mcp-add-title" noValidate>
-      <h3 id="mcp-add-title">Add an MCP server</h3>
+      <h3 id="mcp-add-title">{t("mcp.addTitle")}</h3>
       <fieldset className="mcp-transport">
-        <legend>Transport</legend>
+        <legend>{t("mcp.transport")}</legend>
         <label>
           <input
             type="radio"
@@ -179,7 +195,7 @@ function AddServerForm({ onAdded, onCancel }: { onAdded: (s: McpServerInfo) => v
             checked={d.transport === "stdio"}
             onChange={() => setD({ ...d, transport: "stdio" })}
           />
-          Command (stdio)
+          {t("mcp.transportStdio")}
         </label>
         <label>
           <input
@@ -189,18 +205,18 @@ function AddServerForm({ onAdded, onCancel }: { onAdded: (s: McpServerInfo) => v
             checked={d.transport === "http"}
             onChange={() => setD({ ...d, transport: "http" })}
           />
-          URL (streamable HTTP)
+          {t("mcp.transportHttp")}
         </label>
       </fieldset>
-      <Field id="mcp-add-name" label="Name" hint="Tools reach the model as mcp__NAME__TOOL." error={errors.name}>
+      <Field id="mcp-add-name" label={t("mcp.name")} hint={t("mcp.nameHint")} error={errors.name}>
         {(p) => <input {...p} ref={nameRef} data-testid="mcp-add-name" value={d.name} onChange={set("name")} autoComplete="off" placeholder="filesystem" />}
       </Field>
       {d.transport === "stdio" ? (
         <>
-          <Field id="mcp-add-command" label="Command" hint="npx, uvx, node or a path; found on your login shell's PATH." error={errors.command}>
+          <Field id="mcp-add-command" label={t("mcp.command")} hint={t("mcp.commandHint")} error={errors.command}>
             {(p) => <input {...p} data-testid="mcp-add-command" value={d.command} onChange={set("command")} autoComplete="off" placeholder="npx" />}
           </Field>
-          <Field id="mcp-add-args" label="Arguments" hint="One argument per line." error={errors.args}>
+          <Field id="mcp-add-args" label={t("mcp.args")} hint={t("mcp.argsHint")} error={errors.args}>
             {(p) => (
               <textarea
                 {...p}
@@ -212,16 +228,16 @@ function AddServerForm({ onAdded, onCancel }: { onAdded: (s: McpServerInfo) => v
               />
             )}
           </Field>
-          <Field id="mcp-add-env" label="Environment" hint="KEY=VALUE, one per line. ${keychain:ENTRY} reads a value from the OS keychain." error={errors.env}>
+          <Field id="mcp-add-env" label={t("mcp.env")} hint={t("mcp.envHint")} error={errors.env}>
             {(p) => <textarea {...p} data-testid="mcp-add-env" rows={2} value={d.env} onChange={set("env")} placeholder="API_TOKEN=${keychain:my-token}" />}
           </Field>
         </>
       ) : (
         <>
-          <Field id="mcp-add-url" label="URL" error={errors.url}>
+          <Field id="mcp-add-url" label={t("mcp.url")} error={errors.url}>
             {(p) => <input {...p} data-testid="mcp-add-url" type="url" value={d.url} onChange={set("url")} autoComplete="off" placeholder="https://mcp.example.com/mcp" />}
           </Field>
-          <Field id="mcp-add-headers" label="Headers" hint="Name: value, one per line. ${keychain:ENTRY} reads a value from the OS keychain." error={errors.headers}>
+          <Field id="mcp-add-headers" label={t("mcp.headers")} hint={t("mcp.headersHint")} error={errors.headers}>
             {(p) => (
               <textarea {...p} data-testid="mcp-add-headers" rows={2} value={d.headers} onChange={set("headers")} placeholder="Authorization: Bearer ${keychain:example}" />
             )}
@@ -235,10 +251,10 @@ function AddServerForm({ onAdded, onCancel }: { onAdded: (s: McpServerInfo) => v
       )}
       <div className="form-actions">
         <button type="button" className="btn" onClick={onCancel}>
-          Cancel
+          {t("mcp.cancel")}
         </button>
         <button type="submit" className="btn primary" data-testid="mcp-add-submit" disabled={busy}>
-          {busy ? "Adding…" : "Add server"}
+          {busy ? t("mcp.adding") : t("mcp.addServer")}
         </button>
       </div>
     </form>
@@ -246,6 +262,7 @@ function AddServerForm({ onAdded, onCancel }: { onAdded: (s: McpServerInfo) => v
 }
 
 function ImportForm({ onImported }: { onImported: () => void }) {
+  const { t } = useTranslation();
   const [path, setPath] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [result, setResult] = useState<string | null>(null);
@@ -258,8 +275,8 @@ function ImportForm({ onImported }: { onImported: () => void }) {
     try {
       const r = await api.importMcpServers(path);
       const parts = [
-        r.added.length ? `Added ${r.added.join(", ")}.` : "No new servers.",
-        r.skipped.length ? `Skipped ${r.skipped.join(", ")} (a server with that name exists).` : "",
+        r.added.length ? t("mcp.imported", { names: r.added.join(", ") }) : t("mcp.importedNone"),
+        r.skipped.length ? t("mcp.importSkipped", { names: r.skipped.join(", ") }) : "",
       ];
       setResult(parts.filter(Boolean).join(" "));
       onImported();
@@ -270,18 +287,18 @@ function ImportForm({ onImported }: { onImported: () => void }) {
     }
   };
   return (
-    <form className="mcp-import" onSubmit={(e) => void submit(e)} aria-label="Import from Claude Desktop">
+    <form className="mcp-import" onSubmit={(e) => void submit(e)} aria-label={t("mcp.importLabel")}>
       <Field
         id="mcp-import-path"
-        label="Import from a Claude Desktop configuration"
-        hint="Its mcpServers are added; names that exist already are skipped. Linux: ~/.config/Claude/claude_desktop_config.json; macOS: ~/Library/Application Support/Claude/claude_desktop_config.json."
+        label={t("mcp.importField")}
+        hint={t("mcp.importHint")}
         error={error ?? undefined}
       >
         {(p) => (
           <div className="mcp-import-row">
             <input {...p} data-testid="mcp-import-path" value={path} onChange={(e) => setPath(e.target.value)} placeholder="/path/to/claude_desktop_config.json" />
             <button type="submit" className="btn" data-testid="mcp-import-submit" disabled={busy}>
-              {busy ? "Importing…" : "Import"}
+              {busy ? t("mcp.importing") : t("mcp.import")}
             </button>
           </div>
         )}
@@ -296,19 +313,20 @@ function ImportForm({ onImported }: { onImported: () => void }) {
 }
 
 function ToolItem({ tool, trusted }: { tool: McpToolInfo; trusted: boolean }) {
+  const { t } = useTranslation();
   return (
     <li className="mcp-tool" data-testid={`mcp-tool-${tool.qualifiedName}`}>
       <div className="tool-title">
         <strong>{tool.title ?? tool.toolName}</strong> <code>{tool.qualifiedName}</code>
-        <span className={`pill ${TOOL_STATUS_CLASS[tool.status]}`} title={TOOL_STATUS_HELP[tool.status]} data-testid={`mcp-tool-status-${tool.qualifiedName}`}>
+        <span className={`pill ${TOOL_STATUS_CLASS[tool.status]}`} title={toolStatusHelp(tool.status, t)} data-testid={`mcp-tool-status-${tool.qualifiedName}`}>
           {tool.status}
         </span>
         {tool.readOnlyHint === true && (
-          <span className={`badge ${trusted ? "ok" : ""}`} title={trusted ? "Runs without asking in the default mode." : "Ignored: the server is not trusted."}>
-            read-only{trusted ? "" : " (hint ignored)"}
+          <span className={`badge ${trusted ? "ok" : ""}`} title={trusted ? t("mcp.readOnlyTrusted") : t("mcp.readOnlyIgnored")}>
+            {trusted ? t("mcp.readOnly") : t("mcp.readOnlyHintIgnored")}
           </span>
         )}
-        {tool.requiresApproval && <span className="badge warn">needs approval</span>}
+        {tool.requiresApproval && <span className="badge warn">{t("mcp.needsApproval")}</span>}
       </div>
       {tool.description && <div className="muted small">{tool.description}</div>}
     </li>
@@ -331,6 +349,7 @@ function ServerCard({
   onRemoved: () => void;
 }) {
   const { actions } = useStore();
+  const { t } = useTranslation();
   const [busy, setBusy] = useState(false);
   const [confirming, setConfirming] = useState(false);
   const trustHelp = useId();
@@ -338,12 +357,12 @@ function ServerCard({
   const trusted = server.config.trusted === true;
   const n = server.name;
 
-  const run = async (what: string, f: () => Promise<void>) => {
+  const run = async (failure: string, f: () => Promise<void>) => {
     setBusy(true);
     try {
       await f();
     } catch (e) {
-      actions.reportError(e, `${what} '${n}' failed`);
+      actions.reportError(e, failure);
     } finally {
       setBusy(false);
     }
@@ -357,17 +376,17 @@ function ServerCard({
         <h3 id={`mcp-name-${n}`}>{n}</h3>
         <span className="badge">{server.transport === "http" ? "HTTP" : "stdio"}</span>
         <span className={`pill ${STATE_CLASS[server.state]}`} data-testid={`mcp-state-${n}`}>
-          {STATE_LABEL[server.state]}
+          {stateLabel(server.state, t)}
         </span>
-        {trusted && <span className="badge ok">trusted</span>}
+        {trusted && <span className="badge ok">{t("mcp.trustedBadge")}</span>}
       </div>
       <p className="mcp-transport-line">
         <code data-testid={`mcp-transport-${n}`}>{transportLine(server)}</code>
       </p>
       {(envKeys.length > 0 || headerKeys.length > 0) && (
         <p className="muted small">
-          {envKeys.length > 0 && <>Environment: {envKeys.join(", ")}. </>}
-          {headerKeys.length > 0 && <>Headers: {headerKeys.join(", ")}.</>}
+          {envKeys.length > 0 && <>{t("mcp.envKeys", { keys: envKeys.join(", ") })} </>}
+          {headerKeys.length > 0 && <>{t("mcp.headerKeys", { keys: headerKeys.join(", ") })}</>}
         </p>
       )}
       {server.state === "failed" && server.lastError && (
@@ -384,10 +403,12 @@ function ServerCard({
             disabled={busy}
             onChange={(e) => {
               const on = e.target.checked;
-              void run(on ? "Enabling" : "Disabling", async () => onChanged(await api.setMcpServerEnabled(n, on)));
+              void run(on ? t("mcp.enableFailed", { name: n }) : t("mcp.disableFailed", { name: n }), async () =>
+                onChanged(await api.setMcpServerEnabled(n, on)),
+              );
             }}
           />
-          Enabled
+          {t("mcp.enabled")}
         </label>
         <label className="mcp-switch">
           <input
@@ -398,18 +419,20 @@ function ServerCard({
             aria-describedby={trustHelp}
             onChange={(e) => {
               const on = e.target.checked;
-              void run(on ? "Trusting" : "Distrusting", async () => onChanged(await api.setMcpServerTrusted(n, on)));
+              void run(on ? t("mcp.trustFailed", { name: n }) : t("mcp.distrustFailed", { name: n }), async () =>
+                onChanged(await api.setMcpServerTrusted(n, on)),
+              );
             }}
           />
-          Trusted
+          {t("mcp.trusted")}
         </label>
         <span className="mcp-actions">
           <button type="button" className="btn small" data-testid={`mcp-test-${n}`} onClick={onTest} disabled={test?.state === "running"}>
-            {test?.state === "running" ? "Testing…" : "Test"}
+            {test?.state === "running" ? t("mcp.testing") : t("mcp.test")}
           </button>
           {confirming ? (
-            <span className="chat-confirm" role="group" aria-label={`Remove ${n}?`}>
-              <span className="small">Remove?</span>
+            <span className="chat-confirm" role="group" aria-label={t("mcp.removeConfirmLabel", { name: n })}>
+              <span className="small">{t("mcp.removeConfirm")}</span>
               <button
                 type="button"
                 className="btn small danger"
@@ -417,72 +440,71 @@ function ServerCard({
                 autoFocus
                 disabled={busy}
                 onClick={() =>
-                  void run("Removing", async () => {
+                  void run(t("mcp.removeFailed", { name: n }), async () => {
                     await api.removeMcpServer(n);
                     onRemoved();
                   })
                 }
               >
-                Remove
+                {t("mcp.remove")}
               </button>
               <button type="button" className="btn small" data-testid={`mcp-remove-cancel-${n}`} onClick={() => setConfirming(false)}>
-                Keep
+                {t("mcp.keep")}
               </button>
             </span>
           ) : (
             <button type="button" className="btn small danger" data-testid={`mcp-remove-${n}`} onClick={() => setConfirming(true)}>
-              Remove
+              {t("mcp.remove")}
             </button>
           )}
         </span>
       </div>
       <p id={trustHelp} className="muted small">
-        Trusted: tools this server marks read-only (readOnlyHint) run without asking in the default mode. The hints of an untrusted server are ignored, so every
-        call of its tools asks first.
+        {t("mcp.trustHelp")}
       </p>
       <div aria-live="polite" data-testid={`mcp-test-result-${n}`}>
-        {test?.state === "running" && <p className="muted small">Connecting to {n} and listing its tools…</p>}
+        {test?.state === "running" && <p className="muted small">{t("mcp.connecting", { name: n })}</p>}
         {test?.state === "ok" && (
           <p className="ok-text small">
-            Test passed: connected and listed {test.result.tools.length} tool{test.result.tools.length === 1 ? "" : "s"} in {(test.ms / 1000).toFixed(1)} s.
+            {t("mcp.testPassed", { count: test.result.tools.length, seconds: (test.ms / 1000).toFixed(1) })}
           </p>
         )}
         {test?.state === "ok" && test.registryError && (
           <p className="field-error" role="alert">
-            The tools could not be loaded for the agent: {test.registryError}
+            {t("mcp.registryError", { error: test.registryError })}
           </p>
         )}
         {test?.state === "error" && (
           <p className="field-error" role="alert" data-testid={`mcp-test-error-${n}`}>
-            Test failed: {test.message}
+            {t("mcp.testFailed", { error: test.message })}
           </p>
         )}
       </div>
-      <h4 className="mcp-tools-head">Tools</h4>
+      <h4 className="mcp-tools-head">{t("mcp.tools")}</h4>
       {tools.length > 0 ? (
-        <ul className="mcp-tools" aria-label={`Tools of ${n}`}>
-          {tools.map((t) => (
-            <ToolItem key={t.qualifiedName} tool={t} trusted={trusted} />
+        <ul className="mcp-tools" aria-label={t("mcp.toolsOf", { name: n })}>
+          {tools.map((tool) => (
+            <ToolItem key={tool.qualifiedName} tool={tool} trusted={trusted} />
           ))}
         </ul>
       ) : test?.state === "ok" && test.result.tools.length > 0 ? (
         <>
-          <p className="muted small">Listed by the test. Enable the server to let the agent use them.</p>
-          <ul className="mcp-tools" aria-label={`Tools of ${n}`}>
-            {test.result.tools.map((t) => (
-              <li className="mcp-tool" key={t.qualifiedName} data-testid={`mcp-tool-${t.qualifiedName}`}>
+          <p className="muted small">{t("mcp.listedByTest")}</p>
+          <ul className="mcp-tools" aria-label={t("mcp.toolsOf", { name: n })}>
+            {test.result.tools.map((tool) => (
+              <li className="mcp-tool" key={tool.qualifiedName} data-testid={`mcp-tool-${tool.qualifiedName}`}>
                 <div className="tool-title">
-                  <strong>{t.name}</strong> <code>{t.qualifiedName}</code>
-                  {t.readOnlyHint === true && <span className="badge">read-only{trusted ? "" : " (hint ignored)"}</span>}
+                  <strong>{tool.name}</strong> <code>{tool.qualifiedName}</code>
+                  {tool.readOnlyHint === true && <span className="badge">{trusted ? t("mcp.readOnly") : t("mcp.readOnlyHintIgnored")}</span>}
                 </div>
-                {t.description && <div className="muted small">{t.description}</div>}
+                {tool.description && <div className="muted small">{tool.description}</div>}
               </li>
             ))}
           </ul>
         </>
       ) : (
         <p className="muted small" data-testid={`mcp-no-tools-${n}`}>
-          No tools listed yet. Press Test to connect and list them; the agent also lists them when it first needs them.
+          {t("mcp.noTools")}
         </p>
       )}
     </li>
@@ -496,6 +518,7 @@ function ServerCard({
  */
 export function McpServers() {
   const { state, dispatch, actions } = useStore();
+  const { t } = useTranslation();
   const [servers, setServers] = useState<McpServerInfo[] | null>(null);
   const [tools, setTools] = useState<McpToolInfo[]>([]);
   const [tests, setTests] = useState<Record<string, TestState>>({});
@@ -519,7 +542,7 @@ export function McpServers() {
     try {
       dispatch({ type: "catalog/set", catalog: await api.getCatalog() });
     } catch (e) {
-      report.current(e, "Could not reload the tool catalog");
+      report.current(e, translate("mcp.catalogFailed"));
     }
   }, [dispatch]);
 
@@ -532,7 +555,7 @@ export function McpServers() {
 
   const test = async (server: McpServerInfo) => {
     const name = server.name;
-    setTests((t) => ({ ...t, [name]: { state: "running" } }));
+    setTests((all) => ({ ...all, [name]: { state: "running" } }));
     const started = performance.now();
     let next: TestState;
     try {
@@ -550,7 +573,7 @@ export function McpServers() {
         if (next.state === "ok") next = { ...next, registryError: errorMessage(e) };
       }
     }
-    setTests((t) => ({ ...t, [name]: next }));
+    setTests((all) => ({ ...all, [name]: next }));
     await reload();
   };
 
@@ -562,10 +585,10 @@ export function McpServers() {
   return (
     <section className="mcp-servers" aria-labelledby="mcp-title" data-testid="mcp-servers">
       <div className="section-head">
-        <h2 id="mcp-title">MCP servers</h2>
+        <h2 id="mcp-title">{t("mcp.title")}</h2>
         <span className="mcp-actions">
           <button type="button" className="btn small" data-testid="mcp-reload" onClick={() => void reload()}>
-            Reload
+            {t("mcp.reload")}
           </button>
           <button
             type="button"
@@ -575,13 +598,12 @@ export function McpServers() {
             aria-expanded={adding}
             onClick={() => setAdding((a) => !a)}
           >
-            Add server
+            {t("mcp.addServer")}
           </button>
         </span>
       </div>
       <p className="muted">
-        Tools of Model Context Protocol servers. The agent does not get them by default: it finds and activates them with tool_search when it needs them.
-        Every call goes through your permission rules.
+        {t("mcp.intro")}
       </p>
       {adding && (
         <AddServerForm
@@ -599,13 +621,13 @@ export function McpServers() {
       )}
       {loadError && (
         <p className="field-error" role="alert" data-testid="mcp-load-error">
-          Could not load the MCP servers: {loadError}
+          {t("mcp.loadFailed", { error: loadError })}
         </p>
       )}
-      {servers === null && !loadError && <p className="muted">Loading the MCP servers…</p>}
+      {servers === null && !loadError && <p className="muted">{t("mcp.loading")}</p>}
       {servers && servers.length === 0 && (
         <p className="muted" data-testid="mcp-empty">
-          No MCP servers yet. Add one, or import the servers of Claude Desktop.
+          {t("mcp.empty")}
         </p>
       )}
       {servers && servers.length > 0 && (
@@ -614,7 +636,7 @@ export function McpServers() {
             <ServerCard
               key={s.name}
               server={s}
-              tools={tools.filter((t) => t.toolkitSlug === s.name)}
+              tools={tools.filter((tool) => tool.toolkitSlug === s.name)}
               test={tests[s.name]}
               onTest={() => void test(s)}
               onChanged={replace}

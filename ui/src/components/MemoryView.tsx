@@ -1,28 +1,44 @@
 import { useCallback, useEffect, useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
+import type { TFunction } from "i18next";
 import { api, errorMessage } from "../api";
 import { formatTime } from "../format";
 import { useStore } from "../store";
 import type { EmbeddingStatus, MemoryBlock, MemorySearchResult, Skill, SkillSource } from "../types";
 
 /** What each core block is for (the runtime's blocks: persona, user, facts, context). */
-const BLOCK_HELP: Record<string, string> = {
-  persona: "How the agent describes itself and behaves.",
-  user: "What the agent knows about you.",
-  facts: "Durable facts worth keeping in every chat.",
-  context: "What you are working on right now.",
-};
+function blockHelp(name: string, t: TFunction): string {
+  switch (name) {
+    case "persona":
+      return t("memory.block.persona");
+    case "user":
+      return t("memory.block.user");
+    case "facts":
+      return t("memory.block.facts");
+    case "context":
+      return t("memory.block.context");
+    default:
+      return "";
+  }
+}
 
-const SOURCE_LABEL: Record<SkillSource, string> = {
-  built_in: "built-in",
-  external: "external",
-  user: "user",
-};
+function sourceLabel(source: SkillSource, t: TFunction): string {
+  switch (source) {
+    case "built_in":
+      return t("memory.source.builtIn");
+    case "external":
+      return t("memory.source.external");
+    case "user":
+      return t("memory.source.user");
+  }
+}
 
 const SEARCH_LIMIT = 10;
 /** How often the status is read again while older memories are being embedded, in ms. */
 const BACKFILL_POLL_MS = 1500;
 
 function BlockEditor({ block, onSaved }: { block: MemoryBlock; onSaved: (b: MemoryBlock) => void }) {
+  const { t } = useTranslation();
   const [text, setText] = useState(block.content);
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState<string | null>(null);
@@ -45,7 +61,7 @@ function BlockEditor({ block, onSaved }: { block: MemoryBlock; onSaved: (b: Memo
     setStatus(null);
     if (over) {
       setError(
-        `The ${block.name} block holds ${chars.toLocaleString("en-US")} characters; the limit is ${block.maxChars.toLocaleString("en-US")}. Shorten it.`,
+        t("memory.tooLong", { name: block.name, chars: chars.toLocaleString("en-US"), max: block.maxChars.toLocaleString("en-US") }),
       );
       return;
     }
@@ -53,10 +69,10 @@ function BlockEditor({ block, onSaved }: { block: MemoryBlock; onSaved: (b: Memo
     try {
       const saved = await api.setMemoryBlock(block.name, text);
       setError(null);
-      setStatus(saved.content ? "Saved." : "Cleared.");
+      setStatus(saved.content ? t("memory.saved") : t("memory.cleared"));
       onSaved(saved);
     } catch (err) {
-      setError(`Not saved: ${errorMessage(err)}`);
+      setError(t("memory.notSaved", { error: errorMessage(err) }));
     } finally {
       setBusy(false);
     }
@@ -68,7 +84,7 @@ function BlockEditor({ block, onSaved }: { block: MemoryBlock; onSaved: (b: Memo
         <label id={`${id}-label`} htmlFor={id}>
           {block.name}
         </label>
-        <span className="muted small">{BLOCK_HELP[block.name] ?? ""}</span>
+        <span className="muted small">{blockHelp(block.name, t)}</span>
         <span className={`memory-count small${over ? " over" : ""}`} data-testid={`memory-block-count-${block.name}`}>
           {chars.toLocaleString("en-US")} / {block.maxChars.toLocaleString("en-US")}
         </span>
@@ -78,7 +94,7 @@ function BlockEditor({ block, onSaved }: { block: MemoryBlock; onSaved: (b: Memo
         data-testid={`memory-block-${block.name}`}
         rows={3}
         value={text}
-        placeholder="Empty"
+        placeholder={t("memory.empty")}
         aria-invalid={over || !!error}
         aria-describedby={error ? `${id}-error` : undefined}
         onChange={(e) => {
@@ -106,10 +122,10 @@ function BlockEditor({ block, onSaved }: { block: MemoryBlock; onSaved: (b: Memo
             setError(null);
           }}
         >
-          Revert
+          {t("memory.revert")}
         </button>
         <button type="submit" className="btn small primary" data-testid={`memory-block-save-${block.name}`} disabled={busy || !changed}>
-          {busy ? "Saving…" : "Save"}
+          {busy ? t("memory.saving") : t("memory.save")}
         </button>
       </div>
     </form>
@@ -117,9 +133,9 @@ function BlockEditor({ block, onSaved }: { block: MemoryBlock; onSaved: (b: Memo
 }
 
 /** "on (local model)" / "on (provider model openai/...)": the model the status names. */
-function modelLabel(status: EmbeddingStatus): string {
-  if (status.provider && status.model) return `provider model ${status.model.replace(/ \(provider\)$/, "")}`;
-  return "local model";
+function modelLabel(status: EmbeddingStatus, t: TFunction): string {
+  if (status.provider && status.model) return t("memory.providerModel", { model: status.model.replace(/ \(provider\)$/, "") });
+  return t("memory.localModel");
 }
 
 /**
@@ -127,6 +143,7 @@ function modelLabel(status: EmbeddingStatus): string {
  * missing, a button downloads it (then older memories get their vectors in the background).
  */
 function SemanticSearchStatus() {
+  const { t } = useTranslation();
   const [status, setStatus] = useState<EmbeddingStatus | null>(null);
   const [statusError, setStatusError] = useState<string | null>(null);
   const [downloading, setDownloading] = useState(false);
@@ -160,10 +177,10 @@ function SemanticSearchStatus() {
     setDownloaded(null);
     try {
       const done = await api.downloadEmbeddingModel();
-      setDownloaded(done.downloaded ? `Downloaded to ${done.folder}.` : `The model was already in ${done.folder}.`);
+      setDownloaded(done.downloaded ? t("memory.downloadedTo", { folder: done.folder }) : t("memory.alreadyIn", { folder: done.folder }));
       await refresh();
     } catch (err) {
-      setDownloadError(`Download failed: ${errorMessage(err)}`);
+      setDownloadError(t("memory.downloadFailed", { error: errorMessage(err) }));
     } finally {
       setDownloading(false);
     }
@@ -173,33 +190,34 @@ function SemanticSearchStatus() {
   return (
     <div className="memory-semantic">
       <p className="small" data-testid="memory-semantic-status" aria-live="polite">
-        <strong>Search by meaning:</strong>{" "}
+        <strong>{t("memory.semantic")}</strong>{" "}
         {statusError ? (
-          <span className="error-text">unknown (could not read the status: {statusError})</span>
+          <span className="error-text">{t("memory.semanticUnknown", { error: statusError })}</span>
         ) : !status ? (
-          <span className="muted">checking…</span>
+          <span className="muted">{t("memory.checking")}</span>
         ) : status.active ? (
-          <span title={status.model ?? undefined}>on ({modelLabel(status)})</span>
+          <span title={status.model ?? undefined}>{t("memory.semanticOn", { model: modelLabel(status, t) })}</span>
         ) : canDownload ? (
           // The download offer below names the folder; the full reason stays in the tooltip.
-          <span title={status.reason ?? undefined}>off: no embedding model yet, so search matches exact words only</span>
+          <span title={status.reason ?? undefined}>{t("memory.semanticOffNoModel")}</span>
         ) : (
-          <span>off: {status.reason ?? "no embedding model"}</span>
+          <span>{t("memory.semanticOff", { reason: status.reason ?? t("memory.noModel") })}</span>
         )}
         {status?.active && status.entriesWithoutVector > 0 && (
           <span className="muted" data-testid="memory-backfill">
-            {" "}
-            · {status.backfilling ? "giving vectors to" : "waiting to give vectors to"}{" "}
-            {status.entriesWithoutVector.toLocaleString("en-US")} older{" "}
-            {status.entriesWithoutVector === 1 ? "memory" : "memories"} (until then they are found by exact words only)
+            {" · "}
+            {status.backfilling
+              ? t("memory.backfilling", { count: status.entriesWithoutVector, formatted: status.entriesWithoutVector.toLocaleString("en-US") })
+              : t("memory.backfillWaiting", { count: status.entriesWithoutVector, formatted: status.entriesWithoutVector.toLocaleString("en-US") })}
           </span>
         )}
       </p>
       {canDownload && (
         <div className="note small memory-download" data-testid="memory-download">
           <p>
-            Search is full-text only: no embedding model is there. Download the local model once (stored in{" "}
-            <code>{status.modelDir}</code>) to also find memories by meaning.
+            {t("memory.downloadOfferBefore")}
+            <code>{status.modelDir}</code>
+            {t("memory.downloadOfferAfter")}
           </p>
           <button
             type="button"
@@ -209,7 +227,7 @@ function SemanticSearchStatus() {
             aria-busy={downloading}
             onClick={() => void download()}
           >
-            {downloading ? "Downloading… (about 90 MB)" : "Download the local model (all-MiniLM-L6-v2, about 90 MB)"}
+            {downloading ? t("memory.downloading") : t("memory.download")}
           </button>
         </div>
       )}
@@ -228,6 +246,7 @@ function SemanticSearchStatus() {
 }
 
 function ArchiveSearch() {
+  const { t } = useTranslation();
   const [query, setQuery] = useState("");
   const [result, setResult] = useState<{ query: string; found: MemorySearchResult } | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -237,7 +256,7 @@ function ArchiveSearch() {
     e.preventDefault();
     const q = query.trim();
     if (!q) {
-      setError("Enter the words to search for.");
+      setError(t("memory.enterWords"));
       return;
     }
     setBusy(true);
@@ -245,7 +264,7 @@ function ArchiveSearch() {
       setResult({ query: q, found: await api.searchMemory(q, SEARCH_LIMIT) });
       setError(null);
     } catch (err) {
-      setError(`Search failed: ${errorMessage(err)}`);
+      setError(t("memory.searchFailed", { error: errorMessage(err) }));
     } finally {
       setBusy(false);
     }
@@ -253,26 +272,23 @@ function ArchiveSearch() {
 
   return (
     <section className="card" aria-labelledby="archive-h">
-      <h2 id="archive-h">Archival memory</h2>
-      <p className="muted small">
-        Memories the agent stored with memory_archive and summaries of finished chats. Search finds them by meaning and by
-        exact words.
-      </p>
+      <h2 id="archive-h">{t("memory.archive")}</h2>
+      <p className="muted small">{t("memory.archiveHelp")}</p>
       <SemanticSearchStatus />
       <form className="memory-search-row" role="search" onSubmit={(e) => void search(e)} noValidate>
         <label htmlFor="memory-search" className="sr-only">
-          Search archival memory
+          {t("memory.searchLabel")}
         </label>
         <input
           id="memory-search"
           data-testid="memory-search"
           type="search"
           value={query}
-          placeholder="e.g. release date, units the user prefers"
+          placeholder={t("memory.searchPlaceholder")}
           onChange={(e) => setQuery(e.target.value)}
         />
         <button type="submit" className="btn" data-testid="memory-search-submit" disabled={busy}>
-          {busy ? "Searching…" : "Search"}
+          {busy ? t("memory.searching") : t("memory.search")}
         </button>
       </form>
       {error && (
@@ -284,22 +300,22 @@ function ArchiveSearch() {
         <div className="memory-results" data-testid="memory-results" aria-live="polite">
           {result.found.textOnlyReason && (
             <p className="note small" data-testid="memory-text-only">
-              <strong>Full-text only</strong> (no matches by meaning): {result.found.textOnlyReason}
+              <strong>{t("memory.textOnly")}</strong> {t("memory.textOnlyReason", { reason: result.found.textOnlyReason })}
             </p>
           )}
           {result.found.hits.length === 0 ? (
-            <p className="muted">No memories match “{result.query}”.</p>
+            <p className="muted">{t("memory.noMatch", { query: result.query })}</p>
           ) : (
             <ol className="memory-hits">
               {result.found.hits.map((h) => (
                 <li key={h.id} className="memory-hit" data-testid="memory-hit">
                   <p className="memory-hit-text">{h.content}</p>
                   <div className="memory-hit-meta small muted">
-                    <span title="Combined relevance (reciprocal-rank fusion of the full-text and vector rankings)">
-                      score {h.score === null ? "—" : h.score.toFixed(4)}
+                    <span title={t("memory.scoreHelp")}>
+                      {t("memory.score", { score: h.score === null ? "—" : h.score.toFixed(4) })}
                     </span>
                     <span className="memory-matched">
-                      matched by{" "}
+                      {t("memory.matchedBy")}{" "}
                       {h.matchedBy.map((m) => (
                         <span key={m} className={`badge match-${m}`} data-testid="memory-hit-matched">
                           {m}
@@ -320,13 +336,14 @@ function ArchiveSearch() {
 
 function SkillRow({ skill, onChange }: { skill: Skill; onChange: (skills: Skill[]) => void }) {
   const { actions } = useStore();
+  const { t } = useTranslation();
   const [busy, setBusy] = useState(false);
   const toggle = async (enabled: boolean) => {
     setBusy(true);
     try {
       onChange(await api.setSkillEnabled(skill.name, enabled));
     } catch (e) {
-      actions.reportError(e, `Could not ${enabled ? "enable" : "disable"} the skill “${skill.name}”`);
+      actions.reportError(e, enabled ? t("memory.skillEnableFailed", { name: skill.name }) : t("memory.skillDisableFailed", { name: skill.name }));
     } finally {
       setBusy(false);
     }
@@ -347,8 +364,8 @@ function SkillRow({ skill, onChange }: { skill: Skill; onChange: (skills: Skill[
       <span className="skill-text">
         <label htmlFor={inputId} className="skill-name">
           {skill.name}
-          <span className={`badge source-${skill.source}`}>{SOURCE_LABEL[skill.source]}</span>
-          {!skill.enabled && <span className="badge">off</span>}
+          <span className={`badge source-${skill.source}`}>{sourceLabel(skill.source, t)}</span>
+          {!skill.enabled && <span className="badge">{t("memory.off")}</span>}
         </label>
         <span className="muted small" id={`${inputId}-desc`}>
           {skill.description}
@@ -364,6 +381,7 @@ function SkillRow({ skill, onChange }: { skill: Skill; onChange: (skills: Skill[
 /** Memory and skills: the core memory blocks (editable), archival memory search, and skills. */
 export function MemoryView() {
   const { actions } = useStore();
+  const { t } = useTranslation();
   const [blocks, setBlocks] = useState<MemoryBlock[] | null>(null);
   const [skills, setSkills] = useState<Skill[] | null>(null);
 
@@ -372,11 +390,11 @@ export function MemoryView() {
     api
       .memoryBlocks()
       .then((b) => live && setBlocks(b))
-      .catch((e) => actions.reportError(e, "Could not load the memory blocks"));
+      .catch((e) => actions.reportError(e, t("memory.blocksFailed")));
     api
       .listSkills()
       .then((s) => live && setSkills(s))
-      .catch((e) => actions.reportError(e, "Could not load the skills"));
+      .catch((e) => actions.reportError(e, t("memory.skillsFailed")));
     return () => {
       live = false;
     };
@@ -386,16 +404,16 @@ export function MemoryView() {
     <section className="page memory-page">
       <header className="page-head">
         <div>
-          <h1>Memory and skills</h1>
-          <p className="muted">What the agent remembers across chats, and the skills it can use.</p>
+          <h1>{t("memory.title")}</h1>
+          <p className="muted">{t("memory.intro")}</p>
         </div>
       </header>
 
       <section className="card" aria-labelledby="core-h" data-testid="memory-blocks">
-        <h2 id="core-h">Core memory</h2>
-        <p className="muted small">These blocks are in every chat's system prompt. The agent edits them too (memory_block_update).</p>
+        <h2 id="core-h">{t("memory.core")}</h2>
+        <p className="muted small">{t("memory.coreHelp")}</p>
         {!blocks ? (
-          <p className="muted">Loading…</p>
+          <p className="muted">{t("memory.loading")}</p>
         ) : (
           blocks.map((b) => (
             <BlockEditor key={b.name} block={b} onSaved={(saved) => setBlocks((all) => all && all.map((x) => (x.name === saved.name ? saved : x)))} />
@@ -406,15 +424,12 @@ export function MemoryView() {
       <ArchiveSearch />
 
       <section className="card" aria-labelledby="skills-h" data-testid="skills">
-        <h2 id="skills-h">Skills</h2>
-        <p className="muted small">
-          Folders with a SKILL.md: built-in ones, your own (skills/ in the config folder; they replace a built-in skill of the
-          same name) and folders listed in SUZENT_SKILL_DIRS. Enabled skills are offered to the agent.
-        </p>
+        <h2 id="skills-h">{t("memory.skills")}</h2>
+        <p className="muted small">{t("memory.skillsHelp")}</p>
         {!skills ? (
-          <p className="muted">Loading…</p>
+          <p className="muted">{t("memory.loading")}</p>
         ) : skills.length === 0 ? (
-          <p className="muted">No skills found.</p>
+          <p className="muted">{t("memory.noSkills")}</p>
         ) : (
           <ul className="skill-list">
             {skills.map((s) => (

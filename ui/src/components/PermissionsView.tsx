@@ -1,6 +1,9 @@
 import { useCallback, useEffect, useId, useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
+import type { TFunction } from "i18next";
+import { t as translate } from "../i18n";
 import { api, ApiError, errorMessage } from "../api";
-import { describeMatcher, describeRule, formatShort, formatTime, MODE_EXPLANATIONS, MODE_LABELS } from "../format";
+import { describeMatcher, describeRule, formatShort, formatTime, modeExplanation, modeLabel } from "../format";
 import { useStore } from "../store";
 import type { AuditEntry, Explanation, JsonValue, PermissionMode, Rule, RuleDraft } from "../types";
 import { InlineCode } from "./InlineCode";
@@ -8,15 +11,37 @@ import { RuleEditor } from "./RuleEditor";
 
 const MODES: PermissionMode[] = ["default", "auto", "full_access"];
 
-const ANSWER_LABELS: Record<string, string> = {
-  allow_once: "you allowed once",
-  allow_session: "you allowed for the chat",
-  allow_global: "you always allowed",
-  reject: "you rejected",
-};
+function answerLabel(action: string, t: TFunction): string {
+  switch (action) {
+    case "allow_once":
+      return t("permissions.answer.allowOnce");
+    case "allow_session":
+      return t("permissions.answer.allowSession");
+    case "allow_global":
+      return t("permissions.answer.allowGlobal");
+    case "reject":
+      return t("permissions.answer.reject");
+    default:
+      return action;
+  }
+}
+
+function behaviorLabel(b: string, t: TFunction): string {
+  switch (b) {
+    case "allow":
+      return t("permissions.behavior.allow");
+    case "ask":
+      return t("permissions.behavior.ask");
+    case "deny":
+      return t("permissions.behavior.deny");
+    default:
+      return b;
+  }
+}
 
 function RulesSection() {
   const { state, actions } = useStore();
+  const { t } = useTranslation();
   const [chatId, setChatId] = useState<string>(state.activeChatId ?? "");
   const [rules, setRules] = useState<Rule[] | null>(null);
 
@@ -25,7 +50,7 @@ function RulesSection() {
       setRules(await api.listRules(chatId || null));
     } catch (e) {
       setRules([]);
-      actions.reportError(e, "Could not load rules");
+      actions.reportError(e, translate("permissions.rulesLoadFailed"));
     }
   }, [chatId, actions]);
 
@@ -38,7 +63,7 @@ function RulesSection() {
       await api.addRule(draft, forChat);
       await load();
     } catch (e) {
-      actions.reportError(e, "Could not add the rule");
+      actions.reportError(e, t("permissions.ruleAddFailed"));
     }
   };
 
@@ -47,41 +72,41 @@ function RulesSection() {
       await api.deleteRule(rule.id);
       setRules((prev) => (prev ?? []).filter((r) => r.id !== rule.id));
     } catch (e) {
-      actions.reportError(e, "Could not delete the rule");
+      actions.reportError(e, t("permissions.ruleDeleteFailed"));
     }
   };
 
   const title = (id: string | null | undefined) => state.chats.find((c) => c.id === id)?.title ?? id ?? "";
-  const toolNames = (state.catalog ?? []).flatMap((c) => c.tools.map((t) => t.runtimeName));
+  const toolNames = (state.catalog ?? []).flatMap((c) => c.tools.map((tool) => tool.runtimeName));
 
   return (
     <section aria-labelledby="rules-h">
       <div className="section-head">
-        <h2 id="rules-h">Rules</h2>
+        <h2 id="rules-h">{t("permissions.rules")}</h2>
         <div className="field inline">
-          <label htmlFor="rules-chat">Show</label>
+          <label htmlFor="rules-chat">{t("permissions.show")}</label>
           <select id="rules-chat" value={chatId} onChange={(e) => setChatId(e.target.value)}>
-            <option value="">Every rule</option>
+            <option value="">{t("permissions.everyRule")}</option>
             {state.chats.map((c) => (
               <option key={c.id} value={c.id}>
-                Global rules and those of “{c.title}”
+                {t("permissions.rulesOf", { title: c.title })}
               </option>
             ))}
           </select>
         </div>
       </div>
-      <p className="muted">Deny beats ask beats allow, whatever the mode and scope.</p>
+      <p className="muted">{t("permissions.precedence")}</p>
       <div className="table-wrap">
         <table className="table" data-testid="rules-list">
           <thead>
             <tr>
-              <th scope="col">Tool</th>
-              <th scope="col">Behavior</th>
-              <th scope="col">Matches</th>
-              <th scope="col">Scope</th>
-              <th scope="col">Added</th>
+              <th scope="col">{t("permissions.col.tool")}</th>
+              <th scope="col">{t("permissions.col.behavior")}</th>
+              <th scope="col">{t("permissions.col.matches")}</th>
+              <th scope="col">{t("permissions.col.scope")}</th>
+              <th scope="col">{t("permissions.col.added")}</th>
               <th scope="col">
-                <span className="sr-only">Actions</span>
+                <span className="sr-only">{t("permissions.col.actions")}</span>
               </th>
             </tr>
           </thead>
@@ -89,15 +114,14 @@ function RulesSection() {
             {rules === null && (
               <tr>
                 <td colSpan={6} className="muted">
-                  Loading…
+                  {t("permissions.loading")}
                 </td>
               </tr>
             )}
             {rules?.length === 0 && (
               <tr>
                 <td colSpan={6} className="muted empty">
-                  No rules yet. Rules are added here or when you answer an approval with “allow for this session” or
-                  “always allow”.
+                  {t("permissions.noRules")}
                 </td>
               </tr>
             )}
@@ -112,10 +136,10 @@ function RulesSection() {
                   )}
                 </td>
                 <td>
-                  <span className={`badge behavior-${r.behavior}`}>{r.behavior}</span>
+                  <span className={`badge behavior-${r.behavior}`}>{behaviorLabel(r.behavior, t)}</span>
                 </td>
                 <td className="break-any">{describeMatcher(r.matcher)}</td>
-                <td>{r.destination === "global" ? "Global" : `Chat: ${title(r.chatId)}`}</td>
+                <td>{r.destination === "global" ? t("permissions.global") : t("permissions.chatScope", { title: title(r.chatId) })}</td>
                 <td className="nowrap" title={formatTime(r.createdAt)}>
                   {formatShort(r.createdAt)}
                 </td>
@@ -124,10 +148,10 @@ function RulesSection() {
                     type="button"
                     className="btn small danger"
                     data-testid="rule-delete"
-                    aria-label={`Delete rule for ${r.tool}`}
+                    aria-label={t("permissions.deleteRule", { tool: r.tool })}
                     onClick={() => void remove(r)}
                   >
-                    Delete
+                    {t("permissions.delete")}
                   </button>
                 </td>
               </tr>
@@ -142,17 +166,18 @@ function RulesSection() {
 
 function DefaultModeSection() {
   const { state, dispatch, actions } = useStore();
+  const { t } = useTranslation();
   const mode = state.settings?.defaultMode ?? "default";
   const change = async (m: PermissionMode) => {
     try {
       dispatch({ type: "settings/set", settings: await api.saveSettings({ defaultMode: m }) });
     } catch (e) {
-      actions.reportError(e, "Could not save the default mode");
+      actions.reportError(e, t("permissions.modeSaveFailed"));
     }
   };
   return (
     <section aria-labelledby="mode-h">
-      <h2 id="mode-h">Default mode for new chats</h2>
+      <h2 id="mode-h">{t("permissions.defaultMode")}</h2>
       <div className="mode-options" role="radiogroup" aria-labelledby="mode-h">
         {MODES.map((m) => (
           <label key={m} className={`card mode-option${m === mode ? " selected" : ""}`}>
@@ -164,8 +189,8 @@ function DefaultModeSection() {
               disabled={!state.settings}
               onChange={() => void change(m)}
             />
-            <strong>{MODE_LABELS[m]}</strong>
-            <span className="muted">{MODE_EXPLANATIONS[m]}</span>
+            <strong>{modeLabel(m)}</strong>
+            <span className="muted">{modeExplanation(m)}</span>
           </label>
         ))}
       </div>
@@ -194,58 +219,84 @@ export function parseArgs(text: string): { args: JsonValue } | { error: string }
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    return { error: `Arguments are not valid JSON (${e instanceof Error ? e.message : String(e)}).` };
+    return { error: translate("permissions.argsJson", { error: e instanceof Error ? e.message : String(e) }) };
   }
   if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
-    return { error: 'Arguments must be a JSON object, e.g. {"content": "ls"}.' };
+    return { error: translate("permissions.argsObject") };
   }
   return { args: parsed as JsonValue };
 }
 
-const SOURCE_LABELS: Record<string, string> = {
-  rule: "a rule",
-  mode: "the mode",
-  shell_policy: "the shell policy",
-  path_policy: "the path policy",
-  tool_default: "the tool's default",
-  auto_classifier: "the reviewer model",
-  headless: "a headless run",
-  user: "you",
-};
+function sourceLabel(source: string, t: TFunction): string {
+  switch (source) {
+    case "rule":
+      return t("permissions.source.rule");
+    case "mode":
+      return t("permissions.source.mode");
+    case "shell_policy":
+      return t("permissions.source.shellPolicy");
+    case "path_policy":
+      return t("permissions.source.pathPolicy");
+    case "tool_default":
+      return t("permissions.source.toolDefault");
+    case "auto_classifier":
+      return t("permissions.source.autoClassifier");
+    case "headless":
+      return t("permissions.source.headless");
+    case "user":
+      return t("permissions.source.user");
+    default:
+      return source;
+  }
+}
+
+function riskText(risk: string, t: TFunction): string {
+  switch (risk) {
+    case "low":
+      return t("permissions.risk.low");
+    case "medium":
+      return t("permissions.risk.medium");
+    case "high":
+      return t("permissions.risk.high");
+    default:
+      return risk;
+  }
+}
 
 function ExplanationView({ e }: { e: Explanation }) {
+  const { t } = useTranslation();
   return (
     <div className="card explain-result" data-testid="explain-result" aria-live="polite">
       <div className="explain-verdict">
         <span className={`badge behavior-${e.behavior}`} data-testid="explain-behavior">
-          {e.behavior}
+          {behaviorLabel(e.behavior, t)}
         </span>
         <code className="reason-code" data-testid="explain-reason-code">
           {e.reasonCode}
         </code>
         <span className={`risk risk-${e.risk}`} data-testid="explain-risk">
-          {e.risk} risk
+          {riskText(e.risk, t)}
         </span>
         <span className="muted small">
-          decided by {SOURCE_LABELS[e.source] ?? e.source} · mode {MODE_LABELS[e.mode]}
+          {t("permissions.decidedBy", { source: sourceLabel(e.source, t), mode: modeLabel(e.mode) })}
         </span>
       </div>
       <p data-testid="explain-reason">
         <InlineCode text={e.reason} />
       </p>
-      {e.reviewerWouldDecide && <p className="note small">In Auto mode this call goes to the reviewer model instead of asking you.</p>}
+      {e.reviewerWouldDecide && <p className="note small">{t("permissions.reviewerWould")}</p>}
 
-      <h3>Rules that matched</h3>
+      <h3>{t("permissions.matchedRules")}</h3>
       {e.matchedRules.length === 0 ? (
         <p className="muted" data-testid="explain-no-rules">
-          No rule matched this call.
+          {t("permissions.noMatch")}
         </p>
       ) : (
         <ul className="explain-list" data-testid="explain-rules">
           {e.matchedRules.map((m) => (
             <li key={m.rule.id} data-testid="explain-rule" data-decisive={m.decisive}>
-              <span className={`badge behavior-${m.rule.behavior}`}>{m.rule.behavior}</span>{" "}
-              {m.decisive && <strong className="decisive">decides · </strong>}
+              <span className={`badge behavior-${m.rule.behavior}`}>{behaviorLabel(m.rule.behavior, t)}</span>{" "}
+              {m.decisive && <strong className="decisive">{t("permissions.decides")}</strong>}
               <span>{describeRule(m.rule)}</span> <code className="reason-code">{m.rule.id}</code>
               <div className="muted small">{m.why}</div>
             </li>
@@ -255,19 +306,19 @@ function ExplanationView({ e }: { e: Explanation }) {
 
       {e.segments.length > 0 && (
         <>
-          <h3>Commands in the script</h3>
+          <h3>{t("permissions.scriptCommands")}</h3>
           {e.understood === false && (
-            <p className="note small">The analyser could not follow the whole script, so it cannot be allowed without approval.</p>
+            <p className="note small">{t("permissions.notUnderstood")}</p>
           )}
-          {e.compound && <p className="muted small">The script runs several commands; each is checked and any deny denies the call.</p>}
+          {e.compound && <p className="muted small">{t("permissions.compound")}</p>}
           <div className="table-wrap">
             <table className="table" data-testid="explain-segments">
               <thead>
                 <tr>
                   <th scope="col">#</th>
-                  <th scope="col">Command</th>
-                  <th scope="col">Verdict</th>
-                  <th scope="col">Why</th>
+                  <th scope="col">{t("permissions.col.command")}</th>
+                  <th scope="col">{t("permissions.col.verdict")}</th>
+                  <th scope="col">{t("permissions.col.why")}</th>
                 </tr>
               </thead>
               <tbody>
@@ -276,13 +327,13 @@ function ExplanationView({ e }: { e: Explanation }) {
                     <td>{i + 1}</td>
                     <td className="break-any">
                       <code>{s.words.join(" ")}</code>
-                      {s.wrappers.length > 0 && <div className="muted small">inside {s.wrappers.join(" › ")}</div>}
-                      {s.assignments.length > 0 && <div className="muted small">with {s.assignments.join(" ")}</div>}
-                      {s.redirects.length > 0 && <div className="muted small">writes {s.redirects.join(", ")}</div>}
-                      {s.nested && <div className="muted small">nested command</div>}
+                      {s.wrappers.length > 0 && <div className="muted small">{t("permissions.segment.inside", { wrappers: s.wrappers.join(" › ") })}</div>}
+                      {s.assignments.length > 0 && <div className="muted small">{t("permissions.segment.with", { assignments: s.assignments.join(" ") })}</div>}
+                      {s.redirects.length > 0 && <div className="muted small">{t("permissions.segment.writes", { redirects: s.redirects.join(", ") })}</div>}
+                      {s.nested && <div className="muted small">{t("permissions.segment.nested")}</div>}
                     </td>
                     <td>
-                      <span className={`badge behavior-${s.verdict}`}>{s.verdict}</span>
+                      <span className={`badge behavior-${s.verdict}`}>{behaviorLabel(s.verdict, t)}</span>
                     </td>
                     <td>{s.verdictReason}</td>
                   </tr>
@@ -295,7 +346,7 @@ function ExplanationView({ e }: { e: Explanation }) {
 
       {(e.destinations.length > 0 || !e.destinationsComplete) && (
         <>
-          <h3>Addressed to</h3>
+          <h3>{t("permissions.addressedTo")}</h3>
           <p data-testid="explain-destinations">
             {e.destinations.map((d) => (
               <code key={d} className="destination">
@@ -304,7 +355,7 @@ function ExplanationView({ e }: { e: Explanation }) {
             ))}
           </p>
           {!e.destinationsComplete && (
-            <p className="note small">Some recipients could not be read, so recipient allow rules do not cover this call.</p>
+            <p className="note small">{t("permissions.destinationsIncomplete")}</p>
           )}
         </>
       )}
@@ -315,8 +366,9 @@ function ExplanationView({ e }: { e: Explanation }) {
 /** The decision simulator: what the engine would decide for a call, and why. Nothing runs. */
 function ExplainSection() {
   const { state } = useStore();
+  const { t } = useTranslation();
   const id = useId();
-  const tools = (state.catalog ?? []).flatMap((c) => c.tools.map((t) => t.runtimeName));
+  const tools = (state.catalog ?? []).flatMap((c) => c.tools.map((tool) => tool.runtimeName));
   const firstTool = tools.includes("run_command") ? "run_command" : (tools[0] ?? "");
   const [tool, setTool] = useState(firstTool);
   const [argsText, setArgsText] = useState(exampleArgs(firstTool));
@@ -346,7 +398,7 @@ function ExplainSection() {
     ev.preventDefault();
     setResult(null);
     if (!tool) {
-      setError("Tool is required: pick the tool to simulate.");
+      setError(t("permissions.toolRequired"));
       setArgsInvalid(false);
       return;
     }
@@ -363,7 +415,11 @@ function ExplainSection() {
       setResult(await api.explainPermission(tool, parsed.args, mode || null, chatId || null));
     } catch (e) {
       const field = e instanceof ApiError ? e.field : null;
-      setError(`The decision could not be explained: ${errorMessage(e)}${field ? ` (field: ${field})` : ""}`);
+      setError(
+        field
+          ? t("permissions.explainFailedField", { error: errorMessage(e), field })
+          : t("permissions.explainFailed", { error: errorMessage(e) }),
+      );
       setArgsInvalid(field === "args");
     } finally {
       setBusy(false);
@@ -372,22 +428,19 @@ function ExplainSection() {
 
   return (
     <section aria-labelledby="explain-h" data-testid="explain-panel">
-      <h2 id="explain-h">Explain a decision</h2>
-      <p className="muted">
-        What the permission engine would decide for a tool call: the decision, every rule that matched, each command of a
-        script and who the call addresses. Nothing runs and nothing is recorded.
-      </p>
-      <form className="card" onSubmit={(e) => void submit(e)} noValidate aria-label="Explain a decision">
+      <h2 id="explain-h">{t("permissions.explain")}</h2>
+      <p className="muted">{t("permissions.explainIntro")}</p>
+      <form className="card" onSubmit={(e) => void submit(e)} noValidate aria-label={t("permissions.explain")}>
         <div className="grid">
           <div className="field">
-            <label htmlFor={`${id}-tool`}>Tool</label>
+            <label htmlFor={`${id}-tool`}>{t("permissions.col.tool")}</label>
             <select id={`${id}-tool`} data-testid="explain-tool" value={tool} onChange={(e) => pickTool(e.target.value)}>
-              {!tool && <option value="">Choose a tool…</option>}
+              {!tool && <option value="">{t("permissions.chooseTool")}</option>}
               {(state.catalog ?? []).map((c) => (
                 <optgroup key={c.id} label={c.label}>
-                  {c.tools.map((t) => (
-                    <option key={t.runtimeName} value={t.runtimeName}>
-                      {t.runtimeName}
+                  {c.tools.map((tool) => (
+                    <option key={tool.runtimeName} value={tool.runtimeName}>
+                      {tool.runtimeName}
                     </option>
                   ))}
                 </optgroup>
@@ -395,20 +448,20 @@ function ExplainSection() {
             </select>
           </div>
           <div className="field">
-            <label htmlFor={`${id}-mode`}>Mode</label>
+            <label htmlFor={`${id}-mode`}>{t("permissions.mode")}</label>
             <select id={`${id}-mode`} data-testid="explain-mode" value={mode} onChange={(e) => setMode(e.target.value as PermissionMode | "")}>
-              <option value="">{chatId ? "The chat's mode" : "The default mode"}</option>
+              <option value="">{chatId ? t("permissions.chatMode") : t("permissions.theDefaultMode")}</option>
               {MODES.map((m) => (
                 <option key={m} value={m}>
-                  {MODE_LABELS[m]}
+                  {modeLabel(m)}
                 </option>
               ))}
             </select>
           </div>
           <div className="field">
-            <label htmlFor={`${id}-chat`}>Chat</label>
+            <label htmlFor={`${id}-chat`}>{t("permissions.col.chat")}</label>
             <select id={`${id}-chat`} data-testid="explain-chat" value={chatId} onChange={(e) => setChatId(e.target.value)}>
-              <option value="">No chat (global rules only)</option>
+              <option value="">{t("permissions.noChat")}</option>
               {state.chats.map((c) => (
                 <option key={c.id} value={c.id}>
                   {c.title}
@@ -417,7 +470,7 @@ function ExplainSection() {
             </select>
           </div>
           <div className="field wide">
-            <label htmlFor={`${id}-args`}>Arguments (JSON object)</label>
+            <label htmlFor={`${id}-args`}>{t("permissions.args")}</label>
             <textarea
               id={`${id}-args`}
               data-testid="explain-args"
@@ -438,7 +491,7 @@ function ExplainSection() {
         </div>
         <div className="form-actions">
           <button type="submit" className="btn primary" data-testid="explain-run" disabled={busy}>
-            {busy ? "Explaining…" : "Explain"}
+            {busy ? t("permissions.explaining") : t("permissions.explainRun")}
           </button>
         </div>
       </form>
@@ -449,6 +502,7 @@ function ExplainSection() {
 
 function AuditSection() {
   const { state, actions } = useStore();
+  const { t } = useTranslation();
   const [chatId, setChatId] = useState("");
   const [tool, setTool] = useState("");
   const [decision, setDecision] = useState("");
@@ -466,13 +520,13 @@ function AuditSection() {
       setEntries([...rows].sort((a, b) => (b.timestamp ?? "").localeCompare(a.timestamp ?? "")));
     } catch (e) {
       setEntries([]);
-      actions.reportError(e, "Could not read the audit log");
+      actions.reportError(e, translate("permissions.auditFailed"));
     }
   }, [chatId, tool, decision, actions]);
 
   useEffect(() => {
-    const t = setTimeout(() => void load(), 200);
-    return () => clearTimeout(t);
+    const timer = setTimeout(() => void load(), 200);
+    return () => clearTimeout(timer);
   }, [load]);
 
   const title = (id: string) => state.chats.find((c) => c.id === id)?.title ?? id;
@@ -480,16 +534,16 @@ function AuditSection() {
   return (
     <section aria-labelledby="audit-h">
       <div className="section-head">
-        <h2 id="audit-h">Audit log</h2>
+        <h2 id="audit-h">{t("permissions.audit")}</h2>
         <button type="button" className="btn small" onClick={() => void load()}>
-          Refresh
+          {t("permissions.refresh")}
         </button>
       </div>
       <div className="filters">
         <div className="field inline">
-          <label htmlFor="audit-chat">Chat</label>
+          <label htmlFor="audit-chat">{t("permissions.col.chat")}</label>
           <select id="audit-chat" data-testid="audit-filter-chat" value={chatId} onChange={(e) => setChatId(e.target.value)}>
-            <option value="">All chats</option>
+            <option value="">{t("permissions.allChats")}</option>
             {state.chats.map((c) => (
               <option key={c.id} value={c.id}>
                 {c.title}
@@ -498,23 +552,23 @@ function AuditSection() {
           </select>
         </div>
         <div className="field inline">
-          <label htmlFor="audit-tool">Tool</label>
-          <input id="audit-tool" data-testid="audit-filter-tool" value={tool} placeholder="any" onChange={(e) => setTool(e.target.value)} />
+          <label htmlFor="audit-tool">{t("permissions.col.tool")}</label>
+          <input id="audit-tool" data-testid="audit-filter-tool" value={tool} placeholder={t("permissions.anyTool")} onChange={(e) => setTool(e.target.value)} />
         </div>
         <div className="field inline">
-          <label htmlFor="audit-decision">Decision</label>
+          <label htmlFor="audit-decision">{t("permissions.col.decision")}</label>
           <select id="audit-decision" data-testid="audit-filter-decision" value={decision} onChange={(e) => setDecision(e.target.value)}>
-            <option value="">Any</option>
-            <optgroup label="Engine decision">
-              <option value="allow">Allow</option>
-              <option value="ask">Ask</option>
-              <option value="deny">Deny</option>
+            <option value="">{t("permissions.any")}</option>
+            <optgroup label={t("permissions.engineDecision")}>
+              <option value="allow">{t("permissions.behavior.allow")}</option>
+              <option value="ask">{t("permissions.behavior.ask")}</option>
+              <option value="deny">{t("permissions.behavior.deny")}</option>
             </optgroup>
-            <optgroup label="Your answer">
-              <option value="allow_once">Allowed once</option>
-              <option value="allow_session">Allowed for the chat</option>
-              <option value="allow_global">Always allowed</option>
-              <option value="reject">Rejected</option>
+            <optgroup label={t("permissions.yourAnswer")}>
+              <option value="allow_once">{t("permissions.filter.allowOnce")}</option>
+              <option value="allow_session">{t("permissions.filter.allowSession")}</option>
+              <option value="allow_global">{t("permissions.filter.allowGlobal")}</option>
+              <option value="reject">{t("permissions.filter.reject")}</option>
             </optgroup>
           </select>
         </div>
@@ -523,18 +577,18 @@ function AuditSection() {
         <table className="table" data-testid="audit-list">
           <thead>
             <tr>
-              <th scope="col">When</th>
-              <th scope="col">Chat</th>
-              <th scope="col">Tool</th>
-              <th scope="col">Decision</th>
-              <th scope="col">Why</th>
+              <th scope="col">{t("permissions.col.when")}</th>
+              <th scope="col">{t("permissions.col.chat")}</th>
+              <th scope="col">{t("permissions.col.tool")}</th>
+              <th scope="col">{t("permissions.col.decision")}</th>
+              <th scope="col">{t("permissions.col.why")}</th>
             </tr>
           </thead>
           <tbody>
             {entries?.length === 0 && (
               <tr>
                 <td colSpan={5} className="muted empty">
-                  No entries match. Every permission decision and every answer to an approval is recorded here.
+                  {t("permissions.noEntries")}
                 </td>
               </tr>
             )}
@@ -551,12 +605,12 @@ function AuditSection() {
                     <code>{e.tool ?? ""}</code>
                   </td>
                   <td>
-                    <span className={`badge behavior-${verdict}`}>{isResolution ? (ANSWER_LABELS[verdict] ?? verdict) : verdict}</span>
+                    <span className={`badge behavior-${verdict}`}>{isResolution ? answerLabel(verdict, t) : behaviorLabel(verdict, t)}</span>
                   </td>
                   <td>
-                    {isResolution ? (e.feedback ? `Feedback: ${e.feedback}` : "Answered an approval") : (e.reason ?? "")}
+                    {isResolution ? (e.feedback ? t("permissions.feedback", { feedback: e.feedback }) : t("permissions.answered")) : (e.reason ?? "")}
                     {e.reasonCode ? <code className="reason-code">{e.reasonCode}</code> : null}
-                    {e.mode ? <span className="muted small"> · mode {e.mode}</span> : null}
+                    {e.mode ? <span className="muted small"> · {t("permissions.modeIs", { mode: e.mode })}</span> : null}
                   </td>
                 </tr>
               );
@@ -570,12 +624,13 @@ function AuditSection() {
 
 /** Permissions page: the default mode, rules, the decision simulator, the audit log. */
 export function PermissionsView() {
+  const { t } = useTranslation();
   return (
     <section className="page">
       <header className="page-head">
         <div>
-          <h1>Permissions</h1>
-          <p className="muted">What the agent may do without asking, and a record of every decision.</p>
+          <h1>{t("permissions.title")}</h1>
+          <p className="muted">{t("permissions.intro")}</p>
         </div>
       </header>
       <DefaultModeSection />

@@ -1,11 +1,18 @@
 import { useState } from "react";
+import { useTranslation } from "react-i18next";
+import type { TFunction } from "i18next";
 import type { PhaseStatus, Plan } from "../types";
 
-const STATUS_TEXT: Record<PhaseStatus, string> = {
-  completed: "Done",
-  in_progress: "In progress",
-  pending: "Pending",
-};
+function statusText(status: PhaseStatus, t: TFunction): string {
+  switch (status) {
+    case "completed":
+      return t("plan.status.completed");
+    case "in_progress":
+      return t("plan.status.inProgress");
+    case "pending":
+      return t("plan.status.pending");
+  }
+}
 
 function StatusIcon({ status }: { status: PhaseStatus }) {
   // Inline SVG: a check in a filled circle, a ring with a dot, an empty ring.
@@ -34,6 +41,7 @@ function StatusIcon({ status }: { status: PhaseStatus }) {
  * current phase.
  */
 export function PlanView({ plan }: { plan: Plan }) {
+  const { t } = useTranslation();
   const [open, setOpen] = useState(true);
   const total = plan.phases.length;
   const done = plan.phases.filter((p) => p.status === "completed").length;
@@ -41,7 +49,7 @@ export function PlanView({ plan }: { plan: Plan }) {
   const finished = total > 0 && done === total;
   const bodyId = "plan-steps";
   return (
-    <section className={`plan-view${finished ? " finished" : ""}`} data-testid="plan-view" aria-label="Plan">
+    <section className={`plan-view${finished ? " finished" : ""}`} data-testid="plan-view" aria-label={t("plan.label")}>
       <button
         type="button"
         className="plan-head"
@@ -50,12 +58,12 @@ export function PlanView({ plan }: { plan: Plan }) {
         data-testid="plan-toggle"
         onClick={() => setOpen(!open)}
       >
-        <span className="plan-label">Plan</span>
+        <span className="plan-label">{t("plan.label")}</span>
         <span className="plan-goal" data-testid="plan-goal" title={plan.goal}>
           {plan.goal}
         </span>
         <span className="plan-progress" data-testid="plan-progress">
-          {done}/{total} done
+          {t("plan.progress", { done, total })}
         </span>
         <span className="plan-chevron" aria-hidden="true">
           {open ? "▾" : "▸"}
@@ -64,7 +72,7 @@ export function PlanView({ plan }: { plan: Plan }) {
       <div
         className="plan-bar"
         role="progressbar"
-        aria-label="Plan progress"
+        aria-label={t("plan.progressLabel")}
         aria-valuemin={0}
         aria-valuemax={total}
         aria-valuenow={done}
@@ -73,7 +81,7 @@ export function PlanView({ plan }: { plan: Plan }) {
       </div>
       {!open && current && (
         <p className="plan-current muted small">
-          Now: <strong>{current.title}</strong>
+          {t("plan.now")} <strong>{current.title}</strong>
         </p>
       )}
       {open && (
@@ -91,7 +99,7 @@ export function PlanView({ plan }: { plan: Plan }) {
               {(p.capabilities ?? []).length > 0 && (
                 <span className="plan-step-caps muted small">{(p.capabilities ?? []).join(", ")}</span>
               )}
-              <span className="plan-step-status small">{STATUS_TEXT[p.status]}</span>
+              <span className="plan-step-status small">{statusText(p.status, t)}</span>
             </li>
           ))}
         </ol>

@@ -1,4 +1,6 @@
 import { useId, useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
+import { t as translate } from "../i18n";
 import type { Behavior, ChatRecord, JsonValue, RuleDestination, RuleDraft, RuleMatcher } from "../types";
 
 type MatcherKind = RuleMatcher["kind"];
@@ -30,37 +32,37 @@ type Errors = Partial<Record<"tool" | "chat" | "exact" | "prefix" | "glob" | "pa
 
 /** Checks the form and builds the draft, or says which field is wrong. */
 export function validateRule(f: Form): { draft: RuleDraft; chatId: string | null } | { errors: Errors } {
+  const t = translate;
   const errors: Errors = {};
   const tool = f.tool.trim();
-  if (!tool) errors.tool = "Tool is required: a runtime name such as write_file, or * for every tool.";
-  else if (/\s/.test(tool)) errors.tool = "Tool must be a single name without spaces (e.g. run_command).";
-  if (f.destination === "session" && !f.chatId) errors.chat = "Chat is required for a session rule: pick the chat it applies to.";
+  if (!tool) errors.tool = t("ruleEditor.error.toolRequired");
+  else if (/\s/.test(tool)) errors.tool = t("ruleEditor.error.toolSpaces");
+  if (f.destination === "session" && !f.chatId) errors.chat = t("ruleEditor.error.chatRequired");
   let matcher: RuleMatcher = { kind: "all" };
   if (f.kind === "exact") {
     let parsed: unknown;
     try {
       parsed = JSON.parse(f.exact);
       if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
-        errors.exact = 'Arguments must be a JSON object, e.g. {"file_path": "notes.txt"}.';
+        errors.exact = t("ruleEditor.error.exactObject");
       } else {
         matcher = { kind: "exact", input: parsed as JsonValue };
       }
     } catch (e) {
-      errors.exact = `Arguments are not valid JSON (${e instanceof Error ? e.message : String(e)}).`;
+      errors.exact = t("ruleEditor.error.exactJson", { error: e instanceof Error ? e.message : String(e) });
     }
   } else if (f.kind === "prefix") {
     const words = f.prefix.trim().split(/\s+/).filter(Boolean);
-    if (words.length === 0) errors.prefix = "Command prefix needs at least one word, e.g. git status.";
+    if (words.length === 0) errors.prefix = t("ruleEditor.error.prefix");
     else matcher = { kind: "prefix", words };
   } else if (f.kind === "path") {
     const glob = f.glob.trim();
-    if (!glob) errors.glob = "Path glob is required, e.g. ~/project/**.";
+    if (!glob) errors.glob = t("ruleEditor.error.glob");
     else matcher = { kind: "path", glob };
   } else if (f.kind === "destination") {
     const pattern = f.pattern.trim();
-    if (!pattern) errors.pattern = "Recipient pattern is required, e.g. *@example.com, #general or octo/*.";
-    else if (/\s/.test(pattern))
-      errors.pattern = "Recipient pattern must not contain spaces: it matches one address, channel, repository or host.";
+    if (!pattern) errors.pattern = t("ruleEditor.error.patternRequired");
+    else if (/\s/.test(pattern)) errors.pattern = t("ruleEditor.error.patternSpaces");
     else matcher = { kind: "destination", pattern };
   }
   if (Object.keys(errors).length > 0) return { errors };
@@ -71,17 +73,25 @@ export function validateRule(f: Form): { draft: RuleDraft; chatId: string | null
   };
 }
 
-const HELP: Record<MatcherKind, string> = {
-  all: "Every call of the tool.",
-  exact: "Only calls whose arguments are exactly this JSON object.",
-  prefix: "Shell commands whose words start with these words.",
-  path: "File paths matching a gitignore-style glob; ~ is your home folder.",
-  destination:
-    "Who or what a call addresses: e-mail recipients, #channels, chat or agent ids, owner/repo, URL hosts. * matches anything, \\* is a literal star; case does not matter. An allow rule never covers a call whose recipients cannot all be read.",
-};
+function matcherHelp(kind: MatcherKind): string {
+  const t = translate;
+  switch (kind) {
+    case "all":
+      return t("ruleEditor.help.all");
+    case "exact":
+      return t("ruleEditor.help.exact");
+    case "prefix":
+      return t("ruleEditor.help.prefix");
+    case "path":
+      return t("ruleEditor.help.path");
+    case "destination":
+      return t("ruleEditor.help.destination");
+  }
+}
 
 /** Form that adds a permission rule. */
 export function RuleEditor({ tools, chats, chatId, onSubmit }: RuleEditorProps) {
+  const { t } = useTranslation();
   const id = useId();
   const [f, setF] = useState<Form>({
     tool: "",
@@ -125,17 +135,17 @@ export function RuleEditor({ tools, chats, chatId, onSubmit }: RuleEditorProps) 
   const described = (k: keyof Errors) => (errors[k] ? `${id}-${k}-err` : undefined);
 
   return (
-    <form className="card rule-editor" onSubmit={(e) => void submit(e)} noValidate aria-label="Add a rule">
-      <h3>Add a rule</h3>
+    <form className="card rule-editor" onSubmit={(e) => void submit(e)} noValidate aria-label={t("ruleEditor.title")}>
+      <h3>{t("ruleEditor.title")}</h3>
       <div className="grid">
         <div className="field">
-          <label htmlFor={`${id}-tool`}>Tool</label>
+          <label htmlFor={`${id}-tool`}>{t("ruleEditor.tool")}</label>
           <input
             id={`${id}-tool`}
             data-testid="rule-tool"
             list={`${id}-tools`}
             value={f.tool}
-            placeholder="write_file or *"
+            placeholder={t("ruleEditor.toolPlaceholder")}
             aria-invalid={!!errors.tool}
             aria-describedby={described("tool")}
             onChange={(e) => set("tool", e.target.value)}
@@ -149,28 +159,28 @@ export function RuleEditor({ tools, chats, chatId, onSubmit }: RuleEditorProps) 
           {err("tool")}
         </div>
         <div className="field">
-          <label htmlFor={`${id}-behavior`}>Behavior</label>
+          <label htmlFor={`${id}-behavior`}>{t("ruleEditor.behavior")}</label>
           <select id={`${id}-behavior`} data-testid="rule-behavior" value={f.behavior} onChange={(e) => set("behavior", e.target.value as Behavior)}>
-            <option value="allow">Allow</option>
-            <option value="ask">Ask</option>
-            <option value="deny">Deny</option>
+            <option value="allow">{t("ruleEditor.allow")}</option>
+            <option value="ask">{t("ruleEditor.ask")}</option>
+            <option value="deny">{t("ruleEditor.deny")}</option>
           </select>
         </div>
         <div className="field">
-          <label htmlFor={`${id}-dest`}>Applies to</label>
+          <label htmlFor={`${id}-dest`}>{t("ruleEditor.appliesTo")}</label>
           <select
             id={`${id}-dest`}
             data-testid="rule-destination"
             value={f.destination}
             onChange={(e) => set("destination", e.target.value as RuleDestination)}
           >
-            <option value="global">Every chat (global)</option>
-            <option value="session">One chat (session)</option>
+            <option value="global">{t("ruleEditor.global")}</option>
+            <option value="session">{t("ruleEditor.session")}</option>
           </select>
         </div>
         {f.destination === "session" && (
           <div className="field">
-            <label htmlFor={`${id}-chat`}>Chat</label>
+            <label htmlFor={`${id}-chat`}>{t("ruleEditor.chat")}</label>
             <select
               id={`${id}-chat`}
               data-testid="rule-chat"
@@ -179,7 +189,7 @@ export function RuleEditor({ tools, chats, chatId, onSubmit }: RuleEditorProps) 
               aria-describedby={described("chat")}
               onChange={(e) => set("chatId", e.target.value)}
             >
-              <option value="">Choose a chat…</option>
+              <option value="">{t("ruleEditor.chooseChat")}</option>
               {chats.map((c) => (
                 <option key={c.id} value={c.id}>
                   {c.title}
@@ -190,19 +200,19 @@ export function RuleEditor({ tools, chats, chatId, onSubmit }: RuleEditorProps) 
           </div>
         )}
         <div className="field">
-          <label htmlFor={`${id}-kind`}>Matches</label>
+          <label htmlFor={`${id}-kind`}>{t("ruleEditor.matches")}</label>
           <select id={`${id}-kind`} data-testid="rule-matcher-kind" value={f.kind} onChange={(e) => set("kind", e.target.value as MatcherKind)}>
-            <option value="all">All calls</option>
-            <option value="exact">Exact arguments</option>
-            <option value="prefix">Command prefix</option>
-            <option value="path">Path glob</option>
-            <option value="destination">Recipient / destination</option>
+            <option value="all">{t("ruleEditor.kind.all")}</option>
+            <option value="exact">{t("ruleEditor.kind.exact")}</option>
+            <option value="prefix">{t("ruleEditor.kind.prefix")}</option>
+            <option value="path">{t("ruleEditor.kind.path")}</option>
+            <option value="destination">{t("ruleEditor.kind.destination")}</option>
           </select>
-          <small className="muted">{HELP[f.kind]}</small>
+          <small className="muted">{matcherHelp(f.kind)}</small>
         </div>
         {f.kind === "exact" && (
           <div className="field wide">
-            <label htmlFor={`${id}-exact`}>Arguments (JSON object)</label>
+            <label htmlFor={`${id}-exact`}>{t("ruleEditor.exact")}</label>
             <textarea
               id={`${id}-exact`}
               data-testid="rule-exact"
@@ -218,7 +228,7 @@ export function RuleEditor({ tools, chats, chatId, onSubmit }: RuleEditorProps) 
         )}
         {f.kind === "prefix" && (
           <div className="field wide">
-            <label htmlFor={`${id}-prefix`}>Command prefix</label>
+            <label htmlFor={`${id}-prefix`}>{t("ruleEditor.kind.prefix")}</label>
             <input
               id={`${id}-prefix`}
               data-testid="rule-prefix"
@@ -233,7 +243,7 @@ export function RuleEditor({ tools, chats, chatId, onSubmit }: RuleEditorProps) 
         )}
         {f.kind === "path" && (
           <div className="field wide">
-            <label htmlFor={`${id}-glob`}>Path glob</label>
+            <label htmlFor={`${id}-glob`}>{t("ruleEditor.kind.path")}</label>
             <input
               id={`${id}-glob`}
               data-testid="rule-path"
@@ -248,7 +258,7 @@ export function RuleEditor({ tools, chats, chatId, onSubmit }: RuleEditorProps) 
         )}
         {f.kind === "destination" && (
           <div className="field wide">
-            <label htmlFor={`${id}-pattern`}>Recipient pattern</label>
+            <label htmlFor={`${id}-pattern`}>{t("ruleEditor.pattern")}</label>
             <input
               id={`${id}-pattern`}
               data-testid="rule-recipient"
@@ -262,19 +272,19 @@ export function RuleEditor({ tools, chats, chatId, onSubmit }: RuleEditorProps) 
           </div>
         )}
         <div className="field wide">
-          <label htmlFor={`${id}-desc`}>Description (optional)</label>
+          <label htmlFor={`${id}-desc`}>{t("ruleEditor.description")}</label>
           <input
             id={`${id}-desc`}
             data-testid="rule-description"
             value={f.description}
-            placeholder="Why this rule exists"
+            placeholder={t("ruleEditor.descriptionPlaceholder")}
             onChange={(e) => set("description", e.target.value)}
           />
         </div>
       </div>
       <div className="form-actions">
         <button type="submit" className="btn primary" data-testid="rule-add" disabled={busy}>
-          Add rule
+          {t("ruleEditor.add")}
         </button>
       </div>
     </form>

@@ -1,6 +1,8 @@
 import { useEffect, useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api";
-import { baseUrlError, modelError, PROVIDERS, type ProviderId } from "../providers";
+import { baseUrlError, modelError, providerLabel, PROVIDERS, type ProviderId } from "../providers";
+import { LanguageSwitch } from "./LanguageSwitch";
 import { useStore } from "../store";
 import type { Settings } from "../types";
 
@@ -17,6 +19,7 @@ function urlsOf(s: Settings): Urls {
 
 function KeyRow({ provider, label, stored }: { provider: keyof Settings["keys"]; label: string; stored: boolean }) {
   const { actions } = useStore();
+  const { t } = useTranslation();
   const [value, setValue] = useState("");
   const [busy, setBusy] = useState(false);
   const inputId = `key-${provider}`;
@@ -28,7 +31,7 @@ function KeyRow({ provider, label, stored }: { provider: keyof Settings["keys"];
       setValue("");
       await actions.refreshSettings();
     } catch (e) {
-      actions.reportError(e, `Could not store the ${label} key`);
+      actions.reportError(e, t("settings.keyStoreFailed", { provider: label }));
     } finally {
       setBusy(false);
     }
@@ -39,7 +42,7 @@ function KeyRow({ provider, label, stored }: { provider: keyof Settings["keys"];
       await api.deleteApiKey(provider);
       await actions.refreshSettings();
     } catch (e) {
-      actions.reportError(e, `Could not remove the ${label} key`);
+      actions.reportError(e, t("settings.keyRemoveFailed", { provider: label }));
     } finally {
       setBusy(false);
     }
@@ -48,7 +51,7 @@ function KeyRow({ provider, label, stored }: { provider: keyof Settings["keys"];
     <div className="key-row">
       <label htmlFor={inputId}>{label}</label>
       <span className={`badge ${stored ? "ok" : ""}`} data-testid={`settings-key-status-${provider}`}>
-        {stored ? "stored" : "not set"}
+        {stored ? t("settings.keyStored") : t("settings.keyNotSet")}
       </span>
       <input
         id={inputId}
@@ -56,7 +59,7 @@ function KeyRow({ provider, label, stored }: { provider: keyof Settings["keys"];
         autoComplete="off"
         spellCheck={false}
         data-testid={`settings-api-key-${provider}`}
-        placeholder={stored ? "Enter a new key to replace it" : "Paste the API key"}
+        placeholder={stored ? t("settings.keyReplace") : t("settings.keyPaste")}
         value={value}
         onChange={(e) => setValue(e.target.value)}
         onKeyDown={(e) => {
@@ -67,11 +70,11 @@ function KeyRow({ provider, label, stored }: { provider: keyof Settings["keys"];
         }}
       />
       <button type="button" className="btn small" data-testid={`settings-api-key-save-${provider}`} disabled={busy || !value.trim()} onClick={() => void save()}>
-        Store key
+        {t("settings.storeKey")}
       </button>
       {stored ? (
         <button type="button" className="btn small danger" disabled={busy} onClick={() => void remove()}>
-          Remove
+          {t("settings.remove")}
         </button>
       ) : (
         <span />
@@ -83,6 +86,7 @@ function KeyRow({ provider, label, stored }: { provider: keyof Settings["keys"];
 /** Settings: default model, provider base URLs, API keys (write-only), workspace folder. */
 export function SettingsView() {
   const { state, dispatch, actions } = useStore();
+  const { t } = useTranslation();
   const settings = state.settings;
   const [model, setModel] = useState("");
   const [maxSteps, setMaxSteps] = useState("");
@@ -101,8 +105,8 @@ export function SettingsView() {
   if (!settings || !urls) {
     return (
       <section className="page">
-        <h1>Settings</h1>
-        <p className="muted">Loading settings…</p>
+        <h1>{t("settings.title")}</h1>
+        <p className="muted">{t("settings.loading")}</p>
       </section>
     );
   }
@@ -112,8 +116,8 @@ export function SettingsView() {
     const steps = Number(maxSteps);
     const problems = [
       modelError(model),
-      Number.isInteger(steps) && steps >= 1 && steps <= 1000 ? null : "Max steps must be a whole number from 1 to 1000.",
-      ...PROVIDERS.map((p) => baseUrlError(p.label, urls[p.id])),
+      Number.isInteger(steps) && steps >= 1 && steps <= 1000 ? null : t("settings.maxStepsInvalid"),
+      ...PROVIDERS.map((p) => baseUrlError(providerLabel(p.id), urls[p.id])),
     ].filter((x): x is string => !!x);
     setErrors(problems);
     setStatus(null);
@@ -124,9 +128,9 @@ export function SettingsView() {
         PROVIDERS.map((p) => [p.id, { baseUrl: urls[p.id].trim() || null }]),
       ) as Settings["providers"];
       dispatch({ type: "settings/set", settings: await api.saveSettings({ defaultModel: model.trim(), maxSteps: steps, providers }) });
-      setStatus("Saved.");
+      setStatus(t("settings.saved"));
     } catch (err) {
-      actions.reportError(err, "Could not save settings");
+      actions.reportError(err, t("settings.saveFailed"));
     } finally {
       setBusy(false);
     }
@@ -138,7 +142,7 @@ export function SettingsView() {
       if (!path) return;
       dispatch({ type: "settings/set", settings: await api.saveSettings({ workspace: path }) });
     } catch (err) {
-      actions.reportError(err, "Could not set the workspace folder");
+      actions.reportError(err, t("settings.workspaceFailed"));
     }
   };
 
@@ -146,18 +150,18 @@ export function SettingsView() {
     <section className="page">
       <header className="page-head">
         <div>
-          <h1>Settings</h1>
-          <p className="muted">Models, provider keys and the folder the agent works in.</p>
+          <h1>{t("settings.title")}</h1>
+          <p className="muted">{t("settings.intro")}</p>
           <p className="muted small">
-            Saved in <code>{settings.configFile}</code>
+            {t("settings.savedIn")} <code>{settings.configFile}</code>
           </p>
         </div>
       </header>
 
       <form className="card" onSubmit={(e) => void save(e)} noValidate aria-labelledby="model-h">
-        <h2 id="model-h">Model</h2>
+        <h2 id="model-h">{t("settings.model")}</h2>
         <div className="field">
-          <label htmlFor="settings-model">Default model</label>
+          <label htmlFor="settings-model">{t("settings.defaultModel")}</label>
           <input
             id="settings-model"
             data-testid="settings-model"
@@ -166,10 +170,10 @@ export function SettingsView() {
             spellCheck={false}
             onChange={(e) => setModel(e.target.value)}
           />
-          <small className="muted">provider/model — e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, gemini/gemini-2.5-pro, ollama/qwen2.5</small>
+          <small className="muted">{t("settings.defaultModelHelp")}</small>
         </div>
         <div className="field narrow">
-          <label htmlFor="settings-max-steps">Max steps per run</label>
+          <label htmlFor="settings-max-steps">{t("settings.maxSteps")}</label>
           <input
             id="settings-max-steps"
             data-testid="settings-max-steps"
@@ -179,14 +183,14 @@ export function SettingsView() {
             value={maxSteps}
             onChange={(e) => setMaxSteps(e.target.value)}
           />
-          <small className="muted">How many model steps one turn may take before it stops.</small>
+          <small className="muted">{t("settings.maxStepsHelp")}</small>
         </div>
-        <h3>Provider base URLs</h3>
-        <p className="muted small">Leave empty to use the provider's default or its environment variable.</p>
+        <h3>{t("settings.baseUrls")}</h3>
+        <p className="muted small">{t("settings.baseUrlsHelp")}</p>
         <div className="grid">
           {PROVIDERS.map((p) => (
             <div className="field" key={p.id}>
-              <label htmlFor={`url-${p.id}`}>{p.label}</label>
+              <label htmlFor={`url-${p.id}`}>{providerLabel(p.id)}</label>
               <input
                 id={`url-${p.id}`}
                 data-testid={`settings-base-url-${p.id}`}
@@ -212,29 +216,31 @@ export function SettingsView() {
             </span>
           )}
           <button type="submit" className="btn primary" data-testid="settings-save" disabled={busy}>
-            Save
+            {t("settings.save")}
           </button>
         </div>
       </form>
 
       <section className="card" aria-labelledby="keys-h">
-        <h2 id="keys-h">API keys</h2>
-        <p className="muted small">Keys go to your system keychain and are never shown again.</p>
+        <h2 id="keys-h">{t("settings.apiKeys")}</h2>
+        <p className="muted small">{t("settings.apiKeysHelp")}</p>
         {KEYED.map((p) => (
-          <KeyRow key={p.id} provider={p.id} label={p.label} stored={settings.keys[p.id]} />
+          <KeyRow key={p.id} provider={p.id} label={providerLabel(p.id)} stored={settings.keys[p.id]} />
         ))}
       </section>
 
       <section className="card" aria-labelledby="ws-h">
-        <h2 id="ws-h">Workspace folder</h2>
-        <p className="muted small">New chats work in this folder. File tools cannot reach outside it.</p>
+        <h2 id="ws-h">{t("settings.workspace")}</h2>
+        <p className="muted small">{t("settings.workspaceHelp")}</p>
         <div className="ws-row">
-          <code className="path" data-testid="settings-workspace">{settings.workspace ?? "Not set (the app's current folder)"}</code>
+          <code className="path" data-testid="settings-workspace">{settings.workspace ?? t("settings.workspaceNotSet")}</code>
           <button type="button" className="btn" data-testid="settings-workspace-pick" onClick={() => void pick()}>
-            Choose folder…
+            {t("settings.chooseFolder")}
           </button>
         </div>
       </section>
+
+      <LanguageSwitch />
     </section>
   );
 }

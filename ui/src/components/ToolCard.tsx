@@ -1,16 +1,25 @@
 import { diffLines } from "diff";
 import { useState } from "react";
+import { useTranslation } from "react-i18next";
+import type { TFunction } from "i18next";
 import { argsSummary, formatDuration, prettyJson } from "../format";
 import type { ToolItem } from "../model";
 import type { JsonValue } from "../types";
 
-const STATUS_LABEL = {
-  running: "Running",
-  ok: "Done",
-  error: "Failed",
-  denied: "Denied",
-  waiting: "Waiting for you",
-} as const;
+function statusLabel(status: ToolItem["status"], t: TFunction): string {
+  switch (status) {
+    case "running":
+      return t("tool.status.running");
+    case "ok":
+      return t("tool.status.ok");
+    case "error":
+      return t("tool.status.error");
+    case "denied":
+      return t("tool.status.denied");
+    case "waiting":
+      return t("tool.status.waiting");
+  }
+}
 
 function field(args: JsonValue, k: string): string | null {
   if (args && typeof args === "object" && !Array.isArray(args)) {
@@ -22,6 +31,7 @@ function field(args: JsonValue, k: string): string | null {
 
 /** Line diff of an edit (old → new) or of a new file's content. */
 export function DiffView({ before, after }: { before: string; after: string }) {
+  const { t } = useTranslation();
   const parts = diffLines(before, after);
   const lines: { sign: "+" | "-" | " "; text: string }[] = [];
   for (const p of parts) {
@@ -30,7 +40,7 @@ export function DiffView({ before, after }: { before: string; after: string }) {
     for (const line of body.split("\n")) lines.push({ sign, text: line });
   }
   return (
-    <pre className="diff" aria-label="Changes">
+    <pre className="diff" aria-label={t("tool.changes")}>
       {lines.map((l, i) => (
         <div key={i} className={l.sign === "+" ? "add" : l.sign === "-" ? "del" : "ctx"}>
           <span className="sign" aria-hidden="true">
@@ -44,16 +54,17 @@ export function DiffView({ before, after }: { before: string; after: string }) {
 }
 
 function DecisionNote({ item }: { item: ToolItem }) {
+  const { t } = useTranslation();
   const d = item.decision;
   if (!d) return null;
   let text: string;
-  if (d.behavior === "allow" && d.source === "mode") text = "Allowed without review (full access)";
-  else if (d.behavior === "allow" && d.source === "rule") text = "Allowed by a rule";
+  if (d.behavior === "allow" && d.source === "mode") text = t("tool.decision.fullAccess");
+  else if (d.behavior === "allow" && d.source === "rule") text = t("tool.decision.rule");
   else if (d.behavior === "allow" && d.source === "auto_classifier")
-    text = `Allowed by the reviewer${d.reviewerModel ? ` (${d.reviewerModel})` : ""}`;
-  else if (d.behavior === "allow") text = "Allowed";
-  else if (d.behavior === "deny") text = `Denied: ${d.reason}`;
-  else text = `Needs approval: ${d.reason}`;
+    text = d.reviewerModel ? t("tool.decision.reviewerModel", { model: d.reviewerModel }) : t("tool.decision.reviewer");
+  else if (d.behavior === "allow") text = t("tool.decision.allowed");
+  else if (d.behavior === "deny") text = t("tool.decision.denied", { reason: d.reason });
+  else text = t("tool.decision.needsApproval", { reason: d.reason });
   return (
     <p className="decision-note">
       {text} <code className="reason-code">{d.reasonCode}</code>
@@ -65,6 +76,7 @@ const OUTPUT_PREVIEW = 4000;
 
 /** One tool call: name, arguments, status, output, duration; a diff for file edits. */
 export function ToolCard({ item }: { item: ToolItem }) {
+  const { t } = useTranslation();
   const [full, setFull] = useState(false);
   const summary = argsSummary(item.args);
   const isEdit = item.name === "edit_file";
@@ -78,9 +90,9 @@ export function ToolCard({ item }: { item: ToolItem }) {
           <span className={`status-dot ${item.status}`} aria-hidden="true" />
           <code className="tool-name">{item.name}</code>
           <span className="tool-summary">{summary}</span>
-          <span className={`pill ${item.status}`}>{STATUS_LABEL[item.status]}</span>
+          <span className={`pill ${item.status}`}>{statusLabel(item.status, t)}</span>
           {item.durationMs !== null && item.durationMs > 0 && (
-            <span className="muted small" title="Duration">
+            <span className="muted small" title={t("tool.duration")}>
               {formatDuration(item.durationMs)}
             </span>
           )}
@@ -93,19 +105,19 @@ export function ToolCard({ item }: { item: ToolItem }) {
             <DiffView before="" after={field(item.args, "content") ?? ""} />
           ) : (
             <>
-              <h4>Arguments</h4>
+              <h4>{t("tool.arguments")}</h4>
               <pre className="code-block">{prettyJson(item.args)}</pre>
             </>
           )}
           {item.output !== null && (
             <>
-              <h4>Output</h4>
+              <h4>{t("tool.output")}</h4>
               <pre className={`code-block output${item.status === "error" || item.status === "denied" ? " error" : ""}`}>
-                {shown || "(no output)"}
+                {shown || t("tool.noOutput")}
               </pre>
               {shown.length < output.length && (
                 <button type="button" className="btn small ghost" onClick={() => setFull(true)}>
-                  Show all {output.length.toLocaleString()} characters
+                  {t("tool.showAll", { count: output.length, formatted: output.length.toLocaleString() })}
                 </button>
               )}
             </>

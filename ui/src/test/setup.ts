@@ -1,4 +1,5 @@
 import "@testing-library/jest-dom/vitest";
+import i18n from "../i18n";
 import { clearMocks } from "@tauri-apps/api/mocks";
 import { cleanup, configure } from "@testing-library/react";
 import { afterEach } from "vitest";
@@ -11,4 +12,9 @@ afterEach(() => {
   clearMocks();
   window.localStorage.clear();
   window.history.replaceState(null, "", "/");
+});
+
+// Tests read English text unless they switch the language themselves.
+afterEach(async () => {
+  if (i18n.language !== "en") await i18n.changeLanguage("en");
 });

@@ -1,9 +1,9 @@
 //! `glob_search`: files matching a glob, newest first, honouring `.gitignore`.
 
 use super::blocking;
-use crate::paths::{Skipped, check_read_path, display_path, to_host_path};
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
+use crate::virtual_paths::{Skipped, check_read_path, display_path, to_host_path};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::Path;

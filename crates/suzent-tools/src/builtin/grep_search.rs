@@ -2,9 +2,9 @@
 
 use super::blocking;
 use super::glob_search::{rel_string, search_root_arg};
-use crate::paths::{Skipped, check_read_path, display_path, to_host_path};
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
+use crate::virtual_paths::{Skipped, check_read_path, display_path, to_host_path};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use schemars::JsonSchema;
@@ -207,10 +207,7 @@ impl Collect {
         }
         let text = String::from_utf8_lossy(bytes);
         let text = text.trim_end_matches(['\n', '\r']);
-        let text = match text.char_indices().nth(MAX_LINE_CHARS) {
-            Some((cut, _)) => format!("{}... [line truncated]", &text[..cut]),
-            None => text.to_string(),
-        };
+        let text = suzent_core::text::truncate_chars(text, MAX_LINE_CHARS, "... [line truncated]");
         let n = line_number.unwrap_or(0);
         self.out.push(format!("{}{sep}{n}{sep}{text}", self.shown));
         true

@@ -5,9 +5,9 @@
 //! [`CanvasHost`](crate::hosts::CanvasHost).
 
 use super::blocking;
-use crate::paths::{display_path, to_host_path};
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
+use crate::virtual_paths::{display_path, to_host_path};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -1,10 +1,10 @@
 //! `write_file`: creates or overwrites a file atomically.
 
 use super::{atomic_write, blocking, io_failed, last_stamp, record_stamp};
-use crate::paths::{check_path, display_path, to_host_path};
 use crate::tool::ReadStamp;
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
+use crate::virtual_paths::{check_path, display_path, to_host_path};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use suzent_permissions::ToolAccess;

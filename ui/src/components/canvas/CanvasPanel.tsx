@@ -1,6 +1,7 @@
 // The canvas panel beside the chat: the chat's `canvas` surfaces, newest last, each with a close
 // button; a drag handle (also keyboard operable) sets its width, which is remembered.
 import { useCallback, useLayoutEffect, useRef, useState, type KeyboardEvent, type PointerEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { useStore } from "../../store";
 import type { Surface } from "../../types";
 import { SurfaceView } from "./SurfaceView";
@@ -49,6 +50,7 @@ function ResizeHandle({
   onWidth: (w: number) => void;
   panelId: string;
 }) {
+  const { t } = useTranslation();
   const drag = useRef<{ x: number; width: number } | null>(null);
   const onPointerDown = (e: PointerEvent<HTMLDivElement>) => {
     e.preventDefault();
@@ -80,14 +82,14 @@ function ResizeHandle({
       className="canvas-resize"
       role="separator"
       aria-orientation="vertical"
-      aria-label="Resize the canvas"
+      aria-label={t("canvas.resize")}
       aria-controls={panelId}
       aria-valuenow={width}
       aria-valuemin={CANVAS_MIN_WIDTH}
       aria-valuemax={max}
       tabIndex={0}
       data-testid="canvas-resize"
-      title="Drag, or use the arrow keys, to resize the canvas"
+      title={t("canvas.resizeTitle")}
       onPointerDown={onPointerDown}
       onPointerMove={onPointerMove}
       onPointerUp={onPointerUp}
@@ -100,6 +102,7 @@ function ResizeHandle({
 /** The side panel with a chat's canvas surfaces. */
 export function CanvasPanel({ surfaces, onHide }: { surfaces: Surface[]; onHide: () => void }) {
   const { actions } = useStore();
+  const { t } = useTranslation();
   const [chosen, setChosen] = useCanvasWidth();
   const panelId = "canvas-panel";
   const aside = useRef<HTMLElement>(null);
@@ -133,16 +136,17 @@ export function CanvasPanel({ surfaces, onHide }: { surfaces: Surface[]; onHide:
         style={{ width }}
       >
         <div className="canvas-head">
-          <h2 id="canvas-h">Canvas</h2>
-          <button type="button" className="icon-btn" aria-label="Hide the canvas" title="Hide the canvas" onClick={onHide}>
+          <h2 id="canvas-h">{t("canvas.title")}</h2>
+          <button type="button" className="icon-btn" aria-label={t("canvas.hide")} title={t("canvas.hide")} onClick={onHide}>
             ⟩
           </button>
         </div>
         <div className="canvas-surfaces">
           {surfaces.length === 0 ? (
             <p className="muted small canvas-empty">
-              Nothing on the canvas yet. When the agent shows a form, a table or progress with <code>render_ui</code>, it
-              appears here.
+              {t("canvas.emptyBefore")}
+              <code>render_ui</code>
+              {t("canvas.emptyAfter")}
             </p>
           ) : (
             surfaces.map((s) => (

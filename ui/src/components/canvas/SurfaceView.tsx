@@ -1,7 +1,9 @@
 // One canvas surface: its component tree rendered against a local copy of its data model, which
 // the inputs write to; a Button resolves its action context and submits it to the agent.
 import { createContext, useCallback, useContext, useMemo, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { errorMessage } from "../../api";
+import { t as translate } from "../../i18n";
 import { useStore } from "../../store";
 import type { Action, Component, JsonValue, Surface } from "../../types";
 import { childPointer, describeValues, getAt, initialiseLiterals, jsonEqual, resolveContext, setAt, type DataModel } from "./binding";
@@ -50,14 +52,14 @@ export function Node({ id, scope }: { id: string; scope: Scope }) {
   if (!component) {
     return (
       <span className="a2ui-problem" role="note">
-        missing component “{id}”
+        {translate("canvas.missingComponent", { id })}
       </span>
     );
   }
   if (scope.trail.includes(id) || scope.trail.length >= MAX_DEPTH) {
     return (
       <span className="a2ui-problem" role="note">
-        component “{id}” is nested in itself
+        {translate("canvas.nestedInItself", { id })}
       </span>
     );
   }
@@ -120,6 +122,7 @@ interface SentNote {
  */
 export function SurfaceView({ surface, onClose }: { surface: Surface; onClose?: () => void }) {
   const { actions } = useStore();
+  const { t } = useTranslation();
   const [local, setLocal] = useState<Local>(() => fresh(surface));
   const [sending, setSending] = useState(false);
   const [note, setNote] = useState<SentNote | null>(null);
@@ -154,8 +157,8 @@ export function SurfaceView({ surface, onClose }: { surface: Surface; onClose?: 
       void actions
         .submitSurfaceAction(surface.chatId, { surfaceId: surface.surfaceId, name: action.name, sourceComponentId, context })
         .then(
-          () => setNote({ text: `Sent: ${action.name} ${describeValues(context)}`, error: false }),
-          (e: unknown) => setNote({ text: `Not sent: ${errorMessage(e)}`, error: true }),
+          () => setNote({ text: translate("canvas.sent", { name: action.name, values: describeValues(context) }), error: false }),
+          (e: unknown) => setNote({ text: translate("canvas.notSent", { error: errorMessage(e) }), error: true }),
         )
         .finally(() => setSending(false));
     },
@@ -176,7 +179,7 @@ export function SurfaceView({ surface, onClose }: { surface: Surface; onClose?: 
         data-testid={`surface-${surface.surfaceId}`}
         data-version={surface.version}
         aria-labelledby={title ? titleId : undefined}
-        aria-label={title ? undefined : `Surface ${surface.surfaceId}`}
+        aria-label={title ? undefined : t("canvas.surface", { id: surface.surfaceId })}
       >
         {(title || onClose) && (
           <header className="a2ui-surface-head">
@@ -190,8 +193,8 @@ export function SurfaceView({ surface, onClose }: { surface: Surface; onClose?: 
                 type="button"
                 className="icon-btn"
                 data-testid={`surface-close-${surface.surfaceId}`}
-                aria-label={`Close ${title ?? surface.surfaceId}`}
-                title="Close this surface"
+                aria-label={t("canvas.close", { title: title ?? surface.surfaceId })}
+                title={t("canvas.closeTitle")}
                 onClick={onClose}
               >
                 ×

@@ -3,6 +3,7 @@
 // `data-testid="a2ui-<componentId>"` on its root element (on the input element for inputs).
 import { useEffect, useRef, useState, type CSSProperties, type KeyboardEvent, type ReactNode } from "react";
 import { api, errorMessage } from "../../api";
+import { t } from "../../i18n";
 import type { BoundValue, Children, Component, JsonValue } from "../../types";
 import { Markdown } from "../Markdown";
 import { absolutePath, asNumber, asText, childPointer, getAt, resolve } from "./binding";
@@ -122,8 +123,8 @@ function Image({ id, p, scope }: { id: string; p: Props<"Image">; scope: Scope }
   // Only inline images: the webview never fetches what the agent names.
   if (!/^data:image\//i.test(url)) {
     return (
-      <span className="a2ui-problem" role="img" aria-label={alt || "image not shown"} data-testid={tid(id)}>
-        Image not shown: only inline (data:) images are displayed.
+      <span className="a2ui-problem" role="img" aria-label={alt || t("canvas.imageNotShownLabel")} data-testid={tid(id)}>
+        {t("canvas.imageNotShown")}
       </span>
     );
   }
@@ -278,7 +279,7 @@ function MultipleChoice({ id, p, scope }: { id: string; p: Props<"MultipleChoice
   const name = elementId(ctx, id, scope.base);
   const set = (next: string[]) => (path === null ? setOwn(next) : ctx.write(path, next));
   return (
-    <div role={single ? "radiogroup" : "group"} className="a2ui-choice" data-testid={tid(id)} aria-label="Choices">
+    <div role={single ? "radiogroup" : "group"} className="a2ui-choice" data-testid={tid(id)} aria-label={t("canvas.choices")}>
       {(p.options ?? []).map((o, i) => {
         const optionId = `${name}-${i}`;
         const on = selected.includes(o.value);
@@ -316,7 +317,7 @@ function Slider({ id, p, scope }: { id: string; p: Props<"Slider">; scope: Scope
   return (
     <div className="field a2ui-slider">
       <label htmlFor={inputId} className="sr-only">
-        Value
+        {t("canvas.value")}
       </label>
       <div className="a2ui-slider-row">
         <input
@@ -348,7 +349,7 @@ function DateTimeInput({ id, p, scope }: { id: string; p: Props<"DateTimeInput">
   const inputId = elementId(ctx, id, scope.base);
   return (
     <div className="field a2ui-field">
-      <label htmlFor={inputId}>{type === "time" ? "Time" : type === "date" ? "Date" : "Date and time"}</label>
+      <label htmlFor={inputId}>{type === "time" ? t("canvas.time") : type === "date" ? t("canvas.date") : t("canvas.dateTime")}</label>
       <input
         id={inputId}
         type={type}
@@ -370,7 +371,7 @@ function Progress({ id, p, scope }: { id: string; p: Props<"Progress">; scope: S
   return (
     <div className="a2ui-progress">
       <div className="a2ui-progress-text">
-        <span id={labelId}>{label || "Progress"}</span>
+        <span id={labelId}>{label || t("canvas.progress")}</span>
         <span className="muted">{percent}%</span>
       </div>
       <div
@@ -410,7 +411,7 @@ function Table({ id, p, scope }: { id: string; p: Props<"Table">; scope: Scope }
           {list.length === 0 ? (
             <tr>
               <td className="empty muted" colSpan={Math.max(1, columns.length)}>
-                No rows
+                {t("canvas.noRows")}
               </td>
             </tr>
           ) : (
@@ -448,7 +449,7 @@ function HtmlFrame({ id, p, scope }: { id: string; p: Props<"HtmlFrame">; scope:
       current = false;
     };
   }, [doc]);
-  const title = p.title ?? "Embedded content";
+  const title = p.title ?? t("canvas.embedded");
   const height = p.height != null ? `${p.height}px` : undefined;
   if (frame.status !== "ready" || frame.doc !== doc) {
     const failed = frame.status === "error" && frame.doc === doc;
@@ -460,7 +461,7 @@ function HtmlFrame({ id, p, scope }: { id: string; p: Props<"HtmlFrame">; scope:
         aria-label={title}
         style={{ height }}
       >
-        {failed ? `Cannot show “${title}”: ${frame.message}` : `Preparing “${title}”…`}
+        {failed ? t("canvas.frameFailed", { title, error: frame.message }) : t("canvas.framePreparing", { title })}
       </div>
     );
   }
