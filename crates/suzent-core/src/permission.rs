@@ -397,6 +397,10 @@ pub struct ApprovalResponse {
     /// Guidance for the model (with `reject`, or with any action).
     #[serde(default)]
     pub feedback: Option<String>,
+    /// With `allow_session` / `allow_global`: the rule as the user saw it, possibly edited
+    /// (the one saved, exactly). Absent: the rule the action offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<RuleDraft>,
 }
 
 /// Where a rule lives.

@@ -14,13 +14,12 @@
 //! a tool's side of the request comes through [`GateSubject`] (implemented in `suzent-tools`
 //! for every tool with its call context).
 
-use crate::audit::AuditLog;
+use crate::audit::{AuditLog, AuditRecord};
 use crate::engine::{Evaluation, PermissionContext, PermissionEngine, PermissionRequest};
 use crate::explain::Explanation;
 use crate::paths::PathPolicy;
-use crate::redact::{redact_text, redact_value};
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use suzent_core::{
     ApprovalActionId, Behavior, DecisionEvent, DecisionSource, PermissionDecision, PermissionMode,
@@ -204,7 +203,7 @@ impl PermissionGate {
             decision = headless_profile(decision);
         }
         self.audit
-            .append_value(evaluation_record(&call, args, &decision, &matched))
+            .append(&evaluation_record(&call, args, &decision, &matched))
             .await;
         self.sink.decided(DecisionEvent {
             chat_id: call.chat_id.to_string(),
@@ -239,17 +238,18 @@ impl PermissionGate {
     /// Appends the audit line of a user's answer to a prompt (`resolution`).
     pub async fn record_resolution(&self, resolution: Resolution<'_>) {
         self.audit
-            .append_value(json!({
-                "timestamp": chrono::Utc::now().to_rfc3339(),
-                "kind": "resolution",
-                "chatId": resolution.chat_id,
-                "runId": resolution.run_id,
-                "toolCallId": resolution.tool_call_id,
-                "tool": resolution.tool,
-                "userAction": resolution.action.as_str(),
-                "feedback": resolution.feedback.map(redact_text),
-                "ruleId": resolution.rule_id,
-            }))
+            .append(&AuditRecord {
+                timestamp: chrono::Utc::now().to_rfc3339(),
+                kind: "resolution".to_string(),
+                chat_id: resolution.chat_id.to_string(),
+                run_id: Some(resolution.run_id.to_string()),
+                tool_call_id: Some(resolution.tool_call_id.to_string()),
+                tool: resolution.tool.to_string(),
+                user_action: Some(resolution.action.as_str().to_string()),
+                feedback: resolution.feedback.map(str::to_string),
+                rule_id: resolution.rule_id.map(str::to_string),
+                ..AuditRecord::default()
+            })
             .await;
     }
 }
@@ -274,37 +274,32 @@ pub struct Resolution<'a> {
 }
 
 /// The audit line of one decision.
+/// The audit line of one decision: the one [`AuditRecord`] type, whose free text and arguments
+/// pass the redactor when it is written.
 fn evaluation_record(
     call: &GateCall<'_>,
     args: &Value,
     decision: &PermissionDecision,
     matched: &[Rule],
-) -> Value {
-    json!({
-        "timestamp": chrono::Utc::now().to_rfc3339(),
-        "kind": "evaluation",
-        "chatId": call.chat_id,
-        "runId": call.run_id,
-        "toolCallId": call.tool_call_id,
-        "tool": call.tool_name,
-        "args": redact_value(args),
-        "mode": call.mode.as_str(),
-        "decision": decision.behavior.as_str(),
-        "source": decision.source,
-        "reason": decision.reason,
-        "reasonCode": decision.reason_code,
-        "risk": decision.risk,
-        "matchedRules": matched.iter().map(|r| json!({"id": r.id, "tool": r.tool, "behavior": r.behavior, "destination": r.destination})).collect::<Vec<_>>(),
-        "confidence": decision.confidence,
-        "riskCategories": decision.risk_categories,
-        "reviewerModel": decision.reviewer_model,
-    })
+) -> AuditRecord {
+    let mut record = AuditRecord::evaluation(
+        call.chat_id,
+        call.run_id,
+        call.tool_call_id,
+        call.tool_name,
+        args,
+        call.mode,
+        decision,
+    );
+    record.matched_rules = matched.iter().map(|r| r.id.clone()).collect();
+    record
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::ToolAccess;
     use pretty_assertions::assert_eq;
     use std::sync::Mutex;

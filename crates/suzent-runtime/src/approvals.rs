@@ -113,6 +113,39 @@ impl ApprovalService {
                     message: format!("approval '{}' answered twice", answer.request_id),
                 });
             }
+            if let Some(edited) = &answer.rule {
+                let offered_rule = action.as_ref().and_then(|a| a.rule.as_ref());
+                let Some(offered_rule) = offered_rule else {
+                    return Err(RuntimeError::InvalidInput {
+                        field: "rule".into(),
+                        message: format!(
+                            "action '{}' of approval '{}' adds no rule, so none can be edited",
+                            answer.action_id, answer.request_id
+                        ),
+                    });
+                };
+                // An edited rule stays an allow rule of this tool in the action's scope.
+                if edited.behavior != suzent_core::Behavior::Allow
+                    || edited.tool != offered_rule.tool
+                    || edited.destination != offered_rule.destination
+                {
+                    return Err(RuntimeError::InvalidInput {
+                        field: "rule".into(),
+                        message: format!(
+                            "the edited rule of approval '{}' must stay an allow rule for '{}' in the {} scope",
+                            answer.request_id,
+                            offered_rule.tool,
+                            offered_rule.destination.as_str()
+                        ),
+                    });
+                }
+                suzent_permissions::validate_rule(edited).map_err(|e| {
+                    RuntimeError::InvalidInput {
+                        field: "rule".into(),
+                        message: e,
+                    }
+                })?;
+            }
             checked.push((record, action_id, action));
         }
         for ((record, action_id, action), answer) in checked.into_iter().zip(answers) {
@@ -125,7 +158,9 @@ impl ApprovalService {
                 return Err(RuntimeError::StaleApproval(record.approval.id.clone()));
             }
             let mut added = None;
-            if let Some(draft) = action.and_then(|a| a.rule) {
+            // The rule the user saw, edited or not, is saved exactly (checked above).
+            let shown = answer.rule.clone().or_else(|| action.and_then(|a| a.rule));
+            if let Some(draft) = shown {
                 let rule = self.rules.add(draft, Some(chat_id), &self.toolset).await?;
                 added = Some(rule);
             }

@@ -239,6 +239,8 @@ impl BackgroundService {
                 network: config.sandbox_network,
                 backend: config.sandbox_backend,
                 image: sandbox_image(&config),
+                // Suzent's own config and data directories (issue #12 item 1).
+                hidden: ctx.paths.protected().to_vec(),
             });
         }
         Ok(())

@@ -28,10 +28,12 @@ impl TurnService {
         options: &RunOptions,
     ) -> Result<Option<String>, RuntimeError> {
         let store = &self.s.store;
-        // A call that was answered by the user.
+        // A call that was answered by the user. One still waiting is decided again below: a
+        // rule added since (an answer that remembers, issue #12 item 8) may now allow or deny it.
+        let mut waiting: Option<String> = None;
         if let Some(record) = store.get_approval(&call.id).await? {
             match (record.status, record.action) {
-                (ApprovalStatus::Pending, _) => return Ok(Some(record.approval.id)),
+                (ApprovalStatus::Pending, _) => waiting = Some(record.approval.id),
                 (ApprovalStatus::Resolved, Some(ApprovalActionId::Reject))
                 | (ApprovalStatus::Resolved, None) => {
                     let mut text =
@@ -59,7 +61,9 @@ impl TurnService {
             }
         }
         // A call that started running in a process that died.
-        if store.tool_step_status(&call.id).await? == Some(ToolStepStatus::Running) {
+        if waiting.is_none()
+            && store.tool_step_status(&call.id).await? == Some(ToolStepStatus::Running)
+        {
             let text = format!(
                 "The {} call was interrupted: Suzent stopped while it was running, so its effects are unknown. Check the current state before retrying.",
                 call.name
@@ -130,7 +134,9 @@ impl TurnService {
             tool_call_id: &call.id,
             tool_name: &call.name,
             mode: chat.mode,
-            headless: options.on_ask == OnAsk::Deny,
+            // A call already waiting keeps waiting rather than being refused by a headless
+            // resume: only a rule may settle it here.
+            headless: options.on_ask == OnAsk::Deny && waiting.is_none(),
         };
         let decision = match self
             .s
@@ -144,6 +150,11 @@ impl TurnService {
                 return Ok(None);
             }
         };
+        if let Some(approval_id) = waiting {
+            return self
+                .settle_waiting(chat, run_id, call, args, ctx, approval_id, &decision)
+                .await;
+        }
         match decision.behavior {
             Behavior::Allow => {
                 self.execute(chat, run_id, call, args, ctx, None).await?;
@@ -182,6 +193,71 @@ impl TurnService {
                 Ok(Some(approval.id))
             }
         }
+    }
+
+    /// A call that waits for the user, decided again: allowed or denied by a rule added since,
+    /// it is settled (the approval resolved as `allow_once` or `reject`, audited and announced,
+    /// so the app drops its dialog) and runs or is refused; otherwise it keeps waiting.
+    #[allow(clippy::too_many_arguments)]
+    async fn settle_waiting(
+        &self,
+        chat: &ChatRecord,
+        run_id: &str,
+        call: &ToolCall,
+        args: Value,
+        ctx: &ToolContext,
+        approval_id: String,
+        decision: &suzent_core::PermissionDecision,
+    ) -> Result<Option<String>, RuntimeError> {
+        let action = match decision.behavior {
+            // Only a rule releases a waiting call (never a second opinion of the reviewer).
+            Behavior::Allow if decision.source == suzent_core::DecisionSource::Rule => {
+                ApprovalActionId::AllowOnce
+            }
+            Behavior::Deny => ApprovalActionId::Reject,
+            _ => return Ok(Some(approval_id)),
+        };
+        if !self
+            .s
+            .store
+            .resolve_approval(&approval_id, action, None)
+            .await?
+        {
+            // Answered meanwhile by someone else: leave it to that answer.
+            return Ok(Some(approval_id));
+        }
+        self.s
+            .permissions
+            .gate()
+            .record_resolution(suzent_permissions::Resolution {
+                chat_id: &chat.id,
+                run_id,
+                tool_call_id: &call.id,
+                tool: &call.name,
+                action,
+                feedback: None,
+                rule_id: decision.matched_rules.first().map(String::as_str),
+            })
+            .await;
+        self.emit(AgentEvent::ToolPermissionResolution {
+            chat_id: chat.id.clone(),
+            approval_id: approval_id.clone(),
+            tool_call_id: call.id.clone(),
+            action_id: action,
+            scope: None,
+            rule: None,
+            feedback: None,
+        });
+        if action == ApprovalActionId::AllowOnce {
+            self.execute(chat, run_id, call, args, ctx, None).await?;
+        } else {
+            let msg = format!(
+                "Permission denied ({}): {}",
+                decision.reason_code, decision.reason
+            );
+            self.finish(chat, run_id, call, Err(msg), 0).await?;
+        }
+        Ok(None)
     }
 
     /// The arguments coerced to the schema of the tool `name` (unchanged for an unknown tool).
@@ -277,7 +353,13 @@ impl TurnService {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
             ok,
-            output: suzent_core::text::truncate_bytes(&content, 8000),
+            // An error message may quote the command line: it passes the redactor (issue #12
+            // item 7) before it leaves the process.
+            output: if ok {
+                suzent_core::text::truncate_bytes(&content, 8000)
+            } else {
+                suzent_core::text::truncate_bytes(&suzent_permissions::redact_text(&content), 8000)
+            },
             duration_ms,
         });
         Ok(())

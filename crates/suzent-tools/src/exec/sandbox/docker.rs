@@ -180,6 +180,15 @@ impl Sandbox {
                 format!("target={d}"),
             ]));
         }
+        // Suzent's own state is not mounted; where it lies inside the workspace, an empty tmpfs
+        // covers it (Docker mounts parents before children, so the nested roots stay mounted).
+        for dir in self.hidden.iter().filter(|h| h.starts_with(&self.workspace)) {
+            args.push("--mount".into());
+            args.push(mount_spec(&[
+                "type=tmpfs".to_string(),
+                format!("target={}", dir.display()),
+            ]));
+        }
         let tmp = self.tmp_dir().display().to_string();
         for (k, v) in env
             .iter()
@@ -225,6 +234,20 @@ mod tests {
     use super::super::tests::sandbox;
     use pretty_assertions::assert_eq;
     use std::path::PathBuf;
+
+    #[test]
+    fn docker_covers_suzent_state_inside_the_workspace_with_tmpfs() {
+        let mut sb = super::super::tests::sandbox(false);
+        sb.hidden = vec!["/w/.suzent/config".into(), "/elsewhere/data".into()];
+        let args = sb.docker_args("true", "n", 1, 1, &[]);
+        assert!(
+            args.windows(2)
+                .any(|w| w[0] == "--mount" && w[1] == "type=tmpfs,target=/w/.suzent/config"),
+            "{args:?}"
+        );
+        // A folder outside every mount is not visible anyway.
+        assert!(!args.iter().any(|a| a.contains("/elsewhere")), "{args:?}");
+    }
 
     #[test]
     fn docker_run_mounts_the_three_directories_and_turns_the_network_off() {

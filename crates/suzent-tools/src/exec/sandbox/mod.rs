@@ -65,6 +65,23 @@ pub struct Sandbox {
     pub backend: SandboxBackend,
     /// The image of the Docker backend.
     pub image: String,
+    /// Folders sandboxed commands must not see (Suzent's own config and data directories): each
+    /// backend hides them, also where they lie inside the workspace; the chat's `/persistence`
+    /// and `/shared` inside them stay reachable.
+    pub hidden: Vec<PathBuf>,
+}
+
+impl Sandbox {
+    /// The hidden folders, and the read-write roots (`/persistence`, `/shared`) that lie inside
+    /// one of them and are therefore mounted again after it is hidden.
+    pub(super) fn hidden_and_nested(&self) -> (Vec<&PathBuf>, Vec<&PathBuf>) {
+        let hidden: Vec<&PathBuf> = self.hidden.iter().collect();
+        let nested = [&self.persistence, &self.shared]
+            .into_iter()
+            .filter(|r| hidden.iter().any(|h| r.starts_with(h)))
+            .collect();
+        (hidden, nested)
+    }
 }
 
 /// A sandbox that works here: what a [`SandboxBackend`] resolved to.
@@ -333,6 +350,7 @@ mod tests {
             network,
             backend: SandboxBackend::Auto,
             image: DEFAULT_SANDBOX_IMAGE.into(),
+            hidden: Vec::new(),
         }
     }
 

@@ -77,6 +77,25 @@ impl Sandbox {
             p.push_str(&format!("    (literal {})\n", sbpl_string(dev)?));
         }
         p.push_str("    (regex #\"^/dev/tty\")\n    (regex #\"^/dev/fd/\"))\n");
+        // Suzent's own state: neither read nor written (later rules win), except the chat's
+        // roots that lie inside it.
+        let (hidden, nested) = self.hidden_and_nested();
+        let subpaths = |dirs: &[&std::path::PathBuf]| -> Result<String, String> {
+            let mut out = Vec::new();
+            for dir in dirs {
+                let path = dir
+                    .to_str()
+                    .ok_or_else(|| format!("the path '{}' is not valid UTF-8", dir.display()))?;
+                out.push(format!("    (subpath {})", sbpl_string(path)?));
+            }
+            Ok(out.join("\n"))
+        };
+        if !hidden.is_empty() {
+            p.push_str(&format!("(deny file-read* file-write*\n{})\n", subpaths(&hidden)?));
+            if !nested.is_empty() {
+                p.push_str(&format!("(allow file-read* file-write*\n{})\n", subpaths(&nested)?));
+            }
+        }
         if self.network {
             p.push_str("(allow network*)\n");
         } else {
@@ -188,6 +207,20 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
     use std::path::PathBuf;
+
+    #[test]
+    fn seatbelt_denies_suzent_state_but_keeps_the_nested_roots() {
+        let mut sb = sandbox(false);
+        sb.persistence = "/h/data/chats/c".into();
+        sb.hidden = vec!["/h/config".into(), "/h/data".into()];
+        let profile = sb.seatbelt_profile().unwrap();
+        assert!(
+            profile.contains(
+                "(deny file-read* file-write*\n    (subpath \"/h/config\")\n    (subpath \"/h/data\"))\n(allow file-read* file-write*\n    (subpath \"/h/data/chats/c\"))\n"
+            ),
+            "{profile}"
+        );
+    }
 
     #[test]
     fn the_seatbelt_profile_denies_by_default_and_writes_only_where_allowed() {
