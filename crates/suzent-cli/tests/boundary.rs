@@ -346,7 +346,8 @@ fn item10_resume_shows_the_proposed_rule_and_saves_exactly_the_edited_one() {
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
     let shown = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(shown.contains("allow_global saves: --prefix npm run test *"), "{shown}");
-    let chat = shown.lines().next().unwrap().to_string();
+    let first = shown.lines().next().unwrap();
+    let chat = first.strip_prefix("chat ").unwrap_or(first).to_string();
     let out = env.run(&[
         "resume", "--chat", &chat, "--approve", "n1=allow_global", "--rule", "n1=npm run 'test' --watch=false *",
     ]);

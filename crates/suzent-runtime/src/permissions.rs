@@ -116,12 +116,21 @@ impl PermissionService {
             field: field.to_string(),
             message,
         };
-        let Some(handle) = self.toolset.get(tool) else {
+        let mut found = self.toolset.get(tool);
+        if found.is_none() && tool.starts_with(suzent_mcp::PREFIX) {
+            // An MCP tool of a server not listed yet: discover it, as a real call does.
+            self.toolset.ensure_discovered().await;
+            found = self.toolset.get(tool);
+        }
+        let Some(handle) = found else {
             return Err(invalid("tool", format!("unknown tool '{tool}'")));
         };
         if !args.is_object() {
             return Err(invalid("args", "not a JSON object".to_string()));
         }
+        // The value the gate would see: coerced to the tool's schema like a real call.
+        let args = suzent_tools::coerce_args(&handle.spec().parameters, args)
+            .map_err(|e| invalid("args", e))?;
         let config = self.settings.config();
         let chat = match chat_id {
             Some(id) => Some(self.chats.get(id).await?),

@@ -72,7 +72,6 @@ pub use hosts::{BlockOperation, CanvasHost, MemoryHit, MemoryHost, MemorySearchR
 pub use metadata::{
     RegisterError, RegistryExt, ToolCategory, ToolMetadata, ToolSummary, metadata_of,
 };
-pub use coerce::coerce_args;
 pub use registry::{
     CAPABILITIES, Capability, CapabilityInfo, CatalogTool, DuplicateTool, EQUIPS, LEGACY_GROUPS,
     ToolRegistry, UnknownTool, default_registry,

@@ -431,7 +431,7 @@ async fn inline_images(entries: &mut [ComponentEntry], ctx: &ToolContext) -> Res
         };
         let at = format!("components[{i}].component.Image.url.literalString");
         let fail = |m: String| ToolError::InvalidArguments(format!("{at}: {m}"));
-        let resolved = crate::paths::check_read_path(&given, ctx).map_err(|e| match e {
+        let resolved = crate::virtual_paths::check_read_path(&given, ctx).map_err(|e| match e {
             ToolError::Failed(m) => fail(m),
             other => other,
         })?;
