@@ -603,7 +603,11 @@ fn quote_word(word: &str) -> String {
             }
         }
     }
-    if out.is_empty() { "''".to_string() } else { out }
+    if out.is_empty() {
+        "''".to_string()
+    } else {
+        out
+    }
 }
 
 /// The edited rule of `--rule REQUEST_ID=TEXT` for the answer to that request: the offered

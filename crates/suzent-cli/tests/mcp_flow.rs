@@ -199,12 +199,28 @@ fn explain_decides_an_mcp_tool_like_a_real_call_and_names_rules_that_match_it() 
     // An untrusted server's tool asks in default mode (issue #12 item 12).
     let e = explain(&[]);
     assert_eq!(
-        (e["tool"].as_str(), e["behavior"].as_str(), e["reasonCode"].as_str()),
-        (Some("mcp__everything__echo"), Some("ask"), Some("tool_requires_approval")),
+        (
+            e["tool"].as_str(),
+            e["behavior"].as_str(),
+            e["reasonCode"].as_str()
+        ),
+        (
+            Some("mcp__everything__echo"),
+            Some("ask"),
+            Some("tool_requires_approval")
+        ),
         "{e}"
     );
     ok(&env.run(&[
-        "rules", "add", "--destination", "global", "--tool", "mcp__everything__echo", "--behavior", "deny", "--all",
+        "rules",
+        "add",
+        "--destination",
+        "global",
+        "--tool",
+        "mcp__everything__echo",
+        "--behavior",
+        "deny",
+        "--all",
     ]));
     let e = explain(&["--mode", "full_access"]);
     assert_eq!(e["behavior"], "deny", "{e}");

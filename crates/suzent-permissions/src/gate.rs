@@ -299,9 +299,9 @@ fn evaluation_record(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use serde_json::json;
     use crate::ToolAccess;
     use pretty_assertions::assert_eq;
+    use serde_json::json;
     use std::sync::Mutex;
     use suzent_core::Risk;
 

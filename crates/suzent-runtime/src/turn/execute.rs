@@ -122,8 +122,14 @@ impl TurnService {
         let args = match suzent_tools::coerce_args(&tool.spec().parameters, args) {
             Ok(a) => a,
             Err(message) => {
-                self.finish(chat, run_id, call, Err(format!("invalid arguments: {message}")), 0)
-                    .await?;
+                self.finish(
+                    chat,
+                    run_id,
+                    call,
+                    Err(format!("invalid arguments: {message}")),
+                    0,
+                )
+                .await?;
                 return Ok(None);
             }
         };

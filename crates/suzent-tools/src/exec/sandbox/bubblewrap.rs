@@ -114,11 +114,19 @@ mod tests {
         pretty_assertions::assert_eq!(
             mounts,
             [
-                "--bind", "/w", "/w",
-                "--tmpfs", "/w/.suzent/config",
-                "--tmpfs", "/w/.suzent/data",
-                "--bind", "/w/.suzent/data/chats/c", "/w/.suzent/data/chats/c",
-                "--bind", "/w/.suzent/data/shared", "/w/.suzent/data/shared",
+                "--bind",
+                "/w",
+                "/w",
+                "--tmpfs",
+                "/w/.suzent/config",
+                "--tmpfs",
+                "/w/.suzent/data",
+                "--bind",
+                "/w/.suzent/data/chats/c",
+                "/w/.suzent/data/chats/c",
+                "--bind",
+                "/w/.suzent/data/shared",
+                "/w/.suzent/data/shared",
             ]
         );
     }

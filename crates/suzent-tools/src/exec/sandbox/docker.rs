@@ -182,7 +182,11 @@ impl Sandbox {
         }
         // Suzent's own state is not mounted; where it lies inside the workspace, an empty tmpfs
         // covers it (Docker mounts parents before children, so the nested roots stay mounted).
-        for dir in self.hidden.iter().filter(|h| h.starts_with(&self.workspace)) {
+        for dir in self
+            .hidden
+            .iter()
+            .filter(|h| h.starts_with(&self.workspace))
+        {
             args.push("--mount".into());
             args.push(mount_spec(&[
                 "type=tmpfs".to_string(),

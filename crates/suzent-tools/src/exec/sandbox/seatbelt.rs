@@ -91,9 +91,15 @@ impl Sandbox {
             Ok(out.join("\n"))
         };
         if !hidden.is_empty() {
-            p.push_str(&format!("(deny file-read* file-write*\n{})\n", subpaths(&hidden)?));
+            p.push_str(&format!(
+                "(deny file-read* file-write*\n{})\n",
+                subpaths(&hidden)?
+            ));
             if !nested.is_empty() {
-                p.push_str(&format!("(allow file-read* file-write*\n{})\n", subpaths(&nested)?));
+                p.push_str(&format!(
+                    "(allow file-read* file-write*\n{})\n",
+                    subpaths(&nested)?
+                ));
             }
         }
         if self.network {
