@@ -13,6 +13,7 @@ mod event;
 mod message;
 mod permission;
 mod plan;
+pub mod text;
 
 pub use background::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
 pub use browser::{BrowserCommand, BrowserCommandKind, BrowserMode, ScrollDirection};
@@ -33,7 +34,8 @@ pub use event::{AgentEvent, DecisionEvent, RunOutcome};
 pub use message::{ChatMessage, ToolCall, parse_tool_arguments};
 pub use permission::{
     ApprovalAction, ApprovalActionId, ApprovalResponse, Behavior, DecisionSource,
-    PermissionDecision, PermissionMode, Risk, Rule, RuleDestination, RuleDraft, RuleMatcher,
+    PermissionDecision, PermissionMode, ReasonCode, Risk, Rule, RuleDestination, RuleDraft,
+    RuleMatcher,
 };
 pub use plan::{PhaseDraft, PhaseStatus, Plan, PlanError, PlanPhase};
 
