@@ -67,6 +67,12 @@ const COMMANDS: &[&str] = &[
     "pause_goal",
     "resume_goal",
     "clear_goal",
+    "browser_status",
+    "approve_browser_pairing",
+    "reject_browser_pairing",
+    "revoke_browser_pairing",
+    "save_browser_extension_zip",
+    "show_browser_extension_folder",
 ];
 
 fn main() {

@@ -2,6 +2,7 @@ import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { BackgroundTasks } from "./components/BackgroundTasks";
 import { ChatList } from "./components/ChatList";
+import { BrowserPairingDialog } from "./components/BrowserPairingDialog";
 import { ChatView } from "./components/ChatView";
 import { ConfigView } from "./components/ConfigView";
 import { ErrorBanner, ErrorBoundary } from "./components/ErrorBanner";
@@ -163,6 +164,7 @@ export function App() {
           {page === "permissions" && <PermissionsView />}
           {page === "settings" && <SettingsView />}
         </ErrorBoundary>
+        <BrowserPairingDialog />
       </main>
       {showTasks && <BackgroundTasks onClose={() => setShowTasks(false)} />}
       <RunNotices onOpenChat={openChat} />

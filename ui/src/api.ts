@@ -50,6 +50,11 @@ export function errorMessage(error: unknown): string {
 
 type Res<T> = { status: "ok"; data: T } | { status: "error"; error: unknown };
 
+/** A command's result as its value, or an `ApiError` (for API files beside this one). */
+export function unwrapCommand<T>(command: string, p: Promise<Res<T>>): Promise<T> {
+  return unwrap(command, p);
+}
+
 async function unwrap<T>(command: string, p: Promise<Res<T>>): Promise<T> {
   let r: Res<T>;
   try {

@@ -202,10 +202,33 @@ export const commands = {
 	resumeGoal: (chatId: string) => typedError<GoalRecord, AppError>(__TAURI_INVOKE("resume_goal", { chatId })),
 	/**  Removes a chat's goal. */
 	clearGoal: (chatId: string) => typedError<null, AppError>(__TAURI_INVOKE("clear_goal", { chatId })),
+	/**
+	 *  Settings → Browser: not installed / paired / connected, each pairing (browser, version, last
+	 *  seen), waiting pairing requests, the bundled extension's version.
+	 */
+	browserStatus: () => typedError<BrowserStatus, AppError>(__TAURI_INVOKE("browser_status")),
+	/**  The user approved a pairing request in the dialog (after comparing the code). */
+	approveBrowserPairing: (requestId: string) => typedError<BrowserPairing, AppError>(__TAURI_INVOKE("approve_browser_pairing", { requestId })),
+	/**  The user declined a pairing request. */
+	rejectBrowserPairing: (requestId: string) => typedError<null, AppError>(__TAURI_INVOKE("reject_browser_pairing", { requestId })),
+	/**  Revokes a pairing: its connection closes now and its credential never works again. */
+	revokeBrowserPairing: (pairingId: string) => typedError<boolean, AppError>(__TAURI_INVOKE("revoke_browser_pairing", { pairingId })),
+	/**
+	 *  "Download the extension (.zip)": the native save dialog, then the bundled ZIP written there.
+	 *  `None` when the user cancelled.
+	 */
+	saveBrowserExtensionZip: () => typedError<string | null, AppError>(__TAURI_INVOKE("save_browser_extension_zip")),
+	/**
+	 *  "Show the folder": unpacks the bundled extension (once per version) for "Load unpacked",
+	 *  opens the folder in the file manager, and returns it (the page shows it too, in case no
+	 *  file manager answers).
+	 */
+	showBrowserExtensionFolder: () => typedError<string, AppError>(__TAURI_INVOKE("show_browser_extension_folder")),
 };
 
 /** Events */
 export const events = {
+	browserBridgeEvent: makeEvent<BrowserBridgeEvent, BrowserBridgeEvent>("browser-bridge-event"),
 	runtimeEvent: makeEvent<RuntimeEvent, RuntimeEvent>("runtime-event"),
 };
 
@@ -669,6 +692,89 @@ export type BoundValue = {
 	 *  element (`name`).
 	 */
 	path?: string | null,
+};
+
+/**  Something that happened on the bridge, for the app's UI (pairing dialog, Settings → Browser). */
+export type BridgeEvent = 
+/**  An extension asks to pair: show the approval dialog. */
+{ kind: "pairingRequested"; 
+/**  The request. */
+request: PairingRequest } | 
+/**  A pairing request ended. */
+{ kind: "pairingResolved"; 
+/**  Its id. */
+requestId: string; 
+/**  How. */
+outcome: PairingOutcome } | 
+/**  A paired extension connected. */
+{ kind: "connected"; 
+/**  The pairing. */
+pairingId: string; 
+/**  Its browser. */
+browser: string } | 
+/**  A paired extension disconnected. */
+{ kind: "disconnected"; 
+/**  The pairing. */
+pairingId: string } | 
+/**  A pairing was revoked (its connection is closed). */
+{ kind: "revoked"; 
+/**  The pairing. */
+pairingId: string } | 
+/**  The user shared or unshared tabs. */
+{ kind: "tabsChanged"; 
+/**  The pairing. */
+pairingId: string; 
+/**  How many tabs are shared now. */
+shared: number };
+
+/**  The overall state, as Settings → Browser names it. */
+export type BridgeState = 
+/**  No pairing yet (the extension is probably not installed). */
+"notInstalled" | 
+/**  Paired, but no extension is connected now. */
+"paired" | 
+/**  A paired extension is connected. */
+"connected";
+
+/**  A bridge event, serialized exactly as [`BridgeEvent`]: `{kind, ...}`. */
+export type BrowserBridgeEvent = BridgeEvent;
+
+/**  A stored pairing (never carries the credential; not even its hash leaves the store). */
+export type BrowserPairing = {
+	/**  Unique id. */
+	id: string,
+	/**  The extension id it is bound to. */
+	extensionId: string,
+	/**  Browser name as reported at pairing. */
+	browser: string,
+	/**  Browser version as last reported. */
+	browserVersion: string,
+	/**  Extension version as last reported. */
+	extensionVersion: string,
+	/**  When the user approved it. */
+	createdAt: string,
+	/**  When the extension last connected with it. */
+	lastSeenAt: string | null,
+	/**  When it was revoked (`None`: active). */
+	revokedAt: string | null,
+};
+
+/**  Everything Settings → Browser shows. */
+export type BrowserStatus = {
+	/**  Not installed, paired or connected. */
+	state: BridgeState,
+	/**  The bridge's port when it runs. */
+	port: number | null,
+	/**  The shipped extension's version (`None` when this build does not include it). */
+	extensionVersion: string | null,
+	/**  The shipped extension's id. */
+	shippedExtensionId: string,
+	/**  Active pairings first (newest first), then revoked ones. */
+	pairings: PairingStatus[],
+	/**  Pairing requests waiting for the user. */
+	pending: PairingRequest[],
+	/**  Browsers the native messaging host is installed for. */
+	nativeHosts: string[],
 };
 
 /**  One capability of the catalog (DESIGN.md "Capability catalog"). */
@@ -1512,6 +1618,46 @@ export type OverlapPolicy =
 "queue_one" | 
 /**  Runs start side by side. */
 "allow";
+/**  How a pairing request ended. */
+export type PairingOutcome = 
+/**  The user approved; the extension got its credential. */
+"approved" | 
+/**  The user declined. */
+"rejected" | 
+/**  The extension disconnected first. */
+"cancelled" | 
+/**  Nobody answered within [`PAIRING_TIMEOUT`]. */
+"expired";
+
+/**  A pairing request waiting for the user, as the app's dialog shows it. */
+export type PairingRequest = {
+	/**  The request id (approve/reject name it). */
+	id: string,
+	/**  The extension id, from the connection's `Origin`. */
+	extensionId: string,
+	/**  Whether that id is the extension shipped with this app (its manifest key). */
+	shippedExtension: boolean,
+	/**  Browser name as the extension reported it. */
+	browser: string,
+	/**  Browser version as reported. */
+	browserVersion: string,
+	/**  Extension version as reported. */
+	extensionVersion: string,
+	/**  The code the popup shows; the user compares it before approving. */
+	code: string,
+	/**  When the extension asked. */
+	requestedAt: string,
+};
+
+/**  One pairing with its connection state. */
+export type PairingStatus = {
+	/**  The stored pairing. */
+	pairing: BrowserPairing,
+	/**  Whether it is connected now. */
+	connected: boolean,
+	/**  Since when, if connected. */
+	connectedSince: string | null,
+};
 
 /**  A tool call waiting for the user's answer. */
 export type PendingApproval = {

@@ -61,6 +61,15 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode> {
         ),
         _ => eprintln!("suzent: scheduler running"),
     }
+    // The browser extension's bridge (127.0.0.1 only); serving goes on without it if its port
+    // cannot be had.
+    let bridge = match crate::browser_cmd::start_for_serve(&rt).await {
+        Ok(server) => Some(server),
+        Err(e) => {
+            eprintln!("suzent: the browser bridge did not start: {e:#}");
+            None
+        }
+    };
     eprintln!("suzent: serving (inbox dispatcher running); stop with Ctrl-C or SIGTERM");
     let json = args.json;
     let printer = tokio::spawn(async move {
@@ -70,7 +79,18 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode> {
             }
         }
     });
-    wait_for_stop().await;
+    match &bridge {
+        Some(server) => {
+            tokio::select! {
+                () = wait_for_stop() => {}
+                () = crate::browser_cmd::answer_pairings(server) => wait_for_stop().await,
+            }
+        }
+        None => wait_for_stop().await,
+    }
+    if let Some(server) = bridge {
+        server.stop().await;
+    }
     rt.shutdown().await;
     printer.abort();
     Ok(ExitCode::SUCCESS)

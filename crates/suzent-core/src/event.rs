@@ -310,7 +310,7 @@ mod tests {
         let mut decision = PermissionDecision::new(
             Behavior::Ask,
             DecisionSource::AutoClassifier,
-            "auto_classifier_ask",
+            crate::permission::ReasonCode::AutoClassifierAsk,
             "This command changes workspace files.",
             Risk::Medium,
         );

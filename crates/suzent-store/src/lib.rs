@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 mod approvals;
+mod browser_pairings;
 mod chats;
 mod consolidation;
 mod error;
@@ -29,6 +30,7 @@ mod transcript;
 mod types;
 
 pub use consolidation::{Consolidated, Merge};
+pub use browser_pairings::{BrowserPairing, NewBrowserPairing};
 pub use error::StoreError;
 pub use inbox::{
     AgentLink, BASE_BACKOFF, DEFAULT_MAX_ATTEMPTS, InboxMessage, InboxStatus, MAX_BACKOFF,

@@ -5,6 +5,7 @@ import { baseUrlError, modelError, providerLabel, PROVIDERS, type ProviderId } f
 import { LanguageSwitch } from "./LanguageSwitch";
 import { useStore } from "../store";
 import type { Settings } from "../types";
+import { BrowserSettings } from "./BrowserSettings";
 
 type Urls = Record<ProviderId, string>;
 
@@ -241,6 +242,8 @@ export function SettingsView() {
       </section>
 
       <LanguageSwitch />
+
+      <BrowserSettings />
     </section>
   );
 }

@@ -10,7 +10,8 @@
 use crate::error::RuntimeError;
 use crate::provider::resolve::build_provider;
 use crate::provider::{ModelRequest, ProviderError};
-use crate::runtime::{OnAsk, RunOptions, Runtime, WeakRuntime};
+use crate::runtime::{Runtime, WeakRuntime};
+use crate::turn::{OnAsk, RunOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};

@@ -6,7 +6,8 @@
 //! changes nothing.
 
 use super::runner::{failed, headless_turn, job_chat};
-use crate::runtime::{MAX_BLOCK_CHARS, Runtime};
+use crate::memory::MAX_BLOCK_CHARS;
+use crate::runtime::Runtime;
 use crate::scheduler::RunReport;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -109,7 +110,7 @@ pub(crate) async fn run(
     cancel: CancellationToken,
     now: DateTime<Utc>,
 ) -> RunReport {
-    let user = crate::runtime::whoami();
+    let user = crate::chats::whoami();
     // Since the last dream that looked at memories.
     let since = match store.list_runs(Some(&job.draft.id), 200).await {
         Ok(runs) => runs

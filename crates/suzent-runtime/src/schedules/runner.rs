@@ -3,7 +3,9 @@
 //! reason recorded), through the runtime's public API only.
 
 use super::{dream, heartbeat};
-use crate::runtime::{CreateChat, OnAsk, RunOptions, Runtime, WeakRuntime};
+use crate::chats::CreateChat;
+use crate::runtime::{Runtime, WeakRuntime};
+use crate::turn::{OnAsk, RunOptions};
 use crate::scheduler::{Clock, JobRunner, RunReport};
 use async_trait::async_trait;
 use std::sync::{Arc, OnceLock};
