@@ -6,6 +6,8 @@ import type {
   AuditFilter,
   CreateChatArgs,
   DeviceScope,
+  GoalInput,
+  JobInput,
   JsonValue,
   McpServerConfig,
   PermissionMode,
@@ -49,6 +51,11 @@ export function errorMessage(error: unknown): string {
 
 type Res<T> = { status: "ok"; data: T } | { status: "error"; error: unknown };
 
+/** A command's result as its value, or an `ApiError` (for API files beside this one). */
+export function unwrapCommand<T>(command: string, p: Promise<Res<T>>): Promise<T> {
+  return unwrap(command, p);
+}
+
 async function unwrap<T>(command: string, p: Promise<Res<T>>): Promise<T> {
   let r: Res<T>;
   try {
@@ -72,6 +79,25 @@ async function unwrap<T>(command: string, p: Promise<Res<T>>): Promise<T> {
 }
 
 export const api = {
+  listSchedules: () => unwrap("list_schedules", commands.listSchedules()),
+  saveSchedule: (input: JobInput) => unwrap("save_schedule", commands.saveSchedule(input)),
+  removeSchedule: (jobId: string) => unwrap("remove_schedule", commands.removeSchedule(jobId)),
+  pauseSchedule: (jobId: string, paused: boolean) => unwrap("pause_schedule", commands.pauseSchedule(jobId, paused)),
+  runScheduleNow: (jobId: string) => unwrap("run_schedule_now", commands.runScheduleNow(jobId)),
+  scheduleHistory: (jobId: string, limit: number) => unwrap("schedule_history", commands.scheduleHistory(jobId, limit)),
+  previewSchedule: (schedule: string, timezone: string | null) =>
+    unwrap("preview_schedule", commands.previewSchedule(schedule, timezone)),
+  schedulerStatus: () => unwrap("scheduler_status", commands.schedulerStatus()),
+  systemTimezone: () => commands.systemTimezone(),
+  chatHeartbeat: (chatId: string) => unwrap("chat_heartbeat", commands.chatHeartbeat(chatId)),
+  setChatHeartbeat: (chatId: string, everyMinutes: number | null) =>
+    unwrap("set_chat_heartbeat", commands.setChatHeartbeat(chatId, everyMinutes)),
+  quietTurns: (chatId: string) => unwrap("quiet_turns", commands.quietTurns(chatId)),
+  chatGoal: (chatId: string) => unwrap("chat_goal", commands.chatGoal(chatId)),
+  startGoal: (chatId: string, input: GoalInput) => unwrap("start_goal", commands.startGoal(chatId, input)),
+  pauseGoal: (chatId: string) => unwrap("pause_goal", commands.pauseGoal(chatId)),
+  resumeGoal: (chatId: string) => unwrap("resume_goal", commands.resumeGoal(chatId)),
+  clearGoal: (chatId: string) => unwrap("clear_goal", commands.clearGoal(chatId)),
   listChats: () => unwrap("list_chats", commands.listChats()),
   createChat: (args: CreateChatArgs = {}) => unwrap("create_chat", commands.createChat(args)),
   renameChat: (chatId: string, title: string) => unwrap("rename_chat", commands.renameChat(chatId, title)),

@@ -1,6 +1,22 @@
 // The one place UI code imports backend types from. Every type here is generated from Rust
 // (tauri-specta, ./bindings.ts); the UI never re-declares them.
 export type {
+  CatchUpPolicy,
+  DeniedCall,
+  Delivery,
+  GoalInput,
+  GoalRecord,
+  GoalStatus,
+  JobInput,
+  JobKind,
+  JobRecord,
+  JobView,
+  OverlapPolicy,
+  RunRecord,
+  RunStatus,
+  RunTrigger,
+  SchedulePreview,
+  SchedulerStatus,
   Action,
   AgentEvent,
   AppError,

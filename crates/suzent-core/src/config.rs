@@ -112,6 +112,67 @@ pub struct ProvidersConfig {
     pub ollama: ProviderConfig,
 }
 
+/// The `[browser]` table: which browser `browser_action` drives and how.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BrowserConfig {
+    /// `extension` (the user's Chrome/Edge through the paired extension, the default),
+    /// `managed` (a Chromium Suzent starts) or `cdp` (attach to `cdp_endpoint`). A chat may
+    /// override it.
+    #[serde(default)]
+    pub mode: crate::BrowserMode,
+    /// Profile of the managed browser: its cookies and logins live in
+    /// `<data>/browser/profiles/<profile>` (default `default`; letters, digits, `-`, `_`).
+    #[serde(default = "default_browser_profile")]
+    pub profile: String,
+    /// Browser binary of managed mode (default: the first Chromium, Chrome or Edge found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<PathBuf>,
+    /// Start the managed browser without a window (default false).
+    #[serde(default)]
+    pub headless: bool,
+    /// Extra command-line switches of the managed browser.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_args: Vec<String>,
+    /// DevTools endpoint of `cdp` mode, on this machine only (`http://127.0.0.1:9222`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdp_endpoint: Option<String>,
+    /// Most characters of one snapshot page (default 20000, 2000..=200000).
+    #[serde(default = "default_snapshot_page_chars")]
+    pub snapshot_page_chars: u32,
+    /// Most megabytes the managed browser may download per session (default 100).
+    #[serde(default = "default_download_quota_mb")]
+    pub download_quota_mb: u32,
+}
+
+fn default_browser_profile() -> String {
+    "default".to_string()
+}
+
+fn default_snapshot_page_chars() -> u32 {
+    20_000
+}
+
+fn default_download_quota_mb() -> u32 {
+    100
+}
+
+impl Default for BrowserConfig {
+    fn default() -> Self {
+        BrowserConfig {
+            mode: crate::BrowserMode::default(),
+            profile: default_browser_profile(),
+            binary: None,
+            headless: false,
+            extra_args: Vec::new(),
+            cdp_endpoint: None,
+            snapshot_page_chars: default_snapshot_page_chars(),
+            download_quota_mb: default_download_quota_mb(),
+        }
+    }
+}
+
 /// The user configuration. Unknown fields are an error, so a typo is never silently ignored.
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -174,6 +235,9 @@ pub struct Config {
     /// summaries off.
     #[serde(default = "default_chat_summary_idle_secs")]
     pub chat_summary_idle_secs: u32,
+    /// The browser of `browser_action` (`[browser]`).
+    #[serde(default)]
+    pub browser: BrowserConfig,
     /// Paired devices (`[devices]`).
     #[serde(default)]
     pub devices: DevicesConfig,
@@ -272,6 +336,7 @@ impl Default for Config {
             reviewer_timeout_secs: default_reviewer_timeout_secs(),
             chat_summary_idle_secs: default_chat_summary_idle_secs(),
             devices: DevicesConfig::default(),
+            browser: BrowserConfig::default(),
         }
     }
 }
@@ -375,6 +440,27 @@ impl Config {
             return Err(ConfigError::Value {
                 field: "devices.name".into(),
                 message: format!("'{name}' must be 1 to 64 characters without control characters"),
+            });
+        }
+        let profile = &self.browser.profile;
+        if profile.is_empty()
+            || profile.len() > 64
+            || !profile
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(ConfigError::Value {
+                field: "browser.profile".into(),
+                message: format!("'{profile}' is not a profile name (letters, digits, '-', '_')"),
+            });
+        }
+        if !(2000..=200_000).contains(&self.browser.snapshot_page_chars) {
+            return Err(ConfigError::Value {
+                field: "browser.snapshot_page_chars".into(),
+                message: format!(
+                    "{} is outside 2000..=200000",
+                    self.browser.snapshot_page_chars
+                ),
             });
         }
         if self.max_steps == 0 || self.max_steps > 1000 {

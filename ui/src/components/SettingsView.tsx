@@ -6,6 +6,7 @@ import { DevicesSettings } from "./DevicesSettings";
 import { LanguageSwitch } from "./LanguageSwitch";
 import { useStore } from "../store";
 import type { Settings } from "../types";
+import { BrowserSettings } from "./BrowserSettings";
 
 type Urls = Record<ProviderId, string>;
 
@@ -244,6 +245,7 @@ export function SettingsView() {
       <LanguageSwitch />
 
       <DevicesSettings />
+      <BrowserSettings />
     </section>
   );
 }

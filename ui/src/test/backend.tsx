@@ -136,6 +136,20 @@ export function backend(handlers: Record<string, Handler> = {}) {
     }),
     list_devices: () => [],
     nearby_devices: () => [],
+    list_schedules: () => [],
+    chat_heartbeat: () => null,
+    chat_goal: () => null,
+    quiet_turns: () => [],
+    // Settings → Browser and the pairing dialog: nothing paired, nothing waiting.
+    browser_status: () => ({
+      state: "notInstalled",
+      port: 17345,
+      extensionVersion: "0.1.0",
+      shippedExtensionId: "mkppgeflpnljcodnkejndlmnggmhgmme",
+      pairings: [],
+      pending: [],
+      nativeHosts: [],
+    }),
     // HtmlFrame documents: one token per staged document, in staging order.
     stage_html_frame: (a) => `frame-${calls.filter((c) => c.cmd === "stage_html_frame").length}-${String(a.html).length}`,
   };

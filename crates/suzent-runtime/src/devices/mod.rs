@@ -17,9 +17,11 @@
 //!   queued messages with "revoked" and stops retrying.
 
 mod address;
+mod host;
 mod receive;
 mod send;
 
+pub(crate) use host::RuntimeDeviceHost;
 pub use address::{PEER_PREFIX, PeerAddressText, parse_peer_address, peer_address};
 
 use crate::error::RuntimeError;

@@ -99,7 +99,7 @@ impl Devices {
         };
         let outcome = node.request(&address_of(&record, device), &request).await;
         // Crash tests kill the process here: sent, the answer not recorded yet.
-        crate::runtime::hold_point("peer_sent").await;
+        crate::turn::hold_point("peer_sent").await;
         let result = match outcome {
             Ok(Response::Accepted { .. }) => store
                 .peer_message_delivered(&message.id, owner)
