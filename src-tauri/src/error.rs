@@ -30,6 +30,8 @@ pub enum AppErrorKind {
     Dialog,
     /// An MCP server could not be configured, reached or called.
     Mcp,
+    /// A paired-device operation failed (device key, pairing code, unreachable device).
+    Device,
 }
 
 /// An error returned by a command.
@@ -78,6 +80,7 @@ impl From<RuntimeError> for AppError {
             RuntimeError::Provider(_) => AppErrorKind::Provider,
             RuntimeError::Io { .. } => AppErrorKind::Io,
             RuntimeError::Mcp(_) => AppErrorKind::Mcp,
+            RuntimeError::Device(_) => AppErrorKind::Device,
         };
         let field = match &e {
             RuntimeError::InvalidInput { field, .. } => Some(field.clone()),

@@ -5,7 +5,7 @@ import type { JsonValue, PendingApproval, PermissionDecision, StoredMessage } fr
 export type ToolStatus = "running" | "ok" | "error" | "denied" | "waiting";
 
 export type Item =
-  | { kind: "user"; key: string; text: string }
+  | { kind: "user"; key: string; text: string; runId?: string | null }
   | { kind: "assistant"; key: string; text: string; runId: string | null }
   | {
       kind: "tool";
@@ -46,7 +46,7 @@ export function itemsFromMessages(messages: StoredMessage[], pending: PendingApp
   for (const m of messages) {
     const msg = m.message;
     if (msg.role === "user") {
-      items.push({ kind: "user", key: `m${m.seq}`, text: msg.text });
+      items.push({ kind: "user", key: `m${m.seq}`, text: msg.text, runId: m.runId });
     } else if (msg.role === "assistant") {
       if (msg.text) items.push({ kind: "assistant", key: `m${m.seq}`, text: msg.text, runId: m.runId });
       for (const call of msg.toolCalls ?? []) {

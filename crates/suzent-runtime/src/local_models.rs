@@ -15,7 +15,9 @@ pub use suzent_llama::models::{
 };
 
 use crate::provider::local::{models_dir, shared_engine};
-use crate::provider::resolve::{engine_options, shared_client};
+use crate::provider::resolve::{base_url, engine_options, limits, shared_client};
+use crate::provider::{ProviderKind, fit::SMALL_CONTEXT};
+use suzent_core::{Config, ProvidersConfig};
 
 /// Environment variable that overrides the hub the models are downloaded from.
 pub const HUB_URL_ENV: &str = "SUZENT_MODELS_HUB";
@@ -112,5 +114,28 @@ impl LocalModels {
         recommended
             .or_else(|| installed.first().map(|m| m.id.clone()))
             .map(|id| format!("local/{id}"))
+    }
+
+    /// The provider settings of `config` with the local models folder filled in (what every
+    /// service that builds a provider passes to `build_provider`).
+    pub fn providers_config(&self, config: &Config) -> ProvidersConfig {
+        let mut providers = config.providers.clone();
+        providers.local.models_dir.get_or_insert_with(|| self.dir());
+        providers
+    }
+
+    /// The context size (tokens) of a model of `kind`, when known: configured, or for the
+    /// in-process engine the loaded model's (else half of [`SMALL_CONTEXT`], a small default).
+    pub fn context_size(&self, kind: ProviderKind, providers: &ProvidersConfig) -> Option<u32> {
+        let (_, configured) = limits(kind, providers);
+        if configured.is_some() {
+            return configured;
+        }
+        let in_process = kind == ProviderKind::Local && base_url(kind, providers).is_empty();
+        in_process.then(|| {
+            self.loaded()
+                .map(|info| info.context_size)
+                .unwrap_or(SMALL_CONTEXT / 2)
+        })
     }
 }

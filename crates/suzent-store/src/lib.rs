@@ -13,19 +13,29 @@
 #![deny(missing_docs)]
 
 mod approvals;
+mod browser_pairings;
 mod chats;
+mod devices;
+mod consolidation;
 mod error;
 mod inbox;
 mod mcp;
 mod memory;
 mod plans;
 mod rules;
+mod schedules;
 mod settings;
 mod summaries;
 mod surfaces;
 mod transcript;
 mod types;
 
+pub use devices::{
+    DeviceRecord, DeviceScope, DeviceState, NewDevice, NewPeerMessage, PeerMessage,
+    PeerMessageStatus, UnreportedPeerMessage,
+};
+pub use consolidation::{Consolidated, Merge};
+pub use browser_pairings::{BrowserPairing, NewBrowserPairing};
 pub use error::StoreError;
 pub use inbox::{
     AgentLink, BASE_BACKOFF, DEFAULT_MAX_ATTEMPTS, InboxMessage, InboxStatus, MAX_BACKOFF,
@@ -34,6 +44,9 @@ pub use inbox::{
 pub use mcp::McpSchemaRow;
 pub use memory::{
     ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, UnembeddedEntry, decode_embedding, fts_query,
+};
+pub use schedules::{
+    Claim, GoalRecord, JobDraft, JobRecord, LeaseHolder, LeaseOutcome, NewRun, RunEnd, RunRecord,
 };
 pub use summaries::{SUMMARY_SOURCE, SummaryDue, SummaryRecord};
 pub use surfaces::SURFACE_HISTORY_LIMIT;

@@ -3,7 +3,9 @@ import { useTranslation } from "react-i18next";
 import { modeExplanation, modeLabel } from "../format";
 import { useActiveChat, useStore } from "../store";
 import type { PermissionMode } from "../types";
+import { api } from "../api";
 import { ApprovalDialog } from "./ApprovalDialog";
+import { ChatAutomation } from "./ChatAutomation";
 import { CanvasPanel } from "./canvas/CanvasPanel";
 import { SurfaceView } from "./canvas/SurfaceView";
 import { Markdown } from "./Markdown";
@@ -63,6 +65,12 @@ function Composer({ chatId, running, blocked }: { chatId: string; running: boole
     if (!canSend) return;
     const t = text;
     setText("");
+    // `/goal OBJECTIVE`: the agent works on its own until the judge says it is met.
+    const goal = /^\s*\/goal(?:\s+([\s\S]*))?$/.exec(t);
+    if (goal) {
+      void api.startGoal(chatId, { objective: (goal[1] ?? "").trim(), maxTurns: null, maxTokens: null }).catch((e) => actions.reportError(e));
+      return;
+    }
     void actions.send(chatId, t);
   };
 
@@ -127,6 +135,23 @@ export function ChatView() {
   const stick = useRef(true);
   const surfaces = chat ? (state.surfaces[chat.id] ?? []) : [];
   const canvasSurfaces = surfaces.filter((s) => s.target === "canvas");
+  // Turn ids of heartbeat runs that found nothing to do, per chat (folded in the transcript).
+  const [quiet, setQuiet] = useState<Record<string, string[]>>({});
+  const chatKey = chat?.id;
+  const itemCount = view?.items.length ?? 0;
+  useEffect(() => {
+    if (!chatKey) return;
+    let live = true;
+    void api
+      .quietTurns(chatKey)
+      .then((ids) => {
+        if (live) setQuiet((q) => ({ ...q, [chatKey]: ids }));
+      })
+      .catch(() => {});
+    return () => {
+      live = false;
+    };
+  }, [chatKey, itemCount]);
   // The user's show/hide choice per chat; by default the canvas shows when it has surfaces.
   const [canvasChoice, setCanvasChoice] = useState<Record<string, boolean>>({});
   const canvasOpen = chat ? (canvasChoice[chat.id] ?? canvasSurfaces.length > 0) : false;
@@ -165,6 +190,9 @@ export function ChatView() {
     );
   }
 
+  const quietSet = new Set(quiet[chat.id] ?? []);
+  const quietRun = (it: { kind: string; runId?: string | null }) =>
+    (it.kind === "user" || it.kind === "assistant") && !!it.runId && quietSet.has(it.runId) ? it.runId : null;
   const toolIds = new Set(view?.items.flatMap((it) => (it.kind === "tool" ? [it.id] : [])) ?? []);
   const inlineOf = (toolCallId: string) => surfaces.filter((s) => s.target === "inline" && s.toolCallId === toolCallId);
   const canvasOf = (toolCallId: string) => canvasSurfaces.filter((s) => s.toolCallId === toolCallId);
@@ -183,6 +211,7 @@ export function ChatView() {
             </span>
           </div>
           <div className="chat-head-actions">
+            <ChatAutomation chatId={chat.id} />
             <ModeSwitch chatId={chat.id} mode={chat.mode} />
             <button
               type="button"
@@ -216,7 +245,24 @@ export function ChatView() {
               <p className="muted">{t("chat.emptyHint")}</p>
             </div>
           )}
-          {view?.items.map((it) => {
+          {view?.items.map((it, index) => {
+            // A heartbeat that found nothing to do: stored, shown folded (first message of the run).
+            const folded = quietRun(it);
+            if (folded) {
+              const before = index > 0 ? view.items[index - 1] : null;
+              if (before && quietRun(before) === folded) return null;
+              const texts = view.items.filter((x) => quietRun(x) === folded).map((x) => ("text" in x ? x.text : ""));
+              return (
+                <details key={it.key} className="msg quiet-run" data-testid="quiet-run">
+                  <summary>{t("schedules.quietSummary")}</summary>
+                  {texts.map((x, i) => (
+                    <p key={i} className="small muted">
+                      {x}
+                    </p>
+                  ))}
+                </details>
+              );
+            }
             switch (it.kind) {
               case "user": {
                 const action = canvasActionText(it.text);

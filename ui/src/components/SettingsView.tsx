@@ -2,9 +2,11 @@ import { useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { api } from "../api";
 import { baseUrlError, modelError, providerLabel, PROVIDERS, type ProviderId } from "../providers";
+import { DevicesSettings } from "./DevicesSettings";
 import { LanguageSwitch } from "./LanguageSwitch";
 import { useStore } from "../store";
 import type { Settings } from "../types";
+import { BrowserSettings } from "./BrowserSettings";
 import { LocalModels } from "./LocalModels";
 
 type Urls = Record<ProviderId, string>;
@@ -248,6 +250,9 @@ export function SettingsView() {
       </section>
 
       <LanguageSwitch />
+
+      <DevicesSettings />
+      <BrowserSettings />
     </section>
   );
 }

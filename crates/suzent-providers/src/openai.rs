@@ -1,0 +1,839 @@
+//! OpenAI chat completions, streaming (`POST {base}/chat/completions`). Also serves
+//! OpenAI-compatible servers and Ollama (`{OLLAMA_HOST}/v1`, no key).
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use suzent_core::{ChatMessage, ToolCall};
+
+use super::local::generated_call_id;
+use super::recovery::{OfferedTool, TextCallFilter};
+use super::schema::normalize_schema;
+use super::wire::{
+    Endpoint, MAX_ERROR_BODY, SseData, bounded_body, join_url, next_data, post_sse, stream_error,
+    transport, truncate_text,
+};
+use super::{
+    ModelProvider, ModelRequest, ModelResponse, ProviderError, ProviderKind, StopReason, TextSink,
+};
+
+/// A client of the OpenAI chat completions wire format.
+///
+/// For local servers (Ollama, llama.cpp's server, LM Studio, vLLM) it also:
+/// - reads tool calls written as text in the reply (when [`Self::with_text_call_recovery`] is
+///   on and the reply has no structured calls), keeping their markup out of the streamed text;
+/// - falls back to a non-streaming request when the server refuses to stream tool calls, and to
+///   describing the tools in the system prompt when it refuses the `tools` field (llama.cpp's
+///   server without `--jinja`); either fallback is remembered for the next requests;
+/// - always sends `max_tokens` and an explicit `tool_choice`, and `""` rather than `null` as
+///   the content of an assistant message with tool calls;
+/// - replaces empty or missing call ids with unique generated ones (kept in the transcript, so
+///   the next request repeats them).
+#[derive(Debug)]
+pub struct OpenAiProvider {
+    kind: ProviderKind,
+    endpoint: Endpoint,
+    max_tokens: u32,
+    recover: bool,
+    /// The server refused `tools`: they are described in the system prompt instead.
+    tools_in_prompt: AtomicBool,
+    /// The server refused to stream a request with tools: such requests are not streamed.
+    no_stream_with_tools: AtomicBool,
+}
+
+/// How one request is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Mode {
+    stream: bool,
+    tools_in_prompt: bool,
+}
+
+impl OpenAiProvider {
+    /// A client for `base_url` (including `/v1`). `kind` names errors and selects schema
+    /// normalization; `api_key` is sent as a bearer token when present.
+    pub fn new(
+        client: reqwest::Client,
+        kind: ProviderKind,
+        base_url: impl Into<String>,
+        api_key: Option<String>,
+    ) -> OpenAiProvider {
+        OpenAiProvider {
+            kind,
+            endpoint: Endpoint {
+                client,
+                base_url: base_url.into(),
+                api_key,
+            },
+            max_tokens: super::resolve::DEFAULT_MAX_TOKENS,
+            recover: kind.recovers_text_calls(),
+            tools_in_prompt: AtomicBool::new(false),
+            no_stream_with_tools: AtomicBool::new(false),
+        }
+    }
+
+    /// Sets the `max_tokens` sent with every request.
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> OpenAiProvider {
+        self.max_tokens = max_tokens.max(1);
+        self
+    }
+
+    /// Turns the reading of tool calls written as text on or off.
+    pub fn with_text_call_recovery(mut self, on: bool) -> OpenAiProvider {
+        self.recover = on;
+        self
+    }
+
+    /// The JSON body sent for `request` (public for inspection in tests and `doctor`).
+    pub fn request_body(&self, request: &ModelRequest) -> Value {
+        request_body(
+            request,
+            self.kind,
+            self.max_tokens,
+            Mode {
+                stream: true,
+                tools_in_prompt: self.tools_in_prompt.load(Ordering::Relaxed),
+            },
+        )
+    }
+
+    fn mode(&self, request: &ModelRequest) -> Mode {
+        let tools = !request.tools.is_empty();
+        Mode {
+            stream: !(tools && self.no_stream_with_tools.load(Ordering::Relaxed)),
+            tools_in_prompt: tools && self.tools_in_prompt.load(Ordering::Relaxed),
+        }
+    }
+
+    fn http(&self) -> reqwest::RequestBuilder {
+        let mut http = self
+            .endpoint
+            .client
+            .post(join_url(&self.endpoint.base_url, "chat/completions"));
+        if let Some(key) = &self.endpoint.api_key {
+            http = http.bearer_auth(key);
+        }
+        http
+    }
+
+    /// One attempt in `mode`.
+    async fn send(
+        &self,
+        request: &ModelRequest,
+        mode: Mode,
+        on_text: &TextSink<'_>,
+    ) -> Result<ModelResponse, ProviderError> {
+        let provider = self.name();
+        let body = request_body(request, self.kind, self.max_tokens, mode);
+        let offered = !request.tools.is_empty();
+        let mut state = StreamState {
+            filter: (self.recover && offered).then(TextCallFilter::new),
+            ..StreamState::default()
+        };
+        if mode.stream {
+            let mut events = post_sse(provider, self.http(), &body).await?;
+            while let Some(data) = next_data(provider, &mut events).await {
+                match data? {
+                    SseData::Done => {
+                        state.done = true;
+                        break;
+                    }
+                    SseData::Json(_, chunk) => state.apply(provider, &chunk, on_text)?,
+                }
+            }
+        } else {
+            let response = self
+                .http()
+                .json(&body)
+                .send()
+                .await
+                .map_err(|e| transport(provider, &e))?;
+            let status = response.status();
+            if !status.is_success() {
+                return Err(ProviderError::Http {
+                    provider: provider.to_string(),
+                    status: status.as_u16(),
+                    body: bounded_body(response).await,
+                });
+            }
+            let value: Value = response.json().await.map_err(|e| ProviderError::Protocol {
+                provider: provider.to_string(),
+                message: format!("the response is not JSON: {e}"),
+            })?;
+            state.apply_whole(provider, &value, on_text)?;
+        }
+        state.finish(provider, request, on_text)
+    }
+}
+
+/// Whether an error status says the server cannot take the `tools` field.
+fn refuses_tools(error: &ProviderError) -> bool {
+    let ProviderError::Http { status, body, .. } = error else {
+        return false;
+    };
+    let body = body.to_ascii_lowercase();
+    // llama.cpp's server says "tools param requires --jinja flag" with status 500.
+    (400..=500).contains(status)
+        && (body.contains("tools") || body.contains("jinja") || body.contains("function call"))
+        && !body.contains("stream")
+}
+
+/// Whether an error status says the server cannot stream a request with tools.
+fn refuses_streaming(error: &ProviderError) -> bool {
+    let ProviderError::Http { status, body, .. } = error else {
+        return false;
+    };
+    let body = body.to_ascii_lowercase();
+    (400..=501).contains(status) && body.contains("stream")
+}
+
+#[async_trait]
+impl ModelProvider for OpenAiProvider {
+    fn name(&self) -> &str {
+        self.kind.as_str()
+    }
+
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        on_text: &TextSink<'_>,
+    ) -> Result<ModelResponse, ProviderError> {
+        let mut mode = self.mode(request);
+        // At most one fallback of each kind.
+        for _ in 0..3 {
+            match self.send(request, mode, on_text).await {
+                Err(error)
+                    if !request.tools.is_empty() && mode.stream && refuses_streaming(&error) =>
+                {
+                    tracing::info!(provider = self.name(), %error, "the server does not stream tool calls; asking without streaming");
+                    self.no_stream_with_tools.store(true, Ordering::Relaxed);
+                    mode.stream = false;
+                }
+                Err(error)
+                    if !request.tools.is_empty()
+                        && !mode.tools_in_prompt
+                        && refuses_tools(&error) =>
+                {
+                    tracing::info!(provider = self.name(), %error, "the server refuses the tools field; describing the tools in the system prompt");
+                    self.tools_in_prompt.store(true, Ordering::Relaxed);
+                    mode.tools_in_prompt = true;
+                }
+                other => return other,
+            }
+        }
+        self.send(request, mode, on_text).await
+    }
+}
+
+/// Builds the chat completions body.
+fn request_body(request: &ModelRequest, kind: ProviderKind, max_tokens: u32, mode: Mode) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    let tools_in_prompt = mode.tools_in_prompt && !request.tools.is_empty();
+    let text_tools: Vec<suzent_llama::TemplateTool> = if tools_in_prompt {
+        request
+            .tools
+            .iter()
+            .map(|t| suzent_llama::TemplateTool {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                parameters: normalize_schema(&t.parameters, kind),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let system = if tools_in_prompt {
+        suzent_llama::with_tool_instructions(&request.system, &text_tools)
+    } else {
+        request.system.clone()
+    };
+    if !system.is_empty() {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    if tools_in_prompt {
+        messages.extend(suzent_llama::plain_messages(&request.messages));
+    } else {
+        for message in &request.messages {
+            messages.push(map_message(message));
+        }
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    body.insert("messages".into(), Value::Array(messages));
+    body.insert("stream".into(), json!(mode.stream));
+    if mode.stream {
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    body.insert("max_tokens".into(), json!(max_tokens));
+    if tools_in_prompt {
+        // The reply must be the generic object the system prompt describes; servers that
+        // support structured output (llama.cpp, vLLM, LM Studio, Ollama) enforce it.
+        body.insert(
+            "response_format".into(),
+            json!({
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": suzent_llama::generic_reply_schema(&text_tools)},
+            }),
+        );
+    }
+    if !request.tools.is_empty() && !tools_in_prompt {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": normalize_schema(&tool.parameters, kind),
+                    }
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+        // Explicit: some local servers only put tools in the prompt when they see a choice.
+        body.insert("tool_choice".into(), json!("auto"));
+    }
+    Value::Object(body)
+}
+
+fn map_message(message: &ChatMessage) -> Value {
+    match message {
+        ChatMessage::User { text } => json!({"role": "user", "content": text}),
+        ChatMessage::Assistant { text, tool_calls } => {
+            let mut m = Map::new();
+            m.insert("role".into(), json!("assistant"));
+            if tool_calls.is_empty() {
+                m.insert("content".into(), json!(text));
+            } else {
+                // "" rather than null: llama.cpp's server and others refuse a null content.
+                m.insert("content".into(), json!(text));
+                let calls: Vec<Value> = tool_calls
+                    .iter()
+                    .map(|call| {
+                        json!({
+                            "id": call.id,
+                            "type": "function",
+                            "function": {
+                                "name": call.name,
+                                // A JSON string holding a valid object, even when the model's
+                                // text was malformed (model-io 1).
+                                "arguments": call.arguments_for_history().to_string(),
+                            }
+                        })
+                    })
+                    .collect();
+                m.insert("tool_calls".into(), Value::Array(calls));
+            }
+            Value::Object(m)
+        }
+        ChatMessage::Tool {
+            tool_call_id,
+            content,
+            ..
+        } => {
+            json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
+        }
+    }
+}
+
+/// A tool call being assembled from fragments.
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Assembles streamed tool-call fragments (public case model-io 3).
+///
+/// A fragment carrying an `id` different from the call currently at its index starts a new call;
+/// fragments without an id continue the call at their index (or the latest call when they carry
+/// no index). Arguments are concatenated as raw text; calls keep the order they started in.
+#[derive(Debug, Default)]
+pub(crate) struct ToolCallAssembler {
+    calls: Vec<PartialCall>,
+    by_index: HashMap<u64, usize>,
+}
+
+impl ToolCallAssembler {
+    /// Applies one fragment.
+    pub(crate) fn fragment(
+        &mut self,
+        index: Option<u64>,
+        id: Option<&str>,
+        name: Option<&str>,
+        arguments: Option<&str>,
+    ) {
+        let id = id.filter(|id| !id.is_empty());
+        let at_index = index.and_then(|i| self.by_index.get(&i).copied());
+        let slot = match id {
+            Some(id) => match at_index {
+                Some(slot) if self.calls[slot].id == id || self.calls[slot].id.is_empty() => {
+                    if self.calls[slot].id.is_empty() {
+                        self.calls[slot].id = id.to_string();
+                    }
+                    slot
+                }
+                Some(_) => self.start(index, id),
+                None => match index {
+                    // No index: continue the call with this id, if any.
+                    None => match self.calls.iter().position(|c| c.id == id) {
+                        Some(slot) => slot,
+                        None => self.start(None, id),
+                    },
+                    Some(_) => self.start(index, id),
+                },
+            },
+            None => match at_index {
+                Some(slot) => slot,
+                None if index.is_none() && !self.calls.is_empty() => self.calls.len() - 1,
+                None => self.start(index, ""),
+            },
+        };
+        let call = &mut self.calls[slot];
+        if let Some(name) = name.filter(|n| !n.is_empty())
+            && call.name.is_empty()
+        {
+            call.name = name.to_string();
+        }
+        if let Some(arguments) = arguments {
+            call.arguments.push_str(arguments);
+        }
+    }
+
+    fn start(&mut self, index: Option<u64>, id: &str) -> usize {
+        self.calls.push(PartialCall {
+            id: id.to_string(),
+            ..PartialCall::default()
+        });
+        let slot = self.calls.len() - 1;
+        if let Some(index) = index {
+            self.by_index.insert(index, slot);
+        }
+        slot
+    }
+
+    /// The calls in order; a call whose id was empty or missing gets a unique generated one
+    /// (public case R2-L07), which the transcript keeps and the next request repeats.
+    pub(crate) fn finish(self) -> Vec<ToolCall> {
+        self.calls
+            .into_iter()
+            .map(|call| ToolCall {
+                id: if call.id.is_empty() {
+                    generated_call_id()
+                } else {
+                    call.id
+                },
+                name: call.name,
+                arguments: call.arguments,
+            })
+            .collect()
+    }
+}
+
+/// Arguments as the wire carries them: a JSON string, or (some local servers) an object.
+fn arguments_text(value: Option<&Value>) -> Option<String> {
+    match value? {
+        Value::String(text) => Some(text.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+#[derive(Default)]
+struct StreamState {
+    text: String,
+    calls: ToolCallAssembler,
+    finish_reason: Option<String>,
+    completion_tokens: Option<u64>,
+    chunks: usize,
+    done: bool,
+    /// Holds back tool-call markup while streaming (text-call recovery on, tools offered).
+    filter: Option<TextCallFilter>,
+}
+
+impl StreamState {
+    fn show(&mut self, text: &str, on_text: &TextSink<'_>) {
+        self.text.push_str(text);
+        let shown = match &mut self.filter {
+            Some(filter) => filter.push(text),
+            None => text.to_string(),
+        };
+        if !shown.is_empty() {
+            on_text(&shown);
+        }
+    }
+
+    fn apply(
+        &mut self,
+        provider: &str,
+        chunk: &Value,
+        on_text: &TextSink<'_>,
+    ) -> Result<(), ProviderError> {
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+            return Err(stream_error(provider, error));
+        }
+        self.chunks += 1;
+        if let Some(tokens) = chunk
+            .get("usage")
+            .and_then(|u| u.get("completion_tokens"))
+            .and_then(Value::as_u64)
+        {
+            self.completion_tokens = Some(tokens);
+        }
+        let Some(choices) = chunk.get("choices").and_then(Value::as_array) else {
+            return Ok(());
+        };
+        // One completion is requested; take choice 0 (or the first one given).
+        let choice = choices
+            .iter()
+            .find(|c| c.get("index").and_then(Value::as_u64) == Some(0))
+            .or_else(|| choices.first());
+        let Some(choice) = choice else {
+            return Ok(()); // The usage chunk has no choices.
+        };
+        if let Some(delta) = choice.get("delta") {
+            if let Some(text) = delta.get("content").and_then(Value::as_str)
+                && !text.is_empty()
+            {
+                self.show(text, on_text);
+            }
+            if let Some(fragments) = delta.get("tool_calls").and_then(Value::as_array) {
+                for fragment in fragments {
+                    let function = fragment.get("function");
+                    let arguments = arguments_text(function.and_then(|f| f.get("arguments")));
+                    self.calls.fragment(
+                        fragment.get("index").and_then(Value::as_u64),
+                        fragment.get("id").and_then(Value::as_str),
+                        function.and_then(|f| f.get("name")).and_then(Value::as_str),
+                        arguments.as_deref(),
+                    );
+                }
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(reason.to_string());
+        }
+        Ok(())
+    }
+
+    /// A whole (non-streamed) response.
+    fn apply_whole(
+        &mut self,
+        provider: &str,
+        value: &Value,
+        on_text: &TextSink<'_>,
+    ) -> Result<(), ProviderError> {
+        if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
+            return Err(stream_error(provider, error));
+        }
+        self.chunks += 1;
+        self.done = true;
+        self.completion_tokens = value
+            .get("usage")
+            .and_then(|u| u.get("completion_tokens"))
+            .and_then(Value::as_u64);
+        let Some(choice) = value
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        else {
+            return Err(ProviderError::Protocol {
+                provider: provider.to_string(),
+                message: "the response has no choices".into(),
+            });
+        };
+        let message = choice.get("message").cloned().unwrap_or_default();
+        if let Some(text) = message.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            self.show(text, on_text);
+        }
+        if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
+            for (index, call) in calls.iter().enumerate() {
+                let function = call.get("function");
+                let arguments = arguments_text(function.and_then(|f| f.get("arguments")));
+                self.calls.fragment(
+                    Some(index as u64),
+                    call.get("id").and_then(Value::as_str),
+                    function.and_then(|f| f.get("name")).and_then(Value::as_str),
+                    Some(arguments.as_deref().unwrap_or("")),
+                );
+            }
+        }
+        self.finish_reason = choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        Ok(())
+    }
+
+    fn finish(
+        mut self,
+        provider: &str,
+        request: &ModelRequest,
+        on_text: &TextSink<'_>,
+    ) -> Result<ModelResponse, ProviderError> {
+        if self.chunks == 0 && !self.done {
+            return Err(ProviderError::Protocol {
+                provider: provider.to_string(),
+                message: "the stream ended before any data".into(),
+            });
+        }
+        let mut text = std::mem::take(&mut self.text);
+        let mut tool_calls = std::mem::take(&mut self.calls).finish();
+        if let Some(filter) = self.filter.take() {
+            let offered: Vec<OfferedTool<'_>> = request
+                .tools
+                .iter()
+                .map(|t| OfferedTool {
+                    name: &t.name,
+                    parameters: &t.parameters,
+                })
+                .collect();
+            // Structured calls win; only a reply without them is read for written calls.
+            let (recovered, tail) = if tool_calls.is_empty() {
+                filter.finish(&offered)
+            } else {
+                filter.finish(&[])
+            };
+            if !tail.is_empty() {
+                on_text(&tail);
+            }
+            if let Some(reply) = recovered {
+                tracing::debug!(provider, forms = ?reply.forms(), raw = %text, "tool calls read from the reply's text");
+                text = reply.text;
+                tool_calls = reply
+                    .calls
+                    .into_iter()
+                    .map(|call| ToolCall {
+                        id: generated_call_id(),
+                        name: call.name,
+                        arguments: call.arguments,
+                    })
+                    .collect();
+            }
+        }
+        let has_calls = !tool_calls.is_empty();
+        if !has_calls && text.trim().is_empty() && self.finish_reason.as_deref() != Some("length") {
+            let tokens = self.completion_tokens.unwrap_or(0);
+            tracing::warn!(
+                provider,
+                completion_tokens = tokens,
+                "empty completion ({tokens} tokens) — possible tool-call parse failure"
+            );
+            tracing::debug!(provider, raw = %truncate_text(&text, MAX_ERROR_BODY, false), finish_reason = ?self.finish_reason, "the empty completion");
+            return Err(ProviderError::EmptyCompletion {
+                provider: provider.to_string(),
+                completion_tokens: tokens,
+            });
+        }
+        let stop_reason = match self.finish_reason.as_deref() {
+            _ if has_calls => StopReason::ToolUse,
+            Some("stop") => StopReason::EndTurn,
+            Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
+            Some("length") => StopReason::MaxTokens,
+            Some(other) => StopReason::Other(other.to_string()),
+            None => StopReason::EndTurn,
+        };
+        Ok(ModelResponse {
+            text,
+            tool_calls,
+            stop_reason,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ToolDefinition;
+
+    type Fragment<'a> = (
+        Option<u64>,
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<&'a str>,
+    );
+
+    fn calls(fragments: &[Fragment<'_>]) -> Vec<ToolCall> {
+        let mut a = ToolCallAssembler::default();
+        for (index, id, name, args) in fragments {
+            a.fragment(*index, *id, *name, *args);
+        }
+        a.finish()
+    }
+
+    #[test]
+    fn interleaved_fragments_by_index_make_separate_calls() {
+        let out = calls(&[
+            (Some(0), Some("a"), Some("read_file"), Some("")),
+            (Some(1), Some("b"), Some("glob"), Some("")),
+            (Some(0), None, None, Some("{\"path\":")),
+            (Some(1), None, None, Some("{\"pattern\":")),
+            (Some(0), None, None, Some("\"x\"}")),
+            (Some(1), None, None, Some("\"*.rs\"}")),
+        ]);
+        assert_eq!(out.len(), 2);
+        assert_eq!(
+            (out[0].id.as_str(), out[0].arguments.as_str()),
+            ("a", "{\"path\":\"x\"}")
+        );
+        assert_eq!(
+            (out[1].id.as_str(), out[1].arguments.as_str()),
+            ("b", "{\"pattern\":\"*.rs\"}")
+        );
+    }
+
+    #[test]
+    fn distinct_ids_at_index_zero_are_distinct_calls() {
+        let out = calls(&[
+            (
+                Some(0),
+                Some("a"),
+                Some("read_file"),
+                Some("{\"path\":\"1\"}"),
+            ),
+            (Some(0), Some("b"), Some("read_file"), Some("{\"path\":")),
+            (Some(0), None, None, Some("\"2\"}")),
+        ]);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].arguments, "{\"path\":\"1\"}");
+        assert_eq!(out[1].arguments, "{\"path\":\"2\"}");
+    }
+
+    #[test]
+    fn repeated_ids_continue_the_same_call() {
+        let out = calls(&[
+            (Some(0), Some("a"), Some("f"), Some("{\"x\"")),
+            (Some(0), Some("a"), Some("f"), Some(":1}")),
+            (None, None, None, Some("")),
+        ]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].arguments, "{\"x\":1}");
+    }
+
+    #[test]
+    fn fragments_without_index_follow_ids_or_the_latest_call() {
+        let out = calls(&[
+            (None, Some("a"), Some("f"), Some("{")),
+            (None, Some("b"), Some("g"), Some("[")),
+            (None, Some("a"), None, Some("}")),
+            (None, None, None, Some("]")),
+        ]);
+        assert_eq!(out[0].arguments, "{}");
+        assert_eq!(out[1].arguments, "[]");
+    }
+
+    #[test]
+    fn a_whole_response_with_object_arguments_and_no_id_gives_a_call_with_a_generated_id() {
+        let mut state = StreamState::default();
+        let shown = std::sync::Mutex::new(String::new());
+        let on_text = |t: &str| shown.lock().unwrap().push_str(t);
+        let value = json!({
+            "choices": [{"message": {"role": "assistant", "content": "Reading.", "tool_calls": [
+                {"id": "", "type": "function", "function": {"name": "read_file", "arguments": {"path": "a"}}}
+            ]}, "finish_reason": "tool_calls"}],
+            "usage": {"completion_tokens": 12}
+        });
+        state.apply_whole("local", &value, &on_text).unwrap();
+        let request = ModelRequest {
+            model: "m".into(),
+            system: String::new(),
+            messages: Vec::new(),
+            tools: Vec::new(),
+        };
+        let response = state.finish("local", &request, &on_text).unwrap();
+        assert_eq!(response.text, "Reading.");
+        assert_eq!(response.tool_calls[0].arguments, r#"{"path":"a"}"#);
+        assert!(response.tool_calls[0].id.starts_with("call_"));
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        assert_eq!(shown.lock().unwrap().as_str(), "Reading.");
+    }
+
+    #[test]
+    fn refusals_to_stream_and_to_take_tools_are_told_apart() {
+        let http = |status: u16, body: &str| ProviderError::Http {
+            provider: "local".into(),
+            status,
+            body: body.into(),
+        };
+        assert!(refuses_tools(&http(500, "tools param requires --jinja flag")));
+        assert!(refuses_tools(&http(400, "this model does not support tools")));
+        assert!(!refuses_tools(&http(400, "streaming is not supported with tools")));
+        assert!(refuses_streaming(&http(400, "streaming is not supported with tools")));
+        assert!(!refuses_streaming(&http(401, "invalid key")));
+        assert!(!refuses_tools(&http(401, "invalid key")));
+    }
+
+    #[test]
+    fn debug_output_never_shows_the_key() {
+        let p = OpenAiProvider::new(
+            reqwest::Client::new(),
+            ProviderKind::OpenAi,
+            "http://h/v1",
+            Some("sk-secret".into()),
+        );
+        let shown = format!("{p:?}");
+        assert!(
+            !shown.contains("sk-secret") && shown.contains("has_key: true"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn history_replays_malformed_arguments_as_an_empty_object() {
+        let request = ModelRequest {
+            model: "m".into(),
+            system: "sys".into(),
+            messages: vec![
+                ChatMessage::User { text: "hi".into() },
+                ChatMessage::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![ToolCall {
+                        id: "call_1".into(),
+                        name: "read_file".into(),
+                        arguments: "{\"path\": \"a".into(),
+                    }],
+                },
+                ChatMessage::Tool {
+                    tool_call_id: "call_1".into(),
+                    tool_name: "read_file".into(),
+                    content: "bad json".into(),
+                    is_error: true,
+                },
+            ],
+            tools: vec![ToolDefinition {
+                name: "read_file".into(),
+                description: "Reads".into(),
+                parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            }],
+        };
+        let body = request_body(
+            &request,
+            ProviderKind::OpenAi,
+            4096,
+            Mode {
+                stream: true,
+                tools_in_prompt: false,
+            },
+        );
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "system", "content": "sys"})
+        );
+        assert_eq!(
+            body["messages"][2]["tool_calls"][0]["function"]["arguments"],
+            json!("{}")
+        );
+        assert_eq!(body["messages"][2]["content"], json!(""));
+        assert_eq!(
+            body["messages"][3],
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "bad json"})
+        );
+        assert_eq!(body["tools"][0]["function"]["name"], json!("read_file"));
+        assert_eq!(body["stream_options"], json!({"include_usage": true}));
+    }
+}
