@@ -91,8 +91,27 @@ pub fn action_text(action: &SurfaceAction) -> String {
         action.name,
         action.surface_id,
         action.source_component_id,
-        Value::Object(action.context.clone())
+        sorted_keys(&Value::Object(action.context.clone()))
     )
+}
+
+/// `value` with the keys of every object in sorted order, so the text is the same whatever order
+/// the context arrived in (and whether serde_json keeps insertion order: suzent-llama turns
+/// `preserve_order` on for the whole build).
+fn sorted_keys(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted_keys(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted_keys).collect()),
+        other => other.clone(),
+    }
 }
 
 fn invalid(field: &str, message: String) -> RuntimeError {
