@@ -1,7 +1,10 @@
 //! Suzent's model providers: one streaming chat interface ([`ModelProvider`]) over the wire
 //! formats of OpenAI chat completions (and OpenAI-compatible servers, Ollama), Anthropic messages
-//! and Gemini. What the three share (the endpoint with its key, the SSE reader, error bodies) is
-//! in one module; each provider's file holds only its own request mapping and stream events.
+//! and Gemini, and local models run in process by llama.cpp ([`local`], through `suzent-llama`).
+//! What the wire formats share (the endpoint with its key, the SSE reader, error bodies) is in
+//! one module; each provider's file holds only its own request mapping and stream events. For
+//! local servers: tool calls written as text are recovered ([`recovery`]), requests are fitted to
+//! small contexts ([`fit`]), and `suzent doctor --model` probes the server ([`probe`]).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), suzent_providers::ProviderError> {

@@ -916,7 +916,7 @@ impl Devices {
             {
                 for a in agents
                     .into_iter()
-                    .take(suzent_tools::agents::MAX_RECENT_LISTED)
+                    .take(suzent_tools::agent_tools::MAX_RECENT_LISTED)
                 {
                     out.push(AgentSummary {
                         id: peer_address(&d.short_id, Some(&a.id)),

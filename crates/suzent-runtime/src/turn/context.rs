@@ -1,7 +1,7 @@
 //! What a turn gives its tools and its model: the tool context (workspace and roots, the read
 //! tracker, cancellation, and a handle to each service a tool reaches: background commands,
 //! agents, plans, memory, skills, the canvas), the system prompt, and the request fitted to the
-//! model's context (`provider/fit.rs` of suzent-providers).
+//! model's context (`fit.rs` of suzent-providers).
 
 use super::TurnService;
 use crate::chats::whoami;
