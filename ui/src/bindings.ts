@@ -569,6 +569,11 @@ export type ApprovalResponse = {
 	action_id: string,
 	/**  Guidance for the model (with `reject`, or with any action). */
 	feedback?: string | null,
+	/**
+	 *  With `allow_session` / `allow_global`: the rule as the user saw it, possibly edited
+	 *  (the one saved, exactly). Absent: the rule the action offered.
+	 */
+	rule?: RuleDraft | null,
 };
 
 /**
@@ -1215,7 +1220,7 @@ export type Distribution =
 /**  Equal space between and at the edges. */
 "spaceEvenly";
 
-/**  Whether memory search compares meanings (see [`Runtime::embedding_status`]). */
+/**  Whether memory search compares meanings (see [`crate::Runtime::embedding_status`]). */
 export type EmbeddingStatus = {
 	/**  Whether search finds memories by meaning (vector similarity) besides exact words. */
 	active: boolean,
@@ -1250,7 +1255,7 @@ export type Explanation = {
 	mode: PermissionMode,
 	/**  Allow, ask or deny. */
 	behavior: Behavior,
-	/**  The stable reason code. */
+	/**  The stable reason code (a string in the TypeScript bindings). */
 	reasonCode: string,
 	/**  The sentence shown to the user. */
 	reason: string,
@@ -1531,7 +1536,7 @@ export type MatchedRule = {
 	decisive: boolean,
 };
 
-/**  The result of [`Runtime::import_mcp_servers`]. */
+/**  The result of [`crate::Runtime::import_mcp_servers`]. */
 export type McpImport = {
 	/**  Servers added. */
 	added: string[],
@@ -1609,7 +1614,7 @@ export type McpServerState =
 /**  Disabled by the user. */
 "disabled";
 
-/**  The result of [`Runtime::test_mcp_server`]. */
+/**  The result of [`crate::Runtime::test_mcp_server`]. */
 export type McpTestResult = {
 	/**  The server. */
 	server: string,
@@ -1617,7 +1622,7 @@ export type McpTestResult = {
 	tools: McpTestTool[],
 };
 
-/**  One tool listed by [`Runtime::test_mcp_server`]. */
+/**  One tool listed by [`crate::Runtime::test_mcp_server`]. */
 export type McpTestTool = {
 	/**  The server's name for it. */
 	name: string,
@@ -1897,7 +1902,10 @@ export type PermissionDecision = {
 	source: DecisionSource,
 	/**  A sentence for the user and the model. */
 	reason: string,
-	/**  A stable machine-readable code, e.g. `shell_policy_ask`, `rule_deny`, `outside_workspace`. */
+	/**
+	 *  A stable machine-readable code, e.g. `shell_policy_ask`, `rule_deny`, `outside_workspace`.
+	 *  (A string in the TypeScript bindings: the UI shows it as it is.)
+	 */
 	reasonCode: string,
 	/**  How risky the action is. */
 	risk: Risk,

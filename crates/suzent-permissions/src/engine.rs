@@ -215,7 +215,31 @@ fn decide(
     let policy = ctx.paths;
     let risk = assess_risk(request, ctx, prepared);
 
-    // 0. Suzent's own state: off limits in every mode.
+    // 0. Built-in dangerous commands: never run, in every mode (cited before anything else:
+    // `rm -rf /` is refused as the removal of `/`, not for the paths under it).
+    if let (ToolAccess::Command { cwd, .. }, Some(analysis)) = (&request.access, &prepared.analysis)
+    {
+        for segment in &analysis.segments {
+            if let Some(why) = dangerous(segment, cwd, policy) {
+                let reason = format!(
+                    "This command is never run by the agent: {why} (`{}`).",
+                    segment.full_words.join(" ")
+                );
+                return (
+                    decision(
+                        Behavior::Deny,
+                        DecisionSource::ShellPolicy,
+                        rc::DANGEROUS_COMMAND,
+                        reason,
+                        Risk::High,
+                    ),
+                    false,
+                );
+            }
+        }
+    }
+
+    // 0b. Suzent's own state: off limits in every mode.
     if let (ToolAccess::Command { cwd, .. }, Some(analysis)) = (&request.access, &prepared.analysis)
     {
         let bases = crate::rules::cd_bases(analysis, cwd);
@@ -300,7 +324,7 @@ fn decide(
         }
     }
 
-    // 2. Deny rules, then dangerous commands.
+    // 2. Deny rules.
     // Within one behavior, the most specific matcher is the one the reason cites.
     if let Some(rule) = matched
         .iter()
@@ -319,28 +343,6 @@ fn decide(
             false,
         );
     }
-    if let (ToolAccess::Command { cwd, .. }, Some(analysis)) = (&request.access, &prepared.analysis)
-    {
-        for segment in &analysis.segments {
-            if let Some(why) = dangerous(segment, cwd, policy) {
-                let reason = format!(
-                    "This command is never run by the agent: {why} (`{}`).",
-                    segment.full_words.join(" ")
-                );
-                return (
-                    decision(
-                        Behavior::Deny,
-                        DecisionSource::ShellPolicy,
-                        rc::DANGEROUS_COMMAND,
-                        reason,
-                        Risk::High,
-                    ),
-                    false,
-                );
-            }
-        }
-    }
-
     // 2b. Path operands of commands that create, change or delete files.
     if let (ToolAccess::Command { cwd, .. }, Some(analysis)) = (&request.access, &prepared.analysis)
     {

@@ -254,9 +254,9 @@ impl PermissionEngine {
 }
 
 /// The engine's answer for one command segment on its own, with every rule kind that can match
-/// it: its write targets outside every root (deny), deny rules (`all` and `exact` of this tool,
-/// command prefixes, path globs on its write targets, destinations of the call) and dangerous
-/// commands, then writes into Git internals, ask rules and options or variables that run other
+/// it: dangerous commands and Suzent's own state (deny), its write targets outside every root
+/// (deny), deny rules (`all` and `exact` of this tool, command prefixes, path globs on its write
+/// targets, destinations of the call), then writes into Git internals, ask rules and options or variables that run other
 /// code, then allow rules (`all`, `exact`, or a prefix with every write target covered by a path
 /// rule), then the mode (`full_access` allows, otherwise only known read-only commands are
 /// allowed).
@@ -273,6 +273,10 @@ fn segment_verdict(
         compound: false,
         understood: true,
     };
+    // The same order as the engine: dangerous commands, then Suzent's own state.
+    if let Some(why) = dangerous(segment, cwd, ctx.paths) {
+        return (Behavior::Deny, format!("never run: {why}"));
+    }
     if let Some(hit) = crate::state::names_suzent_state(&alone, bases, ctx.paths) {
         return (
             Behavior::Deny,
@@ -334,9 +338,6 @@ fn segment_verdict(
     };
     if let Some(why) = rule_for(Behavior::Deny) {
         return (Behavior::Deny, why);
-    }
-    if let Some(why) = dangerous(segment, cwd, ctx.paths) {
-        return (Behavior::Deny, format!("never run: {why}"));
     }
     for operand in crate::operands::write_operands(segment) {
         let outside = match crate::operands::resolve_word(&operand.word, bases) {

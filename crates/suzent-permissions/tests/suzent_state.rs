@@ -115,6 +115,9 @@ use Call::{Cmd, Read, Write};
 use Layout::{Home as H, InWorkspace as W};
 
 const STATE: &str = "suzent_state";
+/// Removing the workspace root (or `/`) is a built-in dangerous command, cited before the state
+/// it contains.
+const DANGEROUS: &str = "dangerous_command";
 
 fn rows() -> Vec<Row> {
     vec![
@@ -475,7 +478,7 @@ fn rows() -> Vec<Row> {
             FULL,
             Cmd("rm -rf ."),
             DENY,
-            STATE,
+            DANGEROUS,
         ),
         row(
             "portable: rm -rf * from the workspace",
@@ -483,7 +486,7 @@ fn rows() -> Vec<Row> {
             FULL,
             Cmd("rm -rf -- *"),
             DENY,
-            STATE,
+            DANGEROUS,
         ),
         row(
             "portable: mv the state away",
