@@ -171,12 +171,12 @@ export const api = {
   deviceOutbox: (deviceId: string | null) => unwrap("device_outbox", commands.deviceOutbox(deviceId)),
 };
 
-/** Subscribes to the runtime's event stream; resolves to the unsubscribe function. */
-/** Progress of local model downloads and imports. */
+/** Progress of local model downloads and imports; resolves to the unsubscribe function. */
 export function listenLocalModelProgress(cb: (progress: DownloadProgress) => void): Promise<() => void> {
   return events.localModelProgress.listen((e) => cb(e.payload));
 }
 
+/** Subscribes to the runtime's event stream; resolves to the unsubscribe function. */
 export function listenRuntimeEvents(cb: (event: RuntimeEvent) => void): Promise<() => void> {
   return events.runtimeEvent.listen((e) => cb(e.payload));
 }
