@@ -305,12 +305,16 @@ async fn long_error_bodies_are_bounded_and_never_carry_the_key() {
 async fn a_missing_key_is_missing_api_key_and_ollama_needs_none() {
     let server = ScriptedServer::start(vec![Turn::text("local")]).await;
     let none = StaticKeys::new();
-    for (model, var) in [
-        ("openai/gpt-4.1", "OPENAI_API_KEY"),
-        ("anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
-        ("gemini/gemini-2.5-pro", "GEMINI_API_KEY"),
+    // OpenAI's own API needs a key; `openai/` at another base URL (a local server) does not.
+    let mut openai_itself = config(&server);
+    openai_itself.openai.base_url = Some("https://api.openai.com/v1".into());
+    assert!(build_provider("openai/gpt-4.1", &config(&server), &none).is_ok());
+    for (model, var, providers) in [
+        ("openai/gpt-4.1", "OPENAI_API_KEY", &openai_itself),
+        ("anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY", &config(&server)),
+        ("gemini/gemini-2.5-pro", "GEMINI_API_KEY", &config(&server)),
     ] {
-        let err = build_provider(model, &config(&server), &none).err();
+        let err = build_provider(model, providers, &none).err();
         let provider = model.split('/').next().unwrap().to_string();
         assert_eq!(
             err,
