@@ -118,7 +118,10 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             browser::save_browser_extension_zip::<tauri::Wry>,
             browser::show_browser_extension_folder,
         ])
-        .events(tauri_specta::collect_events![RuntimeEvent, BrowserBridgeEvent])
+        .events(tauri_specta::collect_events![
+            RuntimeEvent,
+            BrowserBridgeEvent
+        ])
         // One TypeScript type per Rust type (no `_Serialize`/`_Deserialize` pairs): the UI reads
         // what Rust serializes and sends what Rust deserializes, and the two shapes only differ
         // by fields that are omitted when empty (typed as optional).

@@ -197,6 +197,14 @@ pub enum ReasonCode {
     /// A command changes a path operand outside the allowed roots (or one whose value cannot
     /// be known): asks outside `full_access`, never remembered, never auto-allowed.
     WriteOutsideWorkspace,
+    /// `browser_action` was asked to open a scheme other than http, https or `about:blank`.
+    BrowserSchemeRefused,
+    /// `browser_action` was asked to open an address that does not parse.
+    BrowserBadUrl,
+    /// `browser_action` reads the page (tabs, snapshot, choosing a tab): allowed.
+    BrowserRead,
+    /// `browser_action` acts on a page or opens an address: asks unless a rule allows its host.
+    BrowserRequiresApproval,
 }
 
 impl ReasonCode {
@@ -229,6 +237,10 @@ impl ReasonCode {
             ReasonCode::HeadlessAskDenied => "headless_ask_denied",
             ReasonCode::SuzentState => "suzent_state",
             ReasonCode::WriteOutsideWorkspace => "write_outside_workspace",
+            ReasonCode::BrowserSchemeRefused => "browser_scheme_refused",
+            ReasonCode::BrowserBadUrl => "browser_bad_url",
+            ReasonCode::BrowserRead => "browser_read",
+            ReasonCode::BrowserRequiresApproval => "browser_requires_approval",
         }
     }
 }

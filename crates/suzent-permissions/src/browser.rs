@@ -31,14 +31,16 @@ pub struct BrowserAccess {
 
 /// Reason codes of browser decisions.
 pub mod codes {
+    use suzent_core::ReasonCode;
+
     /// A navigation to a scheme other than http, https or about:blank.
-    pub const SCHEME_REFUSED: &str = "browser_scheme_refused";
+    pub const SCHEME_REFUSED: ReasonCode = ReasonCode::BrowserSchemeRefused;
     /// A navigation to an address that does not parse.
-    pub const BAD_URL: &str = "browser_bad_url";
+    pub const BAD_URL: ReasonCode = ReasonCode::BrowserBadUrl;
     /// Reading a page.
-    pub const READ: &str = "browser_read";
+    pub const READ: ReasonCode = ReasonCode::BrowserRead;
     /// Acting on a page or opening an address needs approval.
-    pub const NEEDS_APPROVAL: &str = "browser_requires_approval";
+    pub const NEEDS_APPROVAL: ReasonCode = ReasonCode::BrowserRequiresApproval;
 }
 
 /// The origin (`https://docs.test`, `http://127.0.0.1:8080`) of an http(s) URL.

@@ -84,6 +84,7 @@ impl Prepared {
                 paths: Vec::new(),
                 redirects: Vec::new(),
                 destinations: browser.destinations(),
+                dirs: Vec::new(),
             },
         }
     }

@@ -56,6 +56,7 @@ fn answer(summary: &suzent_runtime::RunSummary, action: &str) -> Vec<ApprovalRes
         tool_call_id: None,
         action_id: action.into(),
         feedback: None,
+        rule: None,
     }]
 }
 
@@ -218,6 +219,7 @@ async fn default_mode_asks_before_the_first_click_and_allows_the_site_after_allo
             "open docs",
             RunOptions {
                 on_ask: OnAsk::Deny,
+                ..RunOptions::default()
             },
         )
         .await?;

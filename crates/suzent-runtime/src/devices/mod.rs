@@ -21,8 +21,8 @@ mod host;
 mod receive;
 mod send;
 
-pub(crate) use host::RuntimeDeviceHost;
 pub use address::{PEER_PREFIX, PeerAddressText, parse_peer_address, peer_address};
+pub(crate) use host::RuntimeDeviceHost;
 
 use crate::error::RuntimeError;
 use async_trait::async_trait;
@@ -916,7 +916,7 @@ impl Devices {
             {
                 for a in agents
                     .into_iter()
-                    .take(suzent_tools::agents::MAX_RECENT_LISTED)
+                    .take(suzent_tools::agent_tools::MAX_RECENT_LISTED)
                 {
                     out.push(AgentSummary {
                         id: peer_address(&d.short_id, Some(&a.id)),

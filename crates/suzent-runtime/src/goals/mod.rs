@@ -18,7 +18,6 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 use suzent_core::{AgentEvent, ChatMessage, GoalStatus, PermissionMode, RunOutcome};
 use suzent_store::{GoalRecord, Store};
-use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 /// Turns a goal may take unless told otherwise.
@@ -138,7 +137,7 @@ fn message_chars(m: &ChatMessage) -> usize {
 #[derive(Clone)]
 pub struct Goals {
     store: Store,
-    events: broadcast::Sender<AgentEvent>,
+    events: crate::event_bus::Events,
     runtime: Arc<OnceLock<WeakRuntime>>,
     drivers: Arc<Mutex<HashMap<String, CancellationToken>>>,
 }
@@ -157,7 +156,7 @@ fn invalid(field: &str, message: impl Into<String>) -> RuntimeError {
 }
 
 impl Goals {
-    pub(crate) fn new(store: Store, events: broadcast::Sender<AgentEvent>) -> Goals {
+    pub(crate) fn new(store: Store, events: crate::event_bus::Events) -> Goals {
         Goals {
             store,
             events,
@@ -178,7 +177,7 @@ impl Goals {
     }
 
     fn emit(&self, goal: &GoalRecord) {
-        let _ = self.events.send(AgentEvent::GoalUpdated {
+        self.events.emit(AgentEvent::GoalUpdated {
             chat_id: goal.chat_id.clone(),
             objective: goal.objective.clone(),
             status: goal.status,
@@ -419,6 +418,7 @@ impl Goals {
             let options = RunOptions {
                 on_ask: OnAsk::Deny,
                 mode: Some(PermissionMode::Auto),
+                origin: None,
             };
             let before = rt.messages(chat_id).await?.len();
             let summary = rt.send_message(chat_id, &text, options).await;

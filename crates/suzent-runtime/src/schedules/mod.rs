@@ -15,9 +15,8 @@ use crate::scheduler::{self, Clock, Schedule, Scheduler, SchedulerOptions, Sched
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, OnceLock};
-use suzent_core::{AgentEvent, CatchUpPolicy, Delivery, JobKind, OverlapPolicy, new_id};
+use suzent_core::{CatchUpPolicy, Delivery, JobKind, OverlapPolicy, new_id};
 use suzent_store::{JobDraft, JobRecord, RunRecord, Store};
-use tokio::sync::broadcast;
 
 /// Longest timeout of a run: one day.
 pub const MAX_TIMEOUT_SECS: u32 = 86_400;
@@ -95,7 +94,7 @@ pub struct SchedulePreview {
 #[derive(Clone)]
 pub struct Schedules {
     store: Store,
-    events: broadcast::Sender<AgentEvent>,
+    events: crate::event_bus::Events,
     runtime: Arc<OnceLock<WeakRuntime>>,
     scheduler: Arc<OnceLock<Scheduler>>,
 }
@@ -152,7 +151,7 @@ pub fn preview(
 }
 
 impl Schedules {
-    pub(crate) fn new(store: Store, events: broadcast::Sender<AgentEvent>) -> Schedules {
+    pub(crate) fn new(store: Store, events: crate::event_bus::Events) -> Schedules {
         Schedules {
             store,
             events,

@@ -5,8 +5,8 @@
 use super::{dream, heartbeat};
 use crate::chats::CreateChat;
 use crate::runtime::{Runtime, WeakRuntime};
-use crate::turn::{OnAsk, RunOptions};
 use crate::scheduler::{Clock, JobRunner, RunReport};
+use crate::turn::{OnAsk, RunOptions};
 use async_trait::async_trait;
 use std::sync::{Arc, OnceLock};
 use suzent_core::{
@@ -23,7 +23,7 @@ const DETAIL_CHARS: usize = 500;
 pub(crate) struct TurnRunner {
     runtime: Arc<OnceLock<WeakRuntime>>,
     store: Store,
-    events: broadcast::Sender<AgentEvent>,
+    events: crate::event_bus::Events,
     clock: Arc<dyn Clock>,
 }
 
@@ -31,7 +31,7 @@ impl TurnRunner {
     pub(crate) fn new(
         runtime: Arc<OnceLock<WeakRuntime>>,
         store: Store,
-        events: broadcast::Sender<AgentEvent>,
+        events: crate::event_bus::Events,
         clock: Arc<dyn Clock>,
     ) -> TurnRunner {
         TurnRunner {
@@ -89,7 +89,7 @@ impl JobRunner for TurnRunner {
             && run.status.is_final()
             && run.status.was_started()
             && !run.quiet;
-        let _ = self.events.send(AgentEvent::ScheduledRunUpdated {
+        self.events.emit(AgentEvent::ScheduledRunUpdated {
             chat_id: run
                 .chat_id
                 .clone()
@@ -182,6 +182,7 @@ pub(crate) async fn headless_turn(
     let options = RunOptions {
         on_ask: OnAsk::Deny,
         mode: Some(PermissionMode::Auto),
+        origin: None,
     };
     let turn = rt.send_message(chat_id, text, options);
     tokio::pin!(turn);
@@ -238,7 +239,7 @@ pub(crate) async fn headless_turn(
         .filter(|d| d.decision.behavior == Behavior::Deny && calls.contains(&d.tool_call_id))
         .map(|d| DeniedCall {
             tool: d.tool_name,
-            reason_code: d.decision.reason_code,
+            reason_code: d.decision.reason_code.to_string(),
             reason: d.decision.reason,
         })
         .collect();
