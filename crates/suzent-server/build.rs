@@ -10,12 +10,16 @@ use std::path::{Path, PathBuf};
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     let dist = manifest_dir.join("../../extensions/browser/dist");
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("suzent-browser-extension.zip");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default())
+        .join("suzent-browser-extension.zip");
     println!("cargo:rerun-if-changed={}", dist.display());
     let mut files = Vec::new();
     if dist.join("manifest.json").is_file() {
         collect(&dist, &dist, &mut files);
-        println!("cargo:rerun-if-changed={}", dist.join("manifest.json").display());
+        println!(
+            "cargo:rerun-if-changed={}",
+            dist.join("manifest.json").display()
+        );
         for (_, path) in &files {
             println!("cargo:rerun-if-changed={}", path.display());
         }
@@ -45,12 +49,17 @@ fn main() {
         Ok(())
     })();
     if let Err(e) = result {
-        panic!("cannot pack the browser extension into {}: {e}", out.display());
+        panic!(
+            "cannot pack the browser extension into {}: {e}",
+            out.display()
+        );
     }
 }
 
 fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, PathBuf)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {

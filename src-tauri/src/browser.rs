@@ -26,12 +26,17 @@ pub struct BrowserBridge {
 
 impl BrowserBridge {
     /// Starts the bridge for `runtime` and forwards its events to the webview.
-    pub async fn start<R: Runtime>(app: AppHandle<R>, runtime: &suzent_runtime::Runtime) -> BrowserBridge {
+    pub async fn start<R: Runtime>(
+        app: AppHandle<R>,
+        runtime: &suzent_runtime::Runtime,
+    ) -> BrowserBridge {
         let server = match BridgeServer::start(runtime, BridgeOptions::default()).await {
             Ok(server) => Arc::new(server),
             Err(e) => {
                 tracing::warn!("the browser bridge did not start: {e}");
-                return BrowserBridge { server: Err(e.to_string()) };
+                return BrowserBridge {
+                    server: Err(e.to_string()),
+                };
             }
         };
         let mut events = server.subscribe();
@@ -61,12 +66,17 @@ impl BrowserBridge {
 
     /// A bridge that could not start.
     pub fn failed(message: impl Into<String>) -> BrowserBridge {
-        BrowserBridge { server: Err(message.into()) }
+        BrowserBridge {
+            server: Err(message.into()),
+        }
     }
 
     fn server(&self) -> Result<Arc<BridgeServer>, AppError> {
         self.server.clone().map_err(|message| {
-            AppError::new(AppErrorKind::Io, format!("the browser bridge is not running: {message}"))
+            AppError::new(
+                AppErrorKind::Io,
+                format!("the browser bridge is not running: {message}"),
+            )
         })
     }
 
@@ -105,7 +115,11 @@ pub async fn approve_browser_pairing(
     bridge: State<'_, BrowserBridge>,
     request_id: String,
 ) -> Result<BrowserPairing, AppError> {
-    bridge.server()?.approve(&request_id).await.map_err(pairing_error)
+    bridge
+        .server()?
+        .approve(&request_id)
+        .await
+        .map_err(pairing_error)
 }
 
 /// The user declined a pairing request.
@@ -115,7 +129,11 @@ pub async fn reject_browser_pairing(
     bridge: State<'_, BrowserBridge>,
     request_id: String,
 ) -> Result<(), AppError> {
-    bridge.server()?.reject(&request_id).await.map_err(pairing_error)
+    bridge
+        .server()?
+        .reject(&request_id)
+        .await
+        .map_err(pairing_error)
 }
 
 /// Revokes a pairing: its connection closes now and its credential never works again.
@@ -125,14 +143,20 @@ pub async fn revoke_browser_pairing(
     bridge: State<'_, BrowserBridge>,
     pairing_id: String,
 ) -> Result<bool, AppError> {
-    bridge.server()?.revoke(&pairing_id).await.map_err(pairing_error)
+    bridge
+        .server()?
+        .revoke(&pairing_id)
+        .await
+        .map_err(pairing_error)
 }
 
 /// "Download the extension (.zip)": the native save dialog, then the bundled ZIP written there.
 /// `None` when the user cancelled.
 #[tauri::command]
 #[specta::specta]
-pub async fn save_browser_extension_zip<R: Runtime>(app: AppHandle<R>) -> Result<Option<String>, AppError> {
+pub async fn save_browser_extension_zip<R: Runtime>(
+    app: AppHandle<R>,
+) -> Result<Option<String>, AppError> {
     let version = suzent_server::extension_version().map_err(package_error)?;
     let (tx, rx) = tokio::sync::oneshot::channel();
     app.dialog()
@@ -146,7 +170,9 @@ pub async fn save_browser_extension_zip<R: Runtime>(app: AppHandle<R>) -> Result
     let picked = rx
         .await
         .map_err(|_| AppError::new(AppErrorKind::Dialog, "the save dialog closed abnormally"))?;
-    let Some(picked) = picked else { return Ok(None) };
+    let Some(picked) = picked else {
+        return Ok(None);
+    };
     let path = picked
         .into_path()
         .map_err(|e| AppError::new(AppErrorKind::Dialog, format!("not a local file: {e}")))?;
@@ -163,7 +189,8 @@ pub async fn show_browser_extension_folder(
     state: State<'_, crate::AppState>,
 ) -> Result<String, AppError> {
     let runtime = state.runtime()?;
-    let folder = suzent_server::unpacked_extension(&runtime.paths().data_dir).map_err(package_error)?;
+    let folder =
+        suzent_server::unpacked_extension(&runtime.paths().data_dir).map_err(package_error)?;
     let opener = if cfg!(target_os = "macos") {
         "open"
     } else if cfg!(windows) {

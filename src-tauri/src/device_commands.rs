@@ -102,7 +102,11 @@ pub async fn set_device_scope(
     device_id: String,
     scope: DeviceScope,
 ) -> Result<DeviceRecord, AppError> {
-    Ok(state.runtime()?.devices().set_scope(&device_id, scope).await?)
+    Ok(state
+        .runtime()?
+        .devices()
+        .set_scope(&device_id, scope)
+        .await?)
 }
 
 /// Revokes a pairing; its live connection closes at once.
@@ -122,5 +126,9 @@ pub async fn device_outbox(
     state: State<'_, AppState>,
     device_id: Option<String>,
 ) -> Result<Vec<PeerMessage>, AppError> {
-    Ok(state.runtime()?.devices().outbox(device_id.as_deref()).await?)
+    Ok(state
+        .runtime()?
+        .devices()
+        .outbox(device_id.as_deref())
+        .await?)
 }

@@ -11,12 +11,13 @@ mod support;
 use anyhow::{Context, Result, bail};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::{Desktop, desktop_test_with_extra_config};
 use suzent_core::Config;
 use suzent_runtime::provider::StaticKeys;
 use suzent_runtime::{DeviceState, Paths, Runtime, RuntimeOptions};
-use support::{Desktop, desktop_test_with_extra_config};
 
-const DEVICES: &str = "[devices]\nname = \"Desktop A\"\nrelay = false\ndiscovery = false\nbind = [\"127.0.0.1:0\"]\n";
+const DEVICES: &str =
+    "[devices]\nname = \"Desktop A\"\nrelay = false\ndiscovery = false\nbind = [\"127.0.0.1:0\"]\n";
 
 /// Scrolls the page so `css` is in view (the Devices card sits below the other settings).
 async fn show(d: &Desktop, css: &str) -> Result<()> {
@@ -57,7 +58,8 @@ fn pairing_from_settings_shows_the_same_words_lists_the_device_and_revoke_closes
         Box::pin(async move {
             d.click("[data-testid=nav-settings]").await?;
             show(d, "[data-testid=devices-settings]").await?;
-            d.wait_text("[data-testid=devices-this]", "Desktop A").await?;
+            d.wait_text("[data-testid=devices-this]", "Desktop A")
+                .await?;
             d.wait_css("[data-testid=devices-empty]").await?;
             d.screenshot("devices-empty").await?;
 
@@ -77,9 +79,13 @@ fn pairing_from_settings_shows_the_same_words_lists_the_device_and_revoke_closes
             let shown = text_of(d, "[data-testid=devices-pair-words]").await?;
             let shown: Vec<String> = shown.split_whitespace().map(str::to_string).collect();
             if shown != join.words {
-                bail!("the window shows {shown:?}, the other install {:?}", join.words);
+                bail!(
+                    "the window shows {shown:?}, the other install {:?}",
+                    join.words
+                );
             }
-            d.wait_text("[data-testid=devices-pair-peer]", "Phone B").await?;
+            d.wait_text("[data-testid=devices-pair-peer]", "Phone B")
+                .await?;
             show(d, "[data-testid=devices-pair-words]").await?;
             d.screenshot("words").await?;
 
@@ -94,16 +100,24 @@ fn pairing_from_settings_shows_the_same_words_lists_the_device_and_revoke_closes
             d.wait_text(&row, &b_me.fingerprint).await?;
             d.wait_text(&row, "linux").await?;
             // The other install dials the app; the row goes online.
-            d.wait_text(&format!("[data-testid=devices-state-{}]", b_me.short_id), "online").await?;
+            d.wait_text(
+                &format!("[data-testid=devices-state-{}]", b_me.short_id),
+                "online",
+            )
+            .await?;
             show(d, &row).await?;
             d.screenshot("paired-online").await?;
 
             // Revoke in the window: the other install's connection is closed with "revoked".
-            d.click(&format!("[data-testid=devices-revoke-{}]", b_me.short_id)).await?;
+            d.click(&format!("[data-testid=devices-revoke-{}]", b_me.short_id))
+                .await?;
             let deadline = Instant::now() + Duration::from_secs(10);
             loop {
                 let list = b.devices().list().await?;
-                if list.first().is_some_and(|v| v.device.state == DeviceState::RevokedByPeer) {
+                if list
+                    .first()
+                    .is_some_and(|v| v.device.state == DeviceState::RevokedByPeer)
+                {
                     break;
                 }
                 if Instant::now() > deadline {
@@ -111,7 +125,11 @@ fn pairing_from_settings_shows_the_same_words_lists_the_device_and_revoke_closes
                 }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            d.wait_text(&format!("[data-testid=devices-state-{}]", b_me.short_id), "revoked").await?;
+            d.wait_text(
+                &format!("[data-testid=devices-state-{}]", b_me.short_id),
+                "revoked",
+            )
+            .await?;
             d.screenshot("revoked").await?;
             b.shutdown().await;
             Ok(())

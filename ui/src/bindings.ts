@@ -800,6 +800,16 @@ export type BrowserPairing = {
 	revokedAt: string | null,
 };
 
+/**  One pairing with its connection state. */
+export type BrowserPairingStatus = {
+	/**  The stored pairing. */
+	pairing: BrowserPairing,
+	/**  Whether it is connected now. */
+	connected: boolean,
+	/**  Since when, if connected. */
+	connectedSince: string | null,
+};
+
 /**  Everything Settings → Browser shows. */
 export type BrowserStatus = {
 	/**  Not installed, paired or connected. */
@@ -811,7 +821,7 @@ export type BrowserStatus = {
 	/**  The shipped extension's id. */
 	shippedExtensionId: string,
 	/**  Active pairings first (newest first), then revoked ones. */
-	pairings: PairingStatus[],
+	pairings: BrowserPairingStatus[],
 	/**  Pairing requests waiting for the user. */
 	pending: PairingRequest[],
 	/**  Browsers the native messaging host is installed for. */
@@ -1130,6 +1140,23 @@ export type DecisionSource =
 /**  The user answered an approval prompt. */
 "user";
 
+/**  Whether the user is told when a run finishes. */
+export type Delivery = 
+/**  A notification when the run finishes. */
+"notify" | 
+/**  Recorded only. */
+"silent";
+
+/**  A call refused during an unattended run (what would have asked is denied at once). */
+export type DeniedCall = {
+	/**  Tool runtime name. */
+	tool: string,
+	/**  The decision's reason code (`headless_ask_denied`, a rule's...). */
+	reasonCode: string,
+	/**  Why it was refused, as the model was told. */
+	reason: string,
+};
+
 /**  A stored pairing. */
 export type DeviceRecord = {
 	/**  The pinned key (full device id). */
@@ -1188,21 +1215,6 @@ export type DeviceView = {
 	queued: number,
 	/**  Messages to it that failed. */
 	failed: number,
-/**  Whether the user is told when a run finishes. */
-export type Delivery = 
-/**  A notification when the run finishes. */
-"notify" | 
-/**  Recorded only. */
-"silent";
-
-/**  A call refused during an unattended run (what would have asked is denied at once). */
-export type DeniedCall = {
-	/**  Tool runtime name. */
-	tool: string,
-	/**  The decision's reason code (`headless_ask_denied`, a rule's...). */
-	reasonCode: string,
-	/**  Why it was refused, as the model was told. */
-	reason: string,
 };
 
 /**  How a row or column spreads its children along its main axis (CSS `justify-content`). */
@@ -1377,12 +1389,6 @@ export type InboxStatus =
 /**  Withdrawn before delivery (e.g. the command's result was already read). */
 "cancelled";
 
-/**  A device being joined, waiting for this user's confirmation of the words. */
-export type JoinOffer = {
-	/**  The device that showed the code. */
-	peer: PeerSummary,
-	/**  The words to compare with its screen. */
-	words: string[],
 /**  A job as registered: everything but its bookkeeping. */
 export type JobDraft = {
 	/**  Stable id (re-registering the same id updates the job). */
@@ -1486,6 +1492,14 @@ export type JobView = {
 	nextRun: string | null,
 	/**  Its latest run. */
 	lastRun: RunRecord | null,
+};
+
+/**  A device being joined, waiting for this user's confirmation of the words. */
+export type JoinOffer = {
+	/**  The device that showed the code. */
+	peer: PeerSummary,
+	/**  The words to compare with its screen. */
+	words: string[],
 };
 
 /**
@@ -1736,6 +1750,15 @@ export type NearbyView = {
 	paired: boolean,
 };
 
+/**  What happens when an occurrence comes while the job's previous run is still running. */
+export type OverlapPolicy = 
+/**  The occurrence is recorded as skipped (still running). The default. */
+"skip" | 
+/**  At most one occurrence waits and starts when the running one ends; more are skipped. */
+"queue_one" | 
+/**  Runs start side by side. */
+"allow";
+
 /**  A pairing code to show. */
 export type PairingOffer = {
 	/**  The code to type on the other device. */
@@ -1750,6 +1773,37 @@ export type PairingOffer = {
 	expiresInSecs: number,
 	/**  This device (what the other side will show). */
 	thisDevice: PeerSummary,
+};
+
+/**  How a pairing request ended. */
+export type PairingOutcome = 
+/**  The user approved; the extension got its credential. */
+"approved" | 
+/**  The user declined. */
+"rejected" | 
+/**  The extension disconnected first. */
+"cancelled" | 
+/**  Nobody answered within [`PAIRING_TIMEOUT`]. */
+"expired";
+
+/**  A pairing request waiting for the user, as the app's dialog shows it. */
+export type PairingRequest = {
+	/**  The request id (approve/reject name it). */
+	id: string,
+	/**  The extension id, from the connection's `Origin`. */
+	extensionId: string,
+	/**  Whether that id is the extension shipped with this app (its manifest key). */
+	shippedExtension: boolean,
+	/**  Browser name as the extension reported it. */
+	browser: string,
+	/**  Browser version as reported. */
+	browserVersion: string,
+	/**  Extension version as reported. */
+	extensionVersion: string,
+	/**  The code the popup shows; the user compares it before approving. */
+	code: string,
+	/**  When the extension asked. */
+	requestedAt: string,
 };
 
 /**  Where a pairing started here is. */
@@ -1825,53 +1879,6 @@ export type PeerSummary = {
 	platform: string,
 	/**  Key fingerprint. */
 	fingerprint: string,
-/**  What happens when an occurrence comes while the job's previous run is still running. */
-export type OverlapPolicy = 
-/**  The occurrence is recorded as skipped (still running). The default. */
-"skip" | 
-/**  At most one occurrence waits and starts when the running one ends; more are skipped. */
-"queue_one" | 
-/**  Runs start side by side. */
-"allow";
-/**  How a pairing request ended. */
-export type PairingOutcome = 
-/**  The user approved; the extension got its credential. */
-"approved" | 
-/**  The user declined. */
-"rejected" | 
-/**  The extension disconnected first. */
-"cancelled" | 
-/**  Nobody answered within [`PAIRING_TIMEOUT`]. */
-"expired";
-
-/**  A pairing request waiting for the user, as the app's dialog shows it. */
-export type PairingRequest = {
-	/**  The request id (approve/reject name it). */
-	id: string,
-	/**  The extension id, from the connection's `Origin`. */
-	extensionId: string,
-	/**  Whether that id is the extension shipped with this app (its manifest key). */
-	shippedExtension: boolean,
-	/**  Browser name as the extension reported it. */
-	browser: string,
-	/**  Browser version as reported. */
-	browserVersion: string,
-	/**  Extension version as reported. */
-	extensionVersion: string,
-	/**  The code the popup shows; the user compares it before approving. */
-	code: string,
-	/**  When the extension asked. */
-	requestedAt: string,
-};
-
-/**  One pairing with its connection state. */
-export type PairingStatus = {
-	/**  The stored pairing. */
-	pairing: BrowserPairing,
-	/**  Whether it is connected now. */
-	connected: boolean,
-	/**  Since when, if connected. */
-	connectedSince: string | null,
 };
 
 /**  A tool call waiting for the user's answer. */

@@ -43,11 +43,16 @@ pub async fn browser(cmd: BrowserCommand) -> Result<ExitCode> {
     let paths = Paths::from_env().map_err(anyhow::Error::msg)?;
     match cmd {
         BrowserCommand::ExtensionPath => {
-            println!("{}", suzent_server::unpacked_extension(&paths.data_dir)?.display());
+            println!(
+                "{}",
+                suzent_server::unpacked_extension(&paths.data_dir)?.display()
+            );
         }
         BrowserCommand::Zip { out } => {
             let version = suzent_server::extension_version()?;
-            let out = out.unwrap_or_else(|| PathBuf::from(format!("suzent-browser-extension-{version}.zip")));
+            let out = out.unwrap_or_else(|| {
+                PathBuf::from(format!("suzent-browser-extension-{version}.zip"))
+            });
             suzent_server::save_zip(&out)?;
             println!("{}", out.display());
         }
@@ -70,14 +75,23 @@ pub async fn browser(cmd: BrowserCommand) -> Result<ExitCode> {
                     .into_iter()
                     .map(|p| p.id)
                     .collect(),
-                (None, false) => anyhow::bail!("name a pairing id (see `suzent browser status`) or pass --all"),
+                (None, false) => {
+                    anyhow::bail!("name a pairing id (see `suzent browser status`) or pass --all")
+                }
             };
             for id in ids {
                 let changed = store
                     .revoke_browser_pairing(&id)
                     .await
                     .with_context(|| format!("revoking pairing '{id}'"))?;
-                println!("{id}: {}", if changed { "revoked" } else { "was already revoked" });
+                println!(
+                    "{id}: {}",
+                    if changed {
+                        "revoked"
+                    } else {
+                        "was already revoked"
+                    }
+                );
             }
         }
     }
@@ -96,7 +110,10 @@ fn print_status(status: &BrowserStatus) {
         None => println!("bridge: not running (the desktop app or `suzent serve` runs it)"),
     }
     match &status.extension_version {
-        Some(v) => println!("bundled extension: {v} (id {})", status.shipped_extension_id),
+        Some(v) => println!(
+            "bundled extension: {v} (id {})",
+            status.shipped_extension_id
+        ),
         None => println!("bundled extension: not included in this build"),
     }
     for p in &status.pairings {
@@ -113,7 +130,11 @@ fn print_status(status: &BrowserStatus) {
         };
         println!(
             "  {}  {} {} (extension {} v{})  {what}",
-            pairing.id, pairing.browser, pairing.browser_version, pairing.extension_id, pairing.extension_version
+            pairing.id,
+            pairing.browser,
+            pairing.browser_version,
+            pairing.extension_id,
+            pairing.extension_version
         );
     }
 }
@@ -131,13 +152,19 @@ pub async fn answer_pairings(server: &BridgeServer) {
     let mut events = server.subscribe();
     let interactive = std::io::stdin().is_terminal();
     while let Ok(event) = events.recv().await {
-        let BridgeEvent::PairingRequested { request } = event else { continue };
+        let BridgeEvent::PairingRequested { request } = event else {
+            continue;
+        };
         eprintln!(
             "suzent: browser extension {} ({} {}) asks to pair{}; its popup shows code {}",
             request.extension_id,
             request.browser,
             request.browser_version,
-            if request.shipped_extension { "" } else { " — NOT the extension shipped with Suzent" },
+            if request.shipped_extension {
+                ""
+            } else {
+                " — NOT the extension shipped with Suzent"
+            },
             request.code
         );
         if !interactive {

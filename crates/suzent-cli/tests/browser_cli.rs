@@ -27,17 +27,33 @@ fn the_zip_and_the_unpacked_folder_are_the_bundled_extension() {
     let mut zip = zip::ZipArchive::new(std::fs::File::open(&zip_path).unwrap()).unwrap();
     let mut names: Vec<String> = zip.file_names().map(|n| n.unwrap().into_owned()).collect();
     names.sort();
-    for needed in ["manifest.json", "background.js", "popup.html", "popup.js", "agent.js", "_locales/en/messages.json", "_locales/zh_CN/messages.json"] {
-        assert!(names.contains(&needed.to_string()), "{needed} missing from {names:?}");
+    for needed in [
+        "manifest.json",
+        "background.js",
+        "popup.html",
+        "popup.js",
+        "agent.js",
+        "_locales/en/messages.json",
+        "_locales/zh_CN/messages.json",
+    ] {
+        assert!(
+            names.contains(&needed.to_string()),
+            "{needed} missing from {names:?}"
+        );
     }
     let mut manifest = String::new();
-    zip.by_name("manifest.json").unwrap().read_to_string(&mut manifest).unwrap();
+    zip.by_name("manifest.json")
+        .unwrap()
+        .read_to_string(&mut manifest)
+        .unwrap();
     let manifest: Value = serde_json::from_str(&manifest).unwrap();
     assert_eq!(manifest["manifest_version"], 3);
 
     let folder = ok(&env.run(&["browser", "extension-path"]));
-    let unpacked: Value =
-        serde_json::from_str(&std::fs::read_to_string(std::path::Path::new(&folder).join("manifest.json")).unwrap()).unwrap();
+    let unpacked: Value = serde_json::from_str(
+        &std::fs::read_to_string(std::path::Path::new(&folder).join("manifest.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(unpacked, manifest);
     // A second call finds the same folder.
     assert_eq!(ok(&env.run(&["browser", "extension-path"])), folder);
@@ -46,12 +62,15 @@ fn the_zip_and_the_unpacked_folder_are_the_bundled_extension() {
 #[test]
 fn status_shows_pairings_and_revoke_revokes_one() {
     let env = Env::new(vec![]);
-    let status: Value = serde_json::from_str(&ok(&env.run(&["browser", "status", "--json"]))).unwrap();
+    let status: Value =
+        serde_json::from_str(&ok(&env.run(&["browser", "status", "--json"]))).unwrap();
     assert_eq!(status["state"], "notInstalled");
     assert_eq!(status["port"], Value::Null);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let store = suzent_store::Store::open(&env.home.join("data/suzent.db")).await.unwrap();
+        let store = suzent_store::Store::open(&env.home.join("data/suzent.db"))
+            .await
+            .unwrap();
         store
             .add_browser_pairing(&suzent_store::NewBrowserPairing {
                 id: "p1".into(),
@@ -64,13 +83,15 @@ fn status_shows_pairings_and_revoke_revokes_one() {
             .await
             .unwrap();
     });
-    let status: Value = serde_json::from_str(&ok(&env.run(&["browser", "status", "--json"]))).unwrap();
+    let status: Value =
+        serde_json::from_str(&ok(&env.run(&["browser", "status", "--json"]))).unwrap();
     assert_eq!(status["state"], "paired");
     assert_eq!(status["pairings"][0]["pairing"]["id"], "p1");
     let text = ok(&env.run(&["browser", "status"]));
     assert!(text.contains("paired, not connected"), "{text}");
     assert_eq!(ok(&env.run(&["browser", "revoke", "p1"])), "p1: revoked");
-    let status: Value = serde_json::from_str(&ok(&env.run(&["browser", "status", "--json"]))).unwrap();
+    let status: Value =
+        serde_json::from_str(&ok(&env.run(&["browser", "status", "--json"]))).unwrap();
     assert_eq!(status["state"], "notInstalled");
     let unknown = env.run(&["browser", "revoke", "nope"]);
     assert_eq!(unknown.status.code(), Some(1));
@@ -91,7 +112,10 @@ fn serve_runs_the_bridge_on_loopback_and_status_sees_it() {
     // A request without the extension's Origin is refused.
     let refused = std::net::TcpStream::connect(("127.0.0.1", port)).and_then(|mut s| {
         use std::io::Write;
-        write!(s, "GET /v1/bridge HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")?;
+        write!(
+            s,
+            "GET /v1/bridge HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+        )?;
         let mut answer = String::new();
         s.read_to_string(&mut answer)?;
         Ok(answer)

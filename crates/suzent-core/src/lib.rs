@@ -29,8 +29,7 @@ pub use canvas::{
 };
 pub use config::{
     BrowserConfig, Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, DevicesConfig,
-    LocalConfig, ProviderConfig,
-    ProvidersConfig, SandboxBackend,
+    LocalConfig, ProviderConfig, ProvidersConfig, SandboxBackend,
 };
 pub use event::{AgentEvent, DecisionEvent, RunOutcome};
 pub use message::{ChatMessage, ToolCall, parse_tool_arguments};

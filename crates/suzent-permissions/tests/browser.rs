@@ -71,7 +71,7 @@ fn decide(
     let e = PermissionEngine::new().evaluate(req, &ctx);
     (
         e.decision.behavior,
-        e.decision.reason_code,
+        e.decision.reason_code.to_string(),
         e.decision.reason,
     )
 }

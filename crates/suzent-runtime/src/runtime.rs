@@ -435,6 +435,11 @@ impl Runtime {
         Ok(saved)
     }
 
+    /// Where API keys come from (the goal judge builds its provider with them).
+    pub(crate) fn key_source(&self) -> &dyn KeySource {
+        self.s.settings.keys()
+    }
+
     /// Paired devices: pairing, the device list, the peer outbox (see `devices/`).
     pub fn devices(&self) -> &Arc<Devices> {
         &self.s.devices

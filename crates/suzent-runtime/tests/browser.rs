@@ -219,7 +219,7 @@ async fn default_mode_asks_before_the_first_click_and_allows_the_site_after_allo
             "open docs",
             RunOptions {
                 on_ask: OnAsk::Deny,
-                ..Default::default()
+                ..RunOptions::default()
             },
         )
         .await?;

@@ -494,27 +494,53 @@ async fn a_peer_message_to_a_busy_full_access_chat_waits_for_its_own_peer_turn()
     let target = b.chat(PermissionMode::FullAccess).await?;
     // B's user runs a turn in full access that takes a while (a command).
     b_model.push_turns(vec![
-        Turn::tool_call("u1", "run_command", serde_json::json!({"content": "sleep 6"}).to_string()),
+        Turn::tool_call(
+            "u1",
+            "run_command",
+            serde_json::json!({"content": "sleep 6"}).to_string(),
+        ),
         Turn::text("slept"),
         // The peer's own turn: what would ask is refused there.
-        Turn::tool_call("p1", "run_command", serde_json::json!({"content": "touch from-peer.txt"}).to_string()),
+        Turn::tool_call(
+            "p1",
+            "run_command",
+            serde_json::json!({"content": "touch from-peer.txt"}).to_string(),
+        ),
         Turn::text("refused"),
     ]);
     let b_rt = b.rt.clone();
     let t = target.clone();
-    let user_turn = tokio::spawn(async move { b_rt.send_message(&t, "sleep a bit", RunOptions::default()).await });
-    eventually("B's turn to run", Duration::from_secs(30), || async { b_model.requests().len() >= 1 }).await?;
+    let user_turn = tokio::spawn(async move {
+        b_rt.send_message(&t, "sleep a bit", RunOptions::default())
+            .await
+    });
+    eventually("B's turn to run", Duration::from_secs(30), || async {
+        b_model.requests().len() >= 1
+    })
+    .await?;
     let sender = a.chat(PermissionMode::Default).await?;
-    a_model.push_turns(vec![send_call("s1", &format!("peer:{b_id}/{target}"), "touch from-peer.txt"), Turn::text("ok")]);
-    a.rt.send_message(&sender, "ask B", RunOptions::default()).await?;
+    a_model.push_turns(vec![
+        send_call(
+            "s1",
+            &format!("peer:{b_id}/{target}"),
+            "touch from-peer.txt",
+        ),
+        Turn::text("ok"),
+    ]);
+    a.rt.send_message(&sender, "ask B", RunOptions::default())
+        .await?;
     user_turn.await??;
     eventually("the peer message read", Duration::from_secs(60), || async {
-        outbox_statuses(&a.rt).await.is_ok_and(|o| o.first().is_some_and(|m| m.1 == PeerMessageStatus::Read))
+        outbox_statuses(&a.rt)
+            .await
+            .is_ok_and(|o| o.first().is_some_and(|m| m.1 == PeerMessageStatus::Read))
     })
     .await?;
     // The user's turn never saw the peer message; it came after, in a turn of its own.
     let transcript = b.transcript(&target).await?;
-    let slept = transcript.iter().position(|m| matches!(m, ChatMessage::Assistant { text, .. } if text == "slept"));
+    let slept = transcript
+        .iter()
+        .position(|m| matches!(m, ChatMessage::Assistant { text, .. } if text == "slept"));
     let peer = transcript.iter().position(|m| matches!(m, ChatMessage::User { text } if text.starts_with("[message from the paired device")));
     assert!(slept.is_some() && peer > slept, "{transcript:#?}");
     assert!(!b.ws.join("from-peer.txt").exists());
@@ -525,8 +551,16 @@ async fn a_peer_message_to_a_busy_full_access_chat_waits_for_its_own_peer_turn()
         .find(|v| v["toolCallId"] == "p1")
         .unwrap_or_default();
     assert_eq!(
-        (peer_call["origin"].as_str(), peer_call["decision"].as_str(), peer_call["mode"].as_str()),
-        (Some(format!("peer:{a_id}").as_str()), Some("deny"), Some("default"))
+        (
+            peer_call["origin"].as_str(),
+            peer_call["decision"].as_str(),
+            peer_call["mode"].as_str()
+        ),
+        (
+            Some(format!("peer:{a_id}").as_str()),
+            Some("deny"),
+            Some("default")
+        )
     );
     a.rt.shutdown().await;
     b.rt.shutdown().await;
@@ -543,24 +577,42 @@ async fn agent_read_and_stop_on_a_peer_follow_the_scope_it_granted() -> Result<(
     let (a_id, b_id) = (a.short_id().await?, b.short_id().await?);
     let target = b.chat(PermissionMode::Default).await?;
     b_model.push_turns(vec![Turn::text("the report is ready")]);
-    b.rt.send_message(&target, "write the report", RunOptions::default()).await?;
+    b.rt.send_message(&target, "write the report", RunOptions::default())
+        .await?;
     eventually("A connected to B", Duration::from_secs(30), || async {
-        a.rt.devices().list().await.is_ok_and(|l| l.first().is_some_and(|v| v.online))
+        a.rt.devices()
+            .list()
+            .await
+            .is_ok_and(|l| l.first().is_some_and(|v| v.online))
     })
     .await?;
     let address = format!("peer:{b_id}/{target}");
-    let refused = a.rt.devices().read(&address, 4000).await.unwrap_or_else(|e| e);
+    let refused =
+        a.rt.devices()
+            .read(&address, 4000)
+            .await
+            .unwrap_or_else(|e| e);
     assert!(refused.contains("needs the 'read' scope"), "{refused}");
     let stop = a.rt.devices().stop(&address).await.unwrap_err();
     assert!(stop.contains("needs the 'read' scope"), "{stop}");
     b.rt.devices().set_scope(&a_id, DeviceScope::Read).await?;
-    let read = a.rt.devices().read(&address, 4000).await.unwrap_or_else(|e| e);
+    let read =
+        a.rt.devices()
+            .read(&address, 4000)
+            .await
+            .unwrap_or_else(|e| e);
     assert!(read.contains("assistant: the report is ready"), "{read}");
-    assert_eq!(a.rt.devices().stop(&address).await, Ok(format!("agent {target} is idle; nothing to stop")));
+    assert_eq!(
+        a.rt.devices().stop(&address).await,
+        Ok(format!("agent {target} is idle; nothing to stop"))
+    );
     // agent_list shows the device and, asked for recent agents, its agents.
     let listed = a.rt.devices().agents_for_list(true).await;
     let ids: Vec<&str> = listed.iter().map(|s| s.id.as_str()).collect();
-    assert!(ids.contains(&format!("peer:{b_id}").as_str()) && ids.contains(&address.as_str()), "{ids:?}");
+    assert!(
+        ids.contains(&format!("peer:{b_id}").as_str()) && ids.contains(&address.as_str()),
+        "{ids:?}"
+    );
     assert_eq!(listed[0].status, "online");
     a.rt.shutdown().await;
     b.rt.shutdown().await;
@@ -568,9 +620,16 @@ async fn agent_read_and_stop_on_a_peer_follow_the_scope_it_granted() -> Result<(
 }
 
 /// A bare device endpoint (no runtime) paired with `host`, for sending raw protocol requests.
-async fn raw_device(dir: &std::path::Path, name: &str, host: &Install) -> Result<suzent_devices::DeviceNode> {
-    use suzent_devices::{Admission, DeviceIdentity, DeviceNode, KeyStorePreference, NodeConfig, PeerHandler, PeerInfo};
+async fn raw_device(
+    dir: &std::path::Path,
+    name: &str,
+    host: &Install,
+) -> Result<suzent_devices::DeviceNode> {
     use suzent_devices::wire::{Request, Response};
+    use suzent_devices::{
+        Admission, DeviceIdentity, DeviceNode, KeyStorePreference, NodeConfig, PeerHandler,
+        PeerInfo,
+    };
     struct Quiet;
     #[async_trait::async_trait]
     impl PeerHandler for Quiet {
@@ -599,14 +658,17 @@ async fn raw_device(dir: &std::path::Path, name: &str, host: &Install) -> Result
     )
     .await?;
     let offer = host.rt.devices().pair().await?;
-    let join = node.join(&suzent_devices::PairingTicket::parse(&offer.code)?).await?;
+    let join = node
+        .join(&suzent_devices::PairingTicket::parse(&offer.code)?)
+        .await?;
     host.rt.devices().confirm_pairing(true)?;
     join.finish(true).await?;
     Ok(node)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn deliveries_are_idempotent_per_sender_and_message_id_and_other_content_is_a_conflict() -> Result<()> {
+async fn deliveries_are_idempotent_per_sender_and_message_id_and_other_content_is_a_conflict()
+-> Result<()> {
     use suzent_devices::PeerAddress;
     use suzent_devices::wire::{Request, Response};
     let b_model = ScriptedServer::start(vec![Turn::text("one"), Turn::text("two")]).await;
@@ -627,20 +689,43 @@ async fn deliveries_are_idempotent_per_sender_and_message_id_and_other_content_i
         text: text.into(),
     };
     // (a) resent unchanged: accepted again as a duplicate, stored once.
-    assert_eq!(c.request(&to_b, &deliver("run report")).await?, Response::Accepted { duplicate: false });
+    assert_eq!(
+        c.request(&to_b, &deliver("run report")).await?,
+        Response::Accepted { duplicate: false }
+    );
     // (d) the same bytes over a new connection: still only a duplicate.
     c.disconnect(&to_b.device, 0, "new connection");
-    assert_eq!(c.request(&to_b, &deliver("run report")).await?, Response::Accepted { duplicate: true });
+    assert_eq!(
+        c.request(&to_b, &deliver("run report")).await?,
+        Response::Accepted { duplicate: true }
+    );
     // (b) the same id with other content: a conflict, nothing stored.
-    assert!(matches!(c.request(&to_b, &deliver("rm -rf ~")).await?, Response::Conflict { .. }));
+    assert!(matches!(
+        c.request(&to_b, &deliver("rm -rf ~")).await?,
+        Response::Conflict { .. }
+    ));
     // (c) another device may use the same id: the key is (sender, id).
-    assert_eq!(d.request(&to_b, &deliver("run report")).await?, Response::Accepted { duplicate: false });
-    let inbox: Vec<(String, String)> = b.rt.inbox(None).await?.into_iter().map(|m| (m.sender, m.text)).collect();
+    assert_eq!(
+        d.request(&to_b, &deliver("run report")).await?,
+        Response::Accepted { duplicate: false }
+    );
+    let inbox: Vec<(String, String)> =
+        b.rt.inbox(None)
+            .await?
+            .into_iter()
+            .map(|m| (m.sender, m.text))
+            .collect();
     assert_eq!(
         inbox,
         vec![
-            (format!("peer:{}", c.device_id().short()), "run report".to_string()),
-            (format!("peer:{}", d.device_id().short()), "run report".to_string()),
+            (
+                format!("peer:{}", c.device_id().short()),
+                "run report".to_string()
+            ),
+            (
+                format!("peer:{}", d.device_id().short()),
+                "run report".to_string()
+            ),
         ]
     );
     c.close().await;

@@ -32,7 +32,10 @@ fn summary(name: &str, mut samples: Vec<Duration>) {
 }
 
 fn main() -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     rt.block_on(async {
         let e = E2e::start().await?;
         let page = e.chromium.open(&e.fixtures.url("/page.html")).await?;
@@ -41,18 +44,43 @@ fn main() -> anyhow::Result<()> {
         e.pair(&popup).await?;
         let backend: Arc<dyn BrowserBackend> = Arc::new(e.server.backend());
         let mut session = BrowserSession::new(Arc::clone(&backend), SessionConfig::default());
-        let snap = session.run(&BrowserCommand::Snapshot { page: None }, None).await?;
-        let line = snap.text.lines().find(|l| l.contains("\"Pay\"")).unwrap_or_default();
-        let pay = line.rsplit("[ref=").next().unwrap_or_default().trim_end_matches(']').to_string();
+        let snap = session
+            .run(&BrowserCommand::Snapshot { page: None }, None)
+            .await?;
+        let line = snap
+            .text
+            .lines()
+            .find(|l| l.contains("\"Pay\""))
+            .unwrap_or_default();
+        let pay = line
+            .rsplit("[ref=")
+            .next()
+            .unwrap_or_default()
+            .trim_end_matches(']')
+            .to_string();
         let origin = e.fixtures.origin();
         // Warm-up: attaches the debugger and injects the agent.
         for _ in 0..5 {
-            session.run(&BrowserCommand::Click { target: pay.clone() }, Some(&origin)).await?;
+            session
+                .run(
+                    &BrowserCommand::Click {
+                        target: pay.clone(),
+                    },
+                    Some(&origin),
+                )
+                .await?;
         }
         let mut clicks = Vec::with_capacity(CLICKS);
         for _ in 0..CLICKS {
             let start = Instant::now();
-            session.run(&BrowserCommand::Click { target: pay.clone() }, Some(&origin)).await?;
+            session
+                .run(
+                    &BrowserCommand::Click {
+                        target: pay.clone(),
+                    },
+                    Some(&origin),
+                )
+                .await?;
             clicks.push(start.elapsed());
         }
         let mut tabs = Vec::with_capacity(CLICKS);

@@ -4,7 +4,9 @@
 
 use crate::BridgeEvent;
 use crate::pairing::{Decision, PAIRING_TIMEOUT, PairingOutcome, Pairings};
-use crate::protocol::{AppMessage, BridgeCommand, CommandOutcome, ExtensionMessage, PROTOCOL_VERSION};
+use crate::protocol::{
+    AppMessage, BridgeCommand, CommandOutcome, ExtensionMessage, PROTOCOL_VERSION,
+};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures::{SinkExt, StreamExt};
 use serde_json::Value;
@@ -70,7 +72,11 @@ impl ExtensionLink {
     /// the request id is forgotten, so a late answer is dropped.
     ///
     /// Errors: [`LinkError`].
-    pub async fn request(&self, command: BridgeCommand, timeout: Duration) -> Result<Value, LinkError> {
+    pub async fn request(
+        &self,
+        command: BridgeCommand,
+        timeout: Duration,
+    ) -> Result<Value, LinkError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id, tx);
@@ -215,13 +221,11 @@ async fn send(socket: &mut WebSocket, message: &AppMessage) -> bool {
 async fn next_message(socket: &mut WebSocket) -> Result<ExtensionMessage, String> {
     loop {
         match socket.recv().await {
-            Some(Ok(Message::Text(text))) => {
-                match serde_json::from_str(text.as_str()) {
-                    Ok(ExtensionMessage::Ping {}) => continue,
-                    Ok(message) => return Ok(message),
-                    Err(e) => return Err(format!("bad message: {e}")),
-                }
-            }
+            Some(Ok(Message::Text(text))) => match serde_json::from_str(text.as_str()) {
+                Ok(ExtensionMessage::Ping {}) => continue,
+                Ok(message) => return Ok(message),
+                Err(e) => return Err(format!("bad message: {e}")),
+            },
             Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
             Some(Ok(Message::Binary(_))) => return Err("binary frames are not accepted".into()),
             Some(Ok(Message::Close(_))) | None => return Err("closed".into()),
@@ -243,7 +247,9 @@ pub(crate) async fn serve_connection(mut socket: WebSocket, extension_id: String
             credential,
         })) => {
             if protocol != PROTOCOL_VERSION {
-                let reason = format!("unsupported protocol version {protocol} (this app speaks {PROTOCOL_VERSION})");
+                let reason = format!(
+                    "unsupported protocol version {protocol} (this app speaks {PROTOCOL_VERSION})"
+                );
                 return close(&mut socket, CLOSE_POLICY, &reason).await;
             }
             (browser, browser_version, extension_version, credential)
@@ -261,7 +267,10 @@ pub(crate) async fn serve_connection(mut socket: WebSocket, extension_id: String
                     .touch_browser_pairing(&pairing.id, &browser_version, &extension_version)
                     .await
                 {
-                    tracing::warn!("cannot record the connection of pairing '{}': {e}", pairing.id);
+                    tracing::warn!(
+                        "cannot record the connection of pairing '{}': {e}",
+                        pairing.id
+                    );
                 }
                 Some(pairing)
             }
@@ -278,7 +287,16 @@ pub(crate) async fn serve_connection(mut socket: WebSocket, extension_id: String
     let (pairing, just_paired) = match pairing {
         Some(p) => (p, false),
         None => {
-            match pair(&mut socket, &hub, &extension_id, &browser, &browser_version, &extension_version).await {
+            match pair(
+                &mut socket,
+                &hub,
+                &extension_id,
+                &browser,
+                &browser_version,
+                &extension_version,
+            )
+            .await
+            {
                 Some(p) => (p, true),
                 None => return,
             }
@@ -300,7 +318,12 @@ async fn pair(
     match tokio::time::timeout(HELLO_TIMEOUT, next_message(socket)).await {
         Ok(Ok(ExtensionMessage::PairRequest {})) => {}
         Ok(Ok(_)) => {
-            close(socket, CLOSE_POLICY, "not paired: send pairRequest and wait for approval in Suzent").await;
+            close(
+                socket,
+                CLOSE_POLICY,
+                "not paired: send pairRequest and wait for approval in Suzent",
+            )
+            .await;
             return None;
         }
         Ok(Err(reason)) => {
@@ -312,17 +335,24 @@ async fn pair(
             return None;
         }
     }
-    let (request, decision) = match hub
-        .pairings
-        .request(extension_id, browser, browser_version, extension_version)
-    {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = send(socket, &AppMessage::PairRejected { reason: e.to_string() }).await;
-            close(socket, CLOSE_POLICY, &e.to_string()).await;
-            return None;
-        }
-    };
+    let (request, decision) =
+        match hub
+            .pairings
+            .request(extension_id, browser, browser_version, extension_version)
+        {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = send(
+                    socket,
+                    &AppMessage::PairRejected {
+                        reason: e.to_string(),
+                    },
+                )
+                .await;
+                close(socket, CLOSE_POLICY, &e.to_string()).await;
+                return None;
+            }
+        };
     let pending = AppMessage::PairPending {
         request_id: request.id.clone(),
         code: request.code.clone(),
@@ -349,7 +379,10 @@ async fn pair(
         }
     };
     match outcome {
-        Some(Decision::Approved { pairing, credential }) => {
+        Some(Decision::Approved {
+            pairing,
+            credential,
+        }) => {
             let paired = AppMessage::Paired {
                 credential,
                 pairing_id: pairing.id.clone(),
@@ -366,7 +399,13 @@ async fn pair(
             }
         }
         Some(Decision::Rejected(reason)) => {
-            let _ = send(socket, &AppMessage::PairRejected { reason: reason.clone() }).await;
+            let _ = send(
+                socket,
+                &AppMessage::PairRejected {
+                    reason: reason.clone(),
+                },
+            )
+            .await;
             close(socket, CLOSE_POLICY, &reason).await;
             None
         }
@@ -379,10 +418,24 @@ async fn pair(
 
 /// The live phase: requests out, responses in, until either side closes, the pairing is
 /// revoked, or the bridge shuts down.
-async fn live(mut socket: WebSocket, hub: Arc<Hub>, pairing: BrowserPairing, connection: u64, just_paired: bool) {
+async fn live(
+    mut socket: WebSocket,
+    hub: Arc<Hub>,
+    pairing: BrowserPairing,
+    connection: u64,
+    just_paired: bool,
+) {
     let revoked = CancellationToken::new();
-    if !hub.pairings.go_live(&pairing.id, connection, revoked.clone()) {
-        return close(&mut socket, CLOSE_POLICY, "credential already in use by another connection").await;
+    if !hub
+        .pairings
+        .go_live(&pairing.id, connection, revoked.clone())
+    {
+        return close(
+            &mut socket,
+            CLOSE_POLICY,
+            "credential already in use by another connection",
+        )
+        .await;
     }
     if !just_paired {
         let welcome = AppMessage::Welcome {

@@ -40,7 +40,12 @@ impl ExtensionBackend {
         self
     }
 
-    async fn call(&self, command: BridgeCommand, tab: &str, frame: &str) -> Result<Value, BrowserError> {
+    async fn call(
+        &self,
+        command: BridgeCommand,
+        tab: &str,
+        frame: &str,
+    ) -> Result<Value, BrowserError> {
         let link = self.hub.active().ok_or(BrowserError::NotConnected)?;
         link.request(command, self.timeout)
             .await
@@ -54,8 +59,9 @@ impl ExtensionBackend {
         what: &str,
     ) -> Result<T, BrowserError> {
         let value = self.call(command, tab, "").await?;
-        serde_json::from_value(value)
-            .map_err(|e| BrowserError::Protocol(format!("unexpected {what} answer from the extension: {e}")))
+        serde_json::from_value(value).map_err(|e| {
+            BrowserError::Protocol(format!("unexpected {what} answer from the extension: {e}"))
+        })
     }
 }
 
@@ -89,7 +95,8 @@ pub fn function_name(function: AgentFunction) -> AgentFunctionName {
 }
 
 fn to_value<T: serde::Serialize>(value: &T, what: &str) -> Result<Value, BrowserError> {
-    serde_json::to_value(value).map_err(|e| BrowserError::Protocol(format!("cannot encode {what}: {e}")))
+    serde_json::to_value(value)
+        .map_err(|e| BrowserError::Protocol(format!("cannot encode {what}: {e}")))
 }
 
 #[async_trait]
@@ -103,20 +110,38 @@ impl BrowserBackend for ExtensionBackend {
     }
 
     async fn open_tab(&self, url: &str) -> Result<TabInfo, BrowserError> {
-        self.call_as(BridgeCommand::OpenTab { url: url.to_string() }, "", "openTab")
-            .await
+        self.call_as(
+            BridgeCommand::OpenTab {
+                url: url.to_string(),
+            },
+            "",
+            "openTab",
+        )
+        .await
     }
 
     async fn close_tab(&self, tab: &str) -> Result<(), BrowserError> {
-        self.call(BridgeCommand::CloseTab { tab: tab.to_string() }, tab, "")
-            .await
-            .map(|_| ())
+        self.call(
+            BridgeCommand::CloseTab {
+                tab: tab.to_string(),
+            },
+            tab,
+            "",
+        )
+        .await
+        .map(|_| ())
     }
 
     async fn activate_tab(&self, tab: &str) -> Result<(), BrowserError> {
-        self.call(BridgeCommand::ActivateTab { tab: tab.to_string() }, tab, "")
-            .await
-            .map(|_| ())
+        self.call(
+            BridgeCommand::ActivateTab {
+                tab: tab.to_string(),
+            },
+            tab,
+            "",
+        )
+        .await
+        .map(|_| ())
     }
 
     async fn navigate(&self, tab: &str, to: &Navigation) -> Result<TabInfo, BrowserError> {
@@ -128,11 +153,22 @@ impl BrowserBackend for ExtensionBackend {
     }
 
     async fn frames(&self, tab: &str) -> Result<Vec<FrameInfo>, BrowserError> {
-        self.call_as(BridgeCommand::Frames { tab: tab.to_string() }, tab, "frames")
-            .await
+        self.call_as(
+            BridgeCommand::Frames {
+                tab: tab.to_string(),
+            },
+            tab,
+            "frames",
+        )
+        .await
     }
 
-    async fn call_agent(&self, tab: &str, frame: &str, call: &AgentCall) -> Result<Value, BrowserError> {
+    async fn call_agent(
+        &self,
+        tab: &str,
+        frame: &str,
+        call: &AgentCall,
+    ) -> Result<Value, BrowserError> {
         let command = BridgeCommand::CallAgent {
             tab: tab.to_string(),
             frame: frame.to_string(),
@@ -168,7 +204,10 @@ mod tests {
             AgentFunction::FrameSlot,
             AgentFunction::PageInfo,
         ] {
-            assert_eq!(serde_json::to_value(function_name(f))?, serde_json::to_value(f)?);
+            assert_eq!(
+                serde_json::to_value(function_name(f))?,
+                serde_json::to_value(f)?
+            );
         }
         Ok(())
     }
@@ -176,7 +215,9 @@ mod tests {
     #[test]
     fn browser_cores_navigation_and_input_read_as_the_bridge_wire_types() -> anyhow::Result<()> {
         let navigations = [
-            Navigation::Url { url: "https://docs.test/".into() },
+            Navigation::Url {
+                url: "https://docs.test/".into(),
+            },
             Navigation::Back,
             Navigation::Forward,
             Navigation::Reload { ignore_cache: true },
@@ -188,7 +229,11 @@ mod tests {
         }
         let inputs = [
             InputEvent::MouseMove { x: 1.5, y: 2.0 },
-            InputEvent::Click { x: 3.0, y: 4.0, count: 2 },
+            InputEvent::Click {
+                x: 3.0,
+                y: 4.0,
+                count: 2,
+            },
             InputEvent::Key {
                 key: "Enter".into(),
                 code: "Enter".into(),
@@ -208,12 +253,33 @@ mod tests {
 
     #[test]
     fn bridge_failures_name_the_tab_or_frame() {
-        let failed = |kind| LinkError::Failed { kind, message: "m".into() };
-        assert_eq!(error(failed(FailureKind::TabClosed), "7", "0"), BrowserError::TabClosed("7".into()));
-        assert_eq!(error(failed(FailureKind::TabNotShared), "7", "0"), BrowserError::TabNotShared("7".into()));
-        assert_eq!(error(failed(FailureKind::FrameGone), "7", "3"), BrowserError::FrameGone("3".into()));
-        assert_eq!(error(failed(FailureKind::Refused), "7", "0"), BrowserError::Refused("m".into()));
-        assert_eq!(error(LinkError::Timeout(20), "7", "0"), BrowserError::Timeout(20));
-        assert_eq!(error(LinkError::NotConnected, "7", "0"), BrowserError::NotConnected);
+        let failed = |kind| LinkError::Failed {
+            kind,
+            message: "m".into(),
+        };
+        assert_eq!(
+            error(failed(FailureKind::TabClosed), "7", "0"),
+            BrowserError::TabClosed("7".into())
+        );
+        assert_eq!(
+            error(failed(FailureKind::TabNotShared), "7", "0"),
+            BrowserError::TabNotShared("7".into())
+        );
+        assert_eq!(
+            error(failed(FailureKind::FrameGone), "7", "3"),
+            BrowserError::FrameGone("3".into())
+        );
+        assert_eq!(
+            error(failed(FailureKind::Refused), "7", "0"),
+            BrowserError::Refused("m".into())
+        );
+        assert_eq!(
+            error(LinkError::Timeout(20), "7", "0"),
+            BrowserError::Timeout(20)
+        );
+        assert_eq!(
+            error(LinkError::NotConnected, "7", "0"),
+            BrowserError::NotConnected
+        );
     }
 }

@@ -82,7 +82,8 @@ pub struct ExtensionOrigin(pub String);
 /// The middleware on every route: Host, then Origin; 403 with a short plain-text reason
 /// otherwise. The extension id goes to the route as an [`ExtensionOrigin`] extension.
 pub async fn guard(State(port): State<u16>, mut request: Request, next: Next) -> Response {
-    let checked = check_host(request.headers(), port).and_then(|()| check_origin(request.headers()));
+    let checked =
+        check_host(request.headers(), port).and_then(|()| check_origin(request.headers()));
     match checked {
         Ok(id) => {
             request.extensions_mut().insert(ExtensionOrigin(id));
@@ -100,7 +101,10 @@ pub async fn guard(State(port): State<u16>, mut request: Request, next: Next) ->
 }
 
 fn forbidden(refusal: &Refusal) -> Response {
-    let mut response = (StatusCode::FORBIDDEN, Body::from(format!("forbidden: {refusal}\n")))
+    let mut response = (
+        StatusCode::FORBIDDEN,
+        Body::from(format!("forbidden: {refusal}\n")),
+    )
         .into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -130,13 +134,26 @@ mod tests {
         let cases = [
             ("127.0.0.1:4000", Ok(())),
             ("LOCALHOST:4000", Ok(())),
-            ("127.0.0.1:4001", Err(Refusal::BadHost("127.0.0.1:4001".into()))),
-            ("evil.test:4000", Err(Refusal::BadHost("evil.test:4000".into()))),
+            (
+                "127.0.0.1:4001",
+                Err(Refusal::BadHost("127.0.0.1:4001".into())),
+            ),
+            (
+                "evil.test:4000",
+                Err(Refusal::BadHost("evil.test:4000".into())),
+            ),
             ("127.0.0.1", Err(Refusal::BadHost("127.0.0.1".into()))),
-            ("127.0.0.1.evil.test:4000", Err(Refusal::BadHost("127.0.0.1.evil.test:4000".into()))),
+            (
+                "127.0.0.1.evil.test:4000",
+                Err(Refusal::BadHost("127.0.0.1.evil.test:4000".into())),
+            ),
         ];
         for (host, want) in cases {
-            assert_eq!(check_host(&headers(&[("host", host)]), 4000), want, "{host}");
+            assert_eq!(
+                check_host(&headers(&[("host", host)]), 4000),
+                want,
+                "{host}"
+            );
         }
         assert_eq!(
             check_host(&HeaderMap::new(), 4000),

@@ -37,10 +37,12 @@ pub use package::{
     unpacked_extension,
 };
 pub use pairing::{
-    CREDENTIAL_PREFIX, LiveConnection, MAX_PENDING, PAIRING_TIMEOUT, PairingError,
-    PairingOutcome, PairingRequest, Pairings, credential_hash,
+    CREDENTIAL_PREFIX, LiveConnection, MAX_PENDING, PAIRING_TIMEOUT, PairingError, PairingOutcome,
+    PairingRequest, Pairings, credential_hash,
 };
-pub use status::{BridgeState, BrowserStatus, PairingStatus, bridge_state_file, offline_status};
+pub use status::{
+    BridgeState, BrowserPairingStatus, BrowserStatus, bridge_state_file, offline_status,
+};
 pub use suzent_store::BrowserPairing;
 
 use axum::Router;
@@ -70,7 +72,11 @@ pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Something that happened on the bridge, for the app's UI (pairing dialog, Settings → Browser).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum BridgeEvent {
     /// An extension asks to pair: show the approval dialog.
     PairingRequested {
@@ -173,9 +179,11 @@ pub struct BridgeServer {
 async fn bind(choice: PortChoice, last: Option<u16>) -> Result<TcpListener, ServerError> {
     let at = |port: u16| SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let fixed = match std::env::var(PORT_ENV) {
-        Ok(v) if !v.trim().is_empty() && choice == PortChoice::Stable => {
-            Some(v.trim().parse::<u16>().map_err(|_| ServerError::BadPort(v.clone()))?)
-        }
+        Ok(v) if !v.trim().is_empty() && choice == PortChoice::Stable => Some(
+            v.trim()
+                .parse::<u16>()
+                .map_err(|_| ServerError::BadPort(v.clone()))?,
+        ),
         _ => None,
     };
     let exact = match (choice, fixed) {
@@ -185,20 +193,24 @@ async fn bind(choice: PortChoice, last: Option<u16>) -> Result<TcpListener, Serv
         (PortChoice::Stable, None) => None,
     };
     if let Some(port) = exact {
-        return TcpListener::bind(at(port)).await.map_err(|e| ServerError::Bind {
-            port,
-            message: e.to_string(),
-        });
+        return TcpListener::bind(at(port))
+            .await
+            .map_err(|e| ServerError::Bind {
+                port,
+                message: e.to_string(),
+            });
     }
     for port in last.into_iter().chain([DEFAULT_PORT]) {
         if let Ok(listener) = TcpListener::bind(at(port)).await {
             return Ok(listener);
         }
     }
-    TcpListener::bind(at(0)).await.map_err(|e| ServerError::Bind {
-        port: 0,
-        message: e.to_string(),
-    })
+    TcpListener::bind(at(0))
+        .await
+        .map_err(|e| ServerError::Bind {
+            port: 0,
+            message: e.to_string(),
+        })
 }
 
 fn device_name() -> String {
@@ -226,13 +238,23 @@ impl BridgeServer {
     /// [`BridgeServer::stop`].
     ///
     /// Errors: [`ServerError`].
-    pub async fn start(runtime: &Runtime, options: BridgeOptions) -> Result<BridgeServer, ServerError> {
+    pub async fn start(
+        runtime: &Runtime,
+        options: BridgeOptions,
+    ) -> Result<BridgeServer, ServerError> {
         let store = Store::open(&runtime.paths().database()).await?;
-        let server =
-            BridgeServer::start_with(runtime.paths().clone(), store, Some(runtime.audit_log()), options).await?;
+        let server = BridgeServer::start_with(
+            runtime.paths().clone(),
+            store,
+            Some(runtime.audit_log()),
+            options,
+        )
+        .await?;
         // The runtime's extension mode drives the paired extension through this bridge (it
         // answers "no browser extension is connected" while no paired extension is).
-        runtime.browser().connect_extension(Arc::new(server.backend()));
+        runtime
+            .browser()
+            .connect_extension(Arc::new(server.backend()));
         Ok(server)
     }
 
@@ -399,7 +421,9 @@ impl BridgeServer {
     /// Writes the native messaging host manifests: allowed are the paired extensions, or the
     /// shipped extension while nothing is paired.
     async fn refresh_native_hosts(&self) {
-        let Some(plan) = &self.native_hosts else { return };
+        let Some(plan) = &self.native_hosts else {
+            return;
+        };
         let mut ids: Vec<String> = match self.hub.pairings.list(false).await {
             Ok(list) => list.into_iter().map(|p| p.extension_id).collect(),
             Err(e) => {

@@ -154,7 +154,9 @@ fn write_atomic(path: &Path, text: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(
         ".{}.tmp",
-        path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default()
     ));
     std::fs::write(&tmp, text)?;
     std::fs::rename(&tmp, path)
@@ -192,7 +194,13 @@ pub fn install(
     for (browser, profile, manifests) in &plan.browsers {
         if cfg!(windows) {
             let file = manifests.join(format!("{HOST_NAME}.{}.json", browser.to_lowercase()));
-            register_windows(browser, profile, &file, &manifest, allowed_extension_ids.is_empty())?;
+            register_windows(
+                browser,
+                profile,
+                &file,
+                &manifest,
+                allowed_extension_ids.is_empty(),
+            )?;
             if !allowed_extension_ids.is_empty() {
                 done.push(HostInstall {
                     browser: browser.clone(),
@@ -304,15 +312,24 @@ mod tests {
 
     #[cfg(not(windows))]
     #[test]
-    fn manifests_go_only_to_installed_browsers_and_allow_only_the_given_extension() -> anyhow::Result<()> {
+    fn manifests_go_only_to_installed_browsers_and_allow_only_the_given_extension()
+    -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
         let chromium = dir.path().join("chromium");
         std::fs::create_dir_all(&chromium)?;
         let plan = NativeHostPlan {
             host_dir: dir.path().join("host"),
             browsers: vec![
-                ("Chromium".into(), chromium.clone(), chromium.join("NativeMessagingHosts")),
-                ("Chrome".into(), dir.path().join("google-chrome"), dir.path().join("google-chrome/NativeMessagingHosts")),
+                (
+                    "Chromium".into(),
+                    chromium.clone(),
+                    chromium.join("NativeMessagingHosts"),
+                ),
+                (
+                    "Chrome".into(),
+                    dir.path().join("google-chrome"),
+                    dir.path().join("google-chrome/NativeMessagingHosts"),
+                ),
             ],
         };
         let id = "b".repeat(32);
@@ -325,7 +342,8 @@ mod tests {
                 manifest: manifest_path.display().to_string()
             }]
         );
-        let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&manifest_path)?)?;
+        let manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&manifest_path)?)?;
         assert_eq!(
             manifest["allowed_origins"],
             serde_json::json!([format!("chrome-extension://{id}/")])

@@ -6,7 +6,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The packed extension, empty when this build was made without building the extension.
-const EXTENSION_ZIP: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/suzent-browser-extension.zip"));
+const EXTENSION_ZIP: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/suzent-browser-extension.zip"));
 
 /// The id Chrome and Edge give the shipped extension: its manifest carries a fixed public key
 /// (`key`), so the id is the same wherever it is loaded from.
@@ -66,8 +67,8 @@ pub fn extension_version() -> Result<String, PackageError> {
         .map_err(|e| PackageError::Damaged(format!("manifest.json: {e}")))?
         .read_to_string(&mut text)
         .map_err(|e| PackageError::Damaged(format!("manifest.json: {e}")))?;
-    let manifest: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| PackageError::Damaged(format!("manifest.json: {e}")))?;
+    let manifest: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| PackageError::Damaged(format!("manifest.json: {e}")))?;
     manifest["version"]
         .as_str()
         .map(str::to_string)
@@ -79,10 +80,15 @@ pub fn extension_version() -> Result<String, PackageError> {
 /// Errors: [`PackageError`].
 pub fn save_zip(path: &Path) -> Result<(), PackageError> {
     let bytes = extension_zip()?;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let tmp = dir.join(format!(
         ".{}.part",
-        path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default()
     ));
     std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
     std::fs::rename(&tmp, path).map_err(io(path))
@@ -111,7 +117,10 @@ pub fn unpacked_extension(data_dir: &Path) -> Result<PathBuf, PackageError> {
             .by_index(i)
             .map_err(|e| PackageError::Damaged(e.to_string()))?;
         let Some(rel) = entry.enclosed_name() else {
-            return Err(PackageError::Damaged(format!("unsafe path '{}'", String::from_utf8_lossy(entry.name_raw()))));
+            return Err(PackageError::Damaged(format!(
+                "unsafe path '{}'",
+                String::from_utf8_lossy(entry.name_raw())
+            )));
         };
         let out = tmp.join(rel);
         if entry.is_dir() {

@@ -134,9 +134,8 @@ impl std::fmt::Debug for Pairings {
 /// A fresh credential (`szb1_` and 64 hex digits from the OS's random source) and its hash.
 pub(crate) fn new_credential() -> Result<(String, String), PairingError> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| {
-        PairingError::Busy(format!("the system random source failed: {e}"))
-    })?;
+    getrandom::fill(&mut bytes)
+        .map_err(|e| PairingError::Busy(format!("the system random source failed: {e}")))?;
     let credential = format!("{CREDENTIAL_PREFIX}{}", hex(&bytes));
     let hash = credential_hash(&credential);
     Ok((credential, hash))
@@ -347,9 +346,9 @@ impl Pairings {
         let pending = lock(&self.pending)
             .remove(request_id)
             .ok_or_else(|| PairingError::UnknownRequest(request_id.to_string()))?;
-        let _ = pending
-            .decide
-            .send(Decision::Rejected("the pairing was declined in Suzent".into()));
+        let _ = pending.decide.send(Decision::Rejected(
+            "the pairing was declined in Suzent".into(),
+        ));
         self.audit(
             "rejected",
             serde_json::json!({"extensionId": pending.request.extension_id}),
@@ -381,7 +380,12 @@ impl Pairings {
 
     /// Marks `pairing_id` live on connection `connection`, whose task stops when `close` is
     /// cancelled. `false` when the pairing already has a live connection (a reused credential).
-    pub(crate) fn go_live(&self, pairing_id: &str, connection: u64, close: CancellationToken) -> bool {
+    pub(crate) fn go_live(
+        &self,
+        pairing_id: &str,
+        connection: u64,
+        close: CancellationToken,
+    ) -> bool {
         let mut live = lock(&self.live);
         if live.contains_key(pairing_id) {
             return false;
@@ -472,10 +476,7 @@ impl Pairings {
 
 /// `text` cut to `max` characters (reported fields are shown in the app's dialog).
 fn bounded(text: &str, max: usize) -> String {
-    text.chars()
-        .filter(|c| !c.is_control())
-        .take(max)
-        .collect()
+    text.chars().filter(|c| !c.is_control()).take(max).collect()
 }
 
 #[cfg(test)]

@@ -29,7 +29,11 @@ pub const MAX_FRAME_BYTES: usize = 32 * 1024 * 1024;
 
 /// A message from the extension to the app.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum ExtensionMessage {
     /// The first message of every connection.
     Hello {
@@ -66,7 +70,11 @@ pub enum ExtensionMessage {
 
 /// A message from the app to the extension.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum AppMessage {
     /// The credential was accepted: the connection is live.
     Welcome {

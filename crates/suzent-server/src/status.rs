@@ -3,8 +3,8 @@
 //! second) so another process can tell whether the bridge runs and who is connected. The file
 //! holds no secret.
 
-use crate::pairing::{LiveConnection, PairingError, PairingRequest};
 use crate::package::{SHIPPED_EXTENSION_ID, extension_version};
+use crate::pairing::{LiveConnection, PairingError, PairingRequest};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ pub enum BridgeState {
 /// One pairing with its connection state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
-pub struct PairingStatus {
+pub struct BrowserPairingStatus {
     /// The stored pairing.
     pub pairing: BrowserPairing,
     /// Whether it is connected now.
@@ -50,7 +50,7 @@ pub struct BrowserStatus {
     /// The shipped extension's id.
     pub shipped_extension_id: String,
     /// Active pairings first (newest first), then revoked ones.
-    pub pairings: Vec<PairingStatus>,
+    pub pairings: Vec<BrowserPairingStatus>,
     /// Pairing requests waiting for the user.
     pub pending: Vec<PairingRequest>,
     /// Browsers the native messaging host is installed for.
@@ -78,7 +78,9 @@ pub(crate) fn read_state(path: &Path) -> Option<StateFile> {
 }
 
 fn write(path: &Path, state: &StateFile) {
-    let Ok(text) = serde_json::to_string_pretty(state) else { return };
+    let Ok(text) = serde_json::to_string_pretty(state) else {
+        return;
+    };
     let Some(dir) = path.parent() else { return };
     if let Err(e) = std::fs::create_dir_all(dir) {
         tracing::warn!("cannot create {}: {e}", dir.display());
@@ -122,11 +124,11 @@ pub(crate) fn build(
     pending: Vec<PairingRequest>,
     native_hosts: Vec<String>,
 ) -> Result<BrowserStatus, PairingError> {
-    let mut list: Vec<PairingStatus> = pairings
+    let mut list: Vec<BrowserPairingStatus> = pairings
         .iter()
         .map(|p| {
             let since = live.iter().find(|l| l.pairing_id == p.id).map(|l| l.since);
-            PairingStatus {
+            BrowserPairingStatus {
                 pairing: p.clone(),
                 connected: since.is_some(),
                 connected_since: since,

@@ -13,7 +13,8 @@ use support::{EXT_A, EXT_B, Harness, Refused};
 use suzent_server::protocol::{AppMessage, BridgeCommand, CommandOutcome, ExtensionMessage};
 
 #[tokio::test]
-async fn a_web_page_origin_is_refused_at_the_upgrade_and_the_paired_session_stays() -> anyhow::Result<()> {
+async fn a_web_page_origin_is_refused_at_the_upgrade_and_the_paired_session_stays()
+-> anyhow::Result<()> {
     let h = Harness::start().await?;
     let mut paired = h.pair(EXT_A).await?;
     for origin in ["http://127.0.0.1:9999", "http://evil.test:9999", "null"] {
@@ -39,7 +40,11 @@ async fn a_bad_host_header_is_refused_even_with_the_paired_origin() -> anyhow::R
     let h = Harness::start().await?;
     let mut paired = h.pair(EXT_A).await?;
     let origin = format!("chrome-extension://{EXT_A}");
-    for host in ["evil.test".to_string(), format!("evil.test:{}", h.port), format!("127.0.0.1:{}", h.port + 1)] {
+    for host in [
+        "evil.test".to_string(),
+        format!("evil.test:{}", h.port),
+        format!("127.0.0.1:{}", h.port + 1),
+    ] {
         let refused = h.connect(Some(&origin), Some(&host)).await.err();
         assert_eq!(refused, Some(Refused::Http(403)), "{host}");
     }
@@ -80,16 +85,23 @@ async fn a_post_or_preflight_from_a_page_gets_403_without_cors_headers() -> anyh
 }
 
 #[tokio::test]
-async fn a_wrong_credential_from_the_paired_extension_is_refused_after_the_hello() -> anyhow::Result<()> {
+async fn a_wrong_credential_from_the_paired_extension_is_refused_after_the_hello()
+-> anyhow::Result<()> {
     let h = Harness::start().await?;
     let mut paired = h.pair(EXT_A).await?;
     let mut ws = h.extension(EXT_A).await?;
     let wrong = format!("szb1_{}", "0".repeat(64));
     support::send(&mut ws, &support::hello(Some(&wrong))).await?;
-    assert_eq!(support::closed(&mut ws).await?, (1008, "credential refused".to_string()));
+    assert_eq!(
+        support::closed(&mut ws).await?,
+        (1008, "credential refused".to_string())
+    );
     let mut ws = h.extension(EXT_A).await?;
     support::send(&mut ws, &support::hello(Some("not-even-the-shape"))).await?;
-    assert_eq!(support::closed(&mut ws).await?, (1008, "credential refused".to_string()));
+    assert_eq!(
+        support::closed(&mut ws).await?,
+        (1008, "credential refused".to_string())
+    );
     assert_eq!(h.round_trip(&mut paired).await?, json!([]));
     Ok(())
 }
@@ -102,12 +114,17 @@ async fn without_a_credential_nothing_but_a_pairing_request_is_accepted() -> any
     support::send(&mut ws, &support::hello(None)).await?;
     let forged = ExtensionMessage::Response {
         id: 1,
-        outcome: CommandOutcome::Ok { value: json!("injected") },
+        outcome: CommandOutcome::Ok {
+            value: json!("injected"),
+        },
     };
     support::send(&mut ws, &forged).await?;
     assert_eq!(
         support::closed(&mut ws).await?,
-        (1008, "not paired: send pairRequest and wait for approval in Suzent".to_string())
+        (
+            1008,
+            "not paired: send pairRequest and wait for approval in Suzent".to_string()
+        )
     );
     assert_eq!(h.round_trip(&mut paired).await?, json!([]));
     Ok(())
@@ -119,13 +136,17 @@ async fn another_extension_cannot_use_the_paired_extensions_credential() -> anyh
     let mut paired = h.pair(EXT_A).await?;
     let mut ws = h.extension(EXT_B).await?;
     support::send(&mut ws, &support::hello(Some(&paired.credential))).await?;
-    assert_eq!(support::closed(&mut ws).await?, (1008, "credential refused".to_string()));
+    assert_eq!(
+        support::closed(&mut ws).await?,
+        (1008, "credential refused".to_string())
+    );
     assert_eq!(h.round_trip(&mut paired).await?, json!([]));
     Ok(())
 }
 
 #[tokio::test]
-async fn a_second_unpaired_extension_cannot_complete_another_extensions_pairing() -> anyhow::Result<()> {
+async fn a_second_unpaired_extension_cannot_complete_another_extensions_pairing()
+-> anyhow::Result<()> {
     let h = Harness::start().await?;
     let mut a = h.extension(EXT_A).await?;
     let mut b = h.extension(EXT_B).await?;
@@ -133,33 +154,58 @@ async fn a_second_unpaired_extension_cannot_complete_another_extensions_pairing(
         support::send(ws, &support::hello(None)).await?;
         support::send(ws, &ExtensionMessage::PairRequest {}).await?;
     }
-    let AppMessage::PairPending { request_id: a_req, code: a_code } = support::recv(&mut a).await? else {
+    let AppMessage::PairPending {
+        request_id: a_req,
+        code: a_code,
+    } = support::recv(&mut a).await?
+    else {
         anyhow::bail!("a got no pairPending");
     };
-    let AppMessage::PairPending { request_id: b_req, .. } = support::recv(&mut b).await? else {
+    let AppMessage::PairPending {
+        request_id: b_req, ..
+    } = support::recv(&mut b).await?
+    else {
         anyhow::bail!("b got no pairPending");
     };
     let pending = h.server.pairings().pending();
     assert_eq!(pending.len(), 2);
-    assert_eq!(pending.iter().find(|p| p.id == a_req).map(|p| (p.extension_id.as_str(), p.code.as_str())), Some((EXT_A, a_code.as_str())));
+    assert_eq!(
+        pending
+            .iter()
+            .find(|p| p.id == a_req)
+            .map(|p| (p.extension_id.as_str(), p.code.as_str())),
+        Some((EXT_A, a_code.as_str()))
+    );
     // The user approves A's request: only A's connection gets a credential.
     h.server.approve(&a_req).await?;
     let AppMessage::Paired { credential, .. } = support::recv(&mut a).await? else {
         anyhow::bail!("a was not paired");
     };
-    assert_eq!(support::recv_within(&mut b, Duration::from_millis(300)).await?, None);
+    assert_eq!(
+        support::recv_within(&mut b, Duration::from_millis(300)).await?,
+        None
+    );
     // B presenting A's credential on a new connection is refused; A's session stays.
     let mut b2 = h.extension(EXT_B).await?;
     support::send(&mut b2, &support::hello(Some(&credential))).await?;
-    assert_eq!(support::closed(&mut b2).await?, (1008, "credential refused".to_string()));
+    assert_eq!(
+        support::closed(&mut b2).await?,
+        (1008, "credential refused".to_string())
+    );
     // Declining B ends its request; approving it afterwards fails.
     h.server.reject(&b_req).await?;
     assert_eq!(
         support::recv(&mut b).await?,
-        AppMessage::PairRejected { reason: "the pairing was declined in Suzent".into() }
+        AppMessage::PairRejected {
+            reason: "the pairing was declined in Suzent".into()
+        }
     );
     assert!(h.server.approve(&b_req).await.is_err());
-    let mut paired = support::Paired { ws: a, credential, pairing_id: String::new() };
+    let mut paired = support::Paired {
+        ws: a,
+        credential,
+        pairing_id: String::new(),
+    };
     assert_eq!(h.round_trip(&mut paired).await?, json!([]));
     assert_eq!(h.pairings_in_store().await?, 1);
     Ok(())
@@ -173,22 +219,32 @@ async fn a_credential_already_in_use_by_a_live_connection_is_refused() -> anyhow
     support::send(&mut again, &support::hello(Some(&paired.credential))).await?;
     assert_eq!(
         support::closed(&mut again).await?,
-        (1008, "credential already in use by another connection".to_string())
+        (
+            1008,
+            "credential already in use by another connection".to_string()
+        )
     );
     assert_eq!(h.round_trip(&mut paired).await?, json!([]));
     Ok(())
 }
 
 #[tokio::test]
-async fn revoking_closes_the_live_connection_at_once_and_the_credential_never_works_again() -> anyhow::Result<()> {
+async fn revoking_closes_the_live_connection_at_once_and_the_credential_never_works_again()
+-> anyhow::Result<()> {
     let h = Harness::start().await?;
     let mut paired = h.pair(EXT_A).await?;
     assert!(h.server.revoke(&paired.pairing_id).await?);
     assert_eq!(support::recv(&mut paired.ws).await?, AppMessage::Revoked {});
-    assert_eq!(support::closed(&mut paired.ws).await?, (1008, "revoked".to_string()));
+    assert_eq!(
+        support::closed(&mut paired.ws).await?,
+        (1008, "revoked".to_string())
+    );
     let mut ws = h.extension(EXT_A).await?;
     support::send(&mut ws, &support::hello(Some(&paired.credential))).await?;
-    assert_eq!(support::closed(&mut ws).await?, (1008, "credential refused".to_string()));
+    assert_eq!(
+        support::closed(&mut ws).await?,
+        (1008, "credential refused".to_string())
+    );
     assert!(h.server.hub().active().is_none());
     Ok(())
 }
@@ -202,7 +258,10 @@ async fn a_revocation_by_another_process_closes_the_live_connection() -> anyhow:
     assert!(other.revoke_browser_pairing(&paired.pairing_id).await?);
     let next = support::recv_within(&mut paired.ws, Duration::from_secs(5)).await?;
     assert_eq!(next, Some(AppMessage::Revoked {}));
-    assert_eq!(support::closed(&mut paired.ws).await?, (1008, "revoked".to_string()));
+    assert_eq!(
+        support::closed(&mut paired.ws).await?,
+        (1008, "revoked".to_string())
+    );
     Ok(())
 }
 
@@ -213,7 +272,12 @@ async fn the_popup_revoking_revokes_the_pairing_in_the_app() -> anyhow::Result<(
     support::send(&mut paired.ws, &ExtensionMessage::Revoke {}).await?;
     assert_eq!(support::recv(&mut paired.ws).await?, AppMessage::Revoked {});
     let status = h.server.status().await?;
-    assert!(status.pairings.iter().all(|p| p.pairing.revoked_at.is_some()));
+    assert!(
+        status
+            .pairings
+            .iter()
+            .all(|p| p.pairing.revoked_at.is_some())
+    );
     Ok(())
 }
 
@@ -221,10 +285,17 @@ async fn the_popup_revoking_revokes_the_pairing_in_the_app() -> anyhow::Result<(
 async fn a_timed_out_command_is_not_resent_and_its_late_answer_is_dropped() -> anyhow::Result<()> {
     let h = Harness::start().await?;
     let mut paired = h.pair(EXT_A).await?;
-    let link = h.server.hub().active().ok_or_else(|| anyhow::anyhow!("no link"))?;
+    let link = h
+        .server
+        .hub()
+        .active()
+        .ok_or_else(|| anyhow::anyhow!("no link"))?;
     let waiting = tokio::spawn({
         let link = link.clone();
-        async move { link.request(BridgeCommand::Tabs {}, Duration::from_millis(200)).await }
+        async move {
+            link.request(BridgeCommand::Tabs {}, Duration::from_millis(200))
+                .await
+        }
     });
     let AppMessage::Request { id, .. } = support::recv(&mut paired.ws).await? else {
         anyhow::bail!("no request");
@@ -232,8 +303,20 @@ async fn a_timed_out_command_is_not_resent_and_its_late_answer_is_dropped() -> a
     let result = waiting.await?;
     assert_eq!(result, Err(suzent_server::LinkError::Timeout(0)));
     // The late answer arrives; nothing was resent meanwhile.
-    support::send(&mut paired.ws, &ExtensionMessage::Response { id, outcome: CommandOutcome::Ok { value: json!("late") } }).await?;
-    assert_eq!(support::recv_within(&mut paired.ws, Duration::from_millis(300)).await?, None);
+    support::send(
+        &mut paired.ws,
+        &ExtensionMessage::Response {
+            id,
+            outcome: CommandOutcome::Ok {
+                value: json!("late"),
+            },
+        },
+    )
+    .await?;
+    assert_eq!(
+        support::recv_within(&mut paired.ws, Duration::from_millis(300)).await?,
+        None
+    );
     assert_eq!(h.round_trip(&mut paired).await?, json!([]));
     Ok(())
 }
@@ -265,7 +348,10 @@ async fn the_raw_credential_is_nowhere_in_the_data_dir_logs_or_audit() -> anyhow
     tokio::time::sleep(Duration::from_millis(200)).await;
     let mut again = h.extension(EXT_A).await?;
     support::send(&mut again, &support::hello(Some(&paired.credential))).await?;
-    assert!(matches!(support::recv(&mut again).await?, AppMessage::Welcome { .. }));
+    assert!(matches!(
+        support::recv(&mut again).await?,
+        AppMessage::Welcome { .. }
+    ));
     h.server.revoke(&paired.pairing_id).await?;
     h.audit.flush().await;
     let hash = suzent_server::credential_hash(&paired.credential);

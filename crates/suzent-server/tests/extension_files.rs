@@ -10,12 +10,17 @@ fn extension_dir() -> PathBuf {
 }
 
 fn keys(locale: &str) -> anyhow::Result<BTreeSet<String>> {
-    let path = extension_dir().join("static/_locales").join(locale).join("messages.json");
+    let path = extension_dir()
+        .join("static/_locales")
+        .join(locale)
+        .join("messages.json");
     let text = std::fs::read_to_string(&path)?;
     let messages: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)?;
     for (key, value) in &messages {
         anyhow::ensure!(
-            value["message"].as_str().is_some_and(|m| !m.trim().is_empty()),
+            value["message"]
+                .as_str()
+                .is_some_and(|m| !m.trim().is_empty()),
             "{locale}: '{key}' has no message"
         );
     }
@@ -81,8 +86,9 @@ fn extension_bindings_are_up_to_date() -> anyhow::Result<()> {
 #[test]
 fn the_manifest_key_gives_the_shipped_extension_id() -> anyhow::Result<()> {
     use sha2::Digest;
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(extension_dir().join("static/manifest.json"))?)?;
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        extension_dir().join("static/manifest.json"),
+    )?)?;
     let key = manifest["key"].as_str().unwrap_or_default();
     let der = base64_decode(key)?;
     let digest = sha2::Sha256::digest(&der);
@@ -97,11 +103,17 @@ fn the_manifest_key_gives_the_shipped_extension_id() -> anyhow::Result<()> {
 
 #[test]
 fn the_manifest_asks_for_no_file_access_and_runs_no_remote_code() -> anyhow::Result<()> {
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(extension_dir().join("static/manifest.json"))?)?;
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        extension_dir().join("static/manifest.json"),
+    )?)?;
     assert_eq!(manifest["manifest_version"], 3);
-    assert_eq!(manifest["host_permissions"], serde_json::json!(["http://*/*", "https://*/*"]));
-    let csp = manifest["content_security_policy"]["extension_pages"].as_str().unwrap_or_default();
+    assert_eq!(
+        manifest["host_permissions"],
+        serde_json::json!(["http://*/*", "https://*/*"])
+    );
+    let csp = manifest["content_security_policy"]["extension_pages"]
+        .as_str()
+        .unwrap_or_default();
     assert!(csp.starts_with("script-src 'self';"), "{csp}");
     assert!(!csp.contains("unsafe-eval"));
     assert_eq!(manifest["externally_connectable"], serde_json::Value::Null);
@@ -113,7 +125,10 @@ fn base64_decode(text: &str) -> anyhow::Result<Vec<u8>> {
     let mut out = Vec::new();
     let (mut acc, mut bits) = (0u32, 0u32);
     for c in text.bytes().filter(|c| *c != b'=') {
-        let v = ALPHABET.iter().position(|a| *a == c).ok_or_else(|| anyhow::anyhow!("bad base64 '{}'", c as char))?;
+        let v = ALPHABET
+            .iter()
+            .position(|a| *a == c)
+            .ok_or_else(|| anyhow::anyhow!("bad base64 '{}'", c as char))?;
         acc = (acc << 6) | v as u32;
         bits += 6;
         if bits >= 8 {

@@ -98,7 +98,12 @@ impl Store {
         .bind(&pairing.browser)
         .execute(&mut *tx)
         .await
-        .db(|| format!("replacing the pairings of extension '{}'", pairing.extension_id))?;
+        .db(|| {
+            format!(
+                "replacing the pairings of extension '{}'",
+                pairing.extension_id
+            )
+        })?;
         let inserted = sqlx::query(
             "INSERT INTO browser_pairings (id, extension_id, browser, browser_version,
                  extension_version, credential_hash, created_at)
@@ -164,11 +169,13 @@ impl Store {
     ///
     /// Errors: [`StoreError::NotFound`], [`StoreError::Corrupt`], [`StoreError::Database`].
     pub async fn browser_pairing(&self, id: &str) -> Result<BrowserPairing, StoreError> {
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM browser_pairings WHERE id = ?"))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await
-            .db(|| format!("reading browser pairing '{id}'"))?;
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM browser_pairings WHERE id = ?"
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await
+        .db(|| format!("reading browser pairing '{id}'"))?;
         match row {
             Some(row) => decode(&row),
             None => Err(StoreError::NotFound {
@@ -283,9 +290,14 @@ mod tests {
     #[tokio::test]
     async fn a_credential_matches_only_its_own_extension() -> anyhow::Result<()> {
         let store = Store::open_in_memory().await?;
-        store.add_browser_pairing(&pairing("p1", EXT_A, 'a')).await?;
+        store
+            .add_browser_pairing(&pairing("p1", EXT_A, 'a'))
+            .await?;
         let hash: String = std::iter::repeat_n('a', 64).collect();
-        let found = store.find_browser_pairing(EXT_A, &hash).await?.map(|p| p.id);
+        let found = store
+            .find_browser_pairing(EXT_A, &hash)
+            .await?
+            .map(|p| p.id);
         assert_eq!(found, Some("p1".to_string()));
         assert_eq!(store.find_browser_pairing(EXT_B, &hash).await?, None);
         Ok(())
@@ -294,12 +306,17 @@ mod tests {
     #[tokio::test]
     async fn a_revoked_credential_never_matches_again() -> anyhow::Result<()> {
         let store = Store::open_in_memory().await?;
-        store.add_browser_pairing(&pairing("p1", EXT_A, 'a')).await?;
+        store
+            .add_browser_pairing(&pairing("p1", EXT_A, 'a'))
+            .await?;
         assert!(store.revoke_browser_pairing("p1").await?);
         assert!(!store.revoke_browser_pairing("p1").await?);
         let hash: String = std::iter::repeat_n('a', 64).collect();
         assert_eq!(store.find_browser_pairing(EXT_A, &hash).await?, None);
-        assert_eq!(store.active_browser_pairing_ids().await?, Vec::<String>::new());
+        assert_eq!(
+            store.active_browser_pairing_ids().await?,
+            Vec::<String>::new()
+        );
         assert!(store.browser_pairing("p1").await?.revoked_at.is_some());
         Ok(())
     }
@@ -307,9 +324,15 @@ mod tests {
     #[tokio::test]
     async fn pairing_the_same_extension_again_revokes_the_old_credential() -> anyhow::Result<()> {
         let store = Store::open_in_memory().await?;
-        store.add_browser_pairing(&pairing("p1", EXT_A, 'a')).await?;
-        store.add_browser_pairing(&pairing("p2", EXT_A, 'b')).await?;
-        store.add_browser_pairing(&pairing("p3", EXT_B, 'c')).await?;
+        store
+            .add_browser_pairing(&pairing("p1", EXT_A, 'a'))
+            .await?;
+        store
+            .add_browser_pairing(&pairing("p2", EXT_A, 'b'))
+            .await?;
+        store
+            .add_browser_pairing(&pairing("p3", EXT_B, 'c'))
+            .await?;
         let mut active = store.active_browser_pairing_ids().await?;
         active.sort();
         assert_eq!(active, vec!["p2".to_string(), "p3".to_string()]);
@@ -319,7 +342,11 @@ mod tests {
     #[tokio::test]
     async fn revoking_an_unknown_pairing_names_it() -> anyhow::Result<()> {
         let store = Store::open_in_memory().await?;
-        let err = store.revoke_browser_pairing("nope").await.err().map(|e| e.to_string());
+        let err = store
+            .revoke_browser_pairing("nope")
+            .await
+            .err()
+            .map(|e| e.to_string());
         assert_eq!(err, Some("browser pairing 'nope' not found".to_string()));
         Ok(())
     }

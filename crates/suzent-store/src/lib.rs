@@ -15,8 +15,8 @@
 mod approvals;
 mod browser_pairings;
 mod chats;
-mod devices;
 mod consolidation;
+mod devices;
 mod error;
 mod inbox;
 mod mcp;
@@ -30,12 +30,12 @@ mod surfaces;
 mod transcript;
 mod types;
 
+pub use browser_pairings::{BrowserPairing, NewBrowserPairing};
+pub use consolidation::{Consolidated, Merge};
 pub use devices::{
     DeviceRecord, DeviceScope, DeviceState, NewDevice, NewPeerMessage, PeerMessage,
     PeerMessageStatus, UnreportedPeerMessage,
 };
-pub use consolidation::{Consolidated, Merge};
-pub use browser_pairings::{BrowserPairing, NewBrowserPairing};
 pub use error::StoreError;
 pub use inbox::{
     AgentLink, BASE_BACKOFF, DEFAULT_MAX_ATTEMPTS, InboxMessage, InboxStatus, MAX_BACKOFF,

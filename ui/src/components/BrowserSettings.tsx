@@ -1,7 +1,7 @@
 import "./browser.css";
 import { useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { BrowserStatus, PairingStatus } from "../bindings";
+import type { BrowserStatus, BrowserPairingStatus } from "../bindings";
 import { errorMessage } from "../api";
 import { browserApi, listenBridgeEvents } from "../browserApi";
 
@@ -32,7 +32,7 @@ export function useBrowserStatus() {
   return { status, error, refresh };
 }
 
-function PairingRow({ p, onRevoke }: { p: PairingStatus; onRevoke: (id: string) => void }) {
+function PairingRow({ p, onRevoke }: { p: BrowserPairingStatus; onRevoke: (id: string) => void }) {
   const { t } = useTranslation();
   const when = (at: string | null | undefined) => (at ? new Date(at).toLocaleString() : t("browser.never"));
   const pairing = p.pairing;

@@ -2,7 +2,7 @@ import { act, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { emit } from "@tauri-apps/api/event";
 import { describe, expect, it } from "vitest";
-import type { BridgeEvent, BrowserStatus, PairingRequest, PairingStatus } from "../bindings";
+import type { BridgeEvent, BrowserStatus, PairingRequest, BrowserPairingStatus } from "../bindings";
 import { BrowserPairingDialog } from "../components/BrowserPairingDialog";
 import { BrowserSettings } from "../components/BrowserSettings";
 import { backend, renderWithStore } from "./backend";
@@ -20,7 +20,7 @@ const status = (over: Partial<BrowserStatus> = {}): BrowserStatus => ({
   ...over,
 });
 
-const pairing = (over: Partial<PairingStatus["pairing"]> = {}, connected = false): PairingStatus => ({
+const pairing = (over: Partial<BrowserPairingStatus["pairing"]> = {}, connected = false): BrowserPairingStatus => ({
   pairing: {
     id: "p1",
     extensionId: SHIPPED,

@@ -86,10 +86,13 @@ impl DeviceHost for RuntimeDeviceHost {
     }
 
     async fn read(&self, chat_id: &str, budget: usize) -> Result<String, RuntimeError> {
-        let agents = self.agents.upgrade().ok_or_else(|| RuntimeError::InvalidInput {
-            field: "runtime".into(),
-            message: "the runtime is shutting down".into(),
-        })?;
+        let agents = self
+            .agents
+            .upgrade()
+            .ok_or_else(|| RuntimeError::InvalidInput {
+                field: "runtime".into(),
+                message: "the runtime is shutting down".into(),
+            })?;
         agents
             .read(chat_id, chat_id, budget)
             .await

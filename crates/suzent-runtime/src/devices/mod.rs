@@ -21,8 +21,8 @@ mod host;
 mod receive;
 mod send;
 
-pub(crate) use host::RuntimeDeviceHost;
 pub use address::{PEER_PREFIX, PeerAddressText, parse_peer_address, peer_address};
+pub(crate) use host::RuntimeDeviceHost;
 
 use crate::error::RuntimeError;
 use async_trait::async_trait;

@@ -5,8 +5,8 @@
 use super::{dream, heartbeat};
 use crate::chats::CreateChat;
 use crate::runtime::{Runtime, WeakRuntime};
-use crate::turn::{OnAsk, RunOptions};
 use crate::scheduler::{Clock, JobRunner, RunReport};
+use crate::turn::{OnAsk, RunOptions};
 use async_trait::async_trait;
 use std::sync::{Arc, OnceLock};
 use suzent_core::{

@@ -101,9 +101,16 @@ impl Chromium {
             .to_string();
         let attached = self
             .cdp
-            .call(None, "Target.attachToTarget", json!({"targetId": worker, "flatten": true}))
+            .call(
+                None,
+                "Target.attachToTarget",
+                json!({"targetId": worker, "flatten": true}),
+            )
             .await?;
-        let session = attached["sessionId"].as_str().context("no sessionId")?.to_string();
+        let session = attached["sessionId"]
+            .as_str()
+            .context("no sessionId")?
+            .to_string();
         let out = self
             .cdp
             .call(
@@ -117,13 +124,26 @@ impl Chromium {
 
     /// Opens `url` in a new tab and returns a session attached to it.
     pub async fn open(&self, url: &str) -> anyhow::Result<Page> {
-        let target = self.cdp.call(None, "Target.createTarget", json!({"url": url})).await?;
-        let target_id = target["targetId"].as_str().context("no targetId")?.to_string();
+        let target = self
+            .cdp
+            .call(None, "Target.createTarget", json!({"url": url}))
+            .await?;
+        let target_id = target["targetId"]
+            .as_str()
+            .context("no targetId")?
+            .to_string();
         let attached = self
             .cdp
-            .call(None, "Target.attachToTarget", json!({"targetId": target_id, "flatten": true}))
+            .call(
+                None,
+                "Target.attachToTarget",
+                json!({"targetId": target_id, "flatten": true}),
+            )
             .await?;
-        let session = attached["sessionId"].as_str().context("no sessionId")?.to_string();
+        let session = attached["sessionId"]
+            .as_str()
+            .context("no sessionId")?
+            .to_string();
         Ok(Page {
             cdp: self.cdp.clone(),
             session,
@@ -170,7 +190,11 @@ impl Page {
     /// Brings the tab to the front.
     pub async fn activate(&self) -> anyhow::Result<()> {
         self.cdp
-            .call(None, "Target.activateTarget", json!({"targetId": self.target_id}))
+            .call(
+                None,
+                "Target.activateTarget",
+                json!({"targetId": self.target_id}),
+            )
             .await?;
         Ok(())
     }
@@ -210,7 +234,9 @@ impl Cdp {
         let reader = Arc::clone(&pending);
         tokio::spawn(async move {
             while let Some(Ok(Message::Text(text))) = stream.next().await {
-                let Ok(value) = serde_json::from_str::<Value>(text.as_str()) else { continue };
+                let Ok(value) = serde_json::from_str::<Value>(text.as_str()) else {
+                    continue;
+                };
                 if let Some(id) = value["id"].as_u64()
                     && let Some(tx) = reader.lock().await.remove(&id)
                 {
@@ -226,7 +252,12 @@ impl Cdp {
     }
 
     /// Sends one command and waits (10 s) for its result.
-    pub async fn call(&self, session: Option<&str>, method: &str, params: Value) -> anyhow::Result<Value> {
+    pub async fn call(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> anyhow::Result<Value> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().await.insert(id, tx);

@@ -7,7 +7,9 @@ use super::fixtures::Fixtures;
 use pretty_assertions::assert_eq;
 use std::time::Duration;
 use suzent_runtime::Paths;
-use suzent_server::{BridgeOptions, BridgeServer, NativeHostPlan, PortChoice, SHIPPED_EXTENSION_ID};
+use suzent_server::{
+    BridgeOptions, BridgeServer, NativeHostPlan, PortChoice, SHIPPED_EXTENSION_ID,
+};
 
 /// One browser at a time on this 2-core machine.
 pub static BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -29,7 +31,11 @@ impl E2e {
         let store = suzent_store::Store::open(&paths.database()).await?;
         let plan = NativeHostPlan {
             host_dir: paths.data_dir.join("browser/native-host"),
-            browsers: vec![("Chromium".into(), profile.clone(), profile.join("NativeMessagingHosts"))],
+            browsers: vec![(
+                "Chromium".into(),
+                profile.clone(),
+                profile.join("NativeMessagingHosts"),
+            )],
         };
         // Any free port: the extension can only find it through the native messaging host.
         let server = BridgeServer::start_with(
@@ -46,15 +52,25 @@ impl E2e {
         .await?;
         let fixtures = Fixtures::start().await?;
         let chromium = Chromium::start(&home, &profile).await?;
-        Ok(E2e { _dir: dir, server, chromium, fixtures })
+        Ok(E2e {
+            _dir: dir,
+            server,
+            chromium,
+            fixtures,
+        })
     }
 
     pub async fn popup(&self) -> anyhow::Result<Page> {
         let popup = self
             .chromium
-            .open(&format!("chrome-extension://{SHIPPED_EXTENSION_ID}/popup.html"))
+            .open(&format!(
+                "chrome-extension://{SHIPPED_EXTENSION_ID}/popup.html"
+            ))
             .await?;
-        if let Err(e) = popup.wait_for("!!document.getElementById('state').dataset.phase").await {
+        if let Err(e) = popup
+            .wait_for("!!document.getElementById('state').dataset.phase")
+            .await
+        {
             let body = popup.eval("document.documentElement.outerHTML").await;
             let answer = popup.eval("chrome.runtime.sendMessage({kind: 'getState'}).then(s => JSON.stringify(s), e => 'error: ' + e)").await;
             anyhow::bail!("{e}: the popup shows {body:?}; the worker answers {answer:?}");
@@ -64,7 +80,9 @@ impl E2e {
 
     /// Connect in the popup, the app's approval, until the popup says connected.
     pub async fn pair(&self, popup: &Page) -> anyhow::Result<()> {
-        popup.eval("document.getElementById('connect').click(), true").await?;
+        popup
+            .eval("document.getElementById('connect').click(), true")
+            .await?;
         let request = match wait(|| self.server.pairings().pending().into_iter().next()).await {
             Ok(r) => r,
             Err(e) => {
@@ -76,13 +94,26 @@ impl E2e {
             }
         };
         assert_eq!(
-            (request.extension_id.as_str(), request.shipped_extension, request.browser.as_str()),
+            (
+                request.extension_id.as_str(),
+                request.shipped_extension,
+                request.browser.as_str()
+            ),
             (SHIPPED_EXTENSION_ID, true, "Chromium")
         );
-        popup.wait_for("document.getElementById('state').dataset.phase === 'waiting'").await?;
-        assert_eq!(popup.eval("document.getElementById('code').textContent").await?, request.code);
+        popup
+            .wait_for("document.getElementById('state').dataset.phase === 'waiting'")
+            .await?;
+        assert_eq!(
+            popup
+                .eval("document.getElementById('code').textContent")
+                .await?,
+            request.code
+        );
         self.server.approve(&request.id).await?;
-        popup.wait_for("document.getElementById('state').dataset.phase === 'connected'").await?;
+        popup
+            .wait_for("document.getElementById('state').dataset.phase === 'connected'")
+            .await?;
         Ok(())
     }
 }
@@ -96,4 +127,3 @@ pub async fn wait<T>(mut f: impl FnMut() -> Option<T>) -> anyhow::Result<T> {
     }
     anyhow::bail!("timed out")
 }
-

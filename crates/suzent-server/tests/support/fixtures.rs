@@ -74,7 +74,11 @@ impl Fixtures {
                 let _ = axum::serve(listener, router).await;
             });
         }
-        Ok(Fixtures { a: ports[0], b: ports[1], seen })
+        Ok(Fixtures {
+            a: ports[0],
+            b: ports[1],
+            seen,
+        })
     }
 
     pub fn url(&self, path: &str) -> String {

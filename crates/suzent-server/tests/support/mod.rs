@@ -23,7 +23,8 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 pub const EXT_A: &str = "abcdefghijklmnopabcdefghijklmnop";
 pub const EXT_B: &str = "ponmlkjihgfedcbaponmlkjihgfedcba";
 
-pub type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+pub type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// How a connection attempt was refused.
 #[derive(Debug, PartialEq, Eq)]
@@ -67,18 +68,34 @@ impl Harness {
         )
         .await?;
         let port = server.port();
-        Ok(Harness { dir, paths, audit, server, port })
+        Ok(Harness {
+            dir,
+            paths,
+            audit,
+            server,
+            port,
+        })
     }
 
     /// A WebSocket connection with these headers (`None`: no Origin / the right Host).
     pub async fn connect(&self, origin: Option<&str>, host: Option<&str>) -> Result<Ws, Refused> {
         let url = format!("ws://127.0.0.1:{}/v1/bridge", self.port);
-        let mut request = url.into_client_request().map_err(|e| Refused::Other(e.to_string()))?;
+        let mut request = url
+            .into_client_request()
+            .map_err(|e| Refused::Other(e.to_string()))?;
         if let Some(origin) = origin {
-            request.headers_mut().insert("origin", origin.parse().map_err(|_| Refused::Other("origin".into()))?);
+            request.headers_mut().insert(
+                "origin",
+                origin
+                    .parse()
+                    .map_err(|_| Refused::Other("origin".into()))?,
+            );
         }
         if let Some(host) = host {
-            request.headers_mut().insert("host", host.parse().map_err(|_| Refused::Other("host".into()))?);
+            request.headers_mut().insert(
+                "host",
+                host.parse().map_err(|_| Refused::Other("host".into()))?,
+            );
         }
         match tokio_tungstenite::connect_async(request).await {
             Ok((ws, _)) => Ok(ws),
@@ -103,7 +120,12 @@ impl Harness {
             anyhow::bail!("no pairPending");
         };
         self.server.approve(&request_id).await?;
-        let AppMessage::Paired { credential, pairing_id, device_name } = recv(&mut ws).await? else {
+        let AppMessage::Paired {
+            credential,
+            pairing_id,
+            device_name,
+        } = recv(&mut ws).await?
+        else {
             anyhow::bail!("not paired");
         };
         anyhow::ensure!(device_name == "test-box");
@@ -114,18 +136,34 @@ impl Harness {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        Ok(Paired { ws, credential, pairing_id })
+        Ok(Paired {
+            ws,
+            credential,
+            pairing_id,
+        })
     }
 
     /// The app sends `tabs` through the hub; the paired extension answers `[]`.
     pub async fn round_trip(&self, paired: &mut Paired) -> anyhow::Result<Value> {
         let link = self.server.hub().active().context("no live link")?;
-        let waiting = tokio::spawn(async move { link.request(BridgeCommand::Tabs {}, Duration::from_secs(5)).await });
+        let waiting = tokio::spawn(async move {
+            link.request(BridgeCommand::Tabs {}, Duration::from_secs(5))
+                .await
+        });
         let AppMessage::Request { id, command } = recv(&mut paired.ws).await? else {
             anyhow::bail!("no request");
         };
         anyhow::ensure!(command == BridgeCommand::Tabs {});
-        send(&mut paired.ws, &ExtensionMessage::Response { id, outcome: CommandOutcome::Ok { value: Value::Array(vec![]) } }).await?;
+        send(
+            &mut paired.ws,
+            &ExtensionMessage::Response {
+                id,
+                outcome: CommandOutcome::Ok {
+                    value: Value::Array(vec![]),
+                },
+            },
+        )
+        .await?;
         Ok(waiting.await??)
     }
 
@@ -145,13 +183,16 @@ pub fn hello(credential: Option<&str>) -> ExtensionMessage {
 }
 
 pub async fn send(ws: &mut Ws, message: &ExtensionMessage) -> anyhow::Result<()> {
-    ws.send(Message::Text(serde_json::to_string(message)?.into())).await?;
+    ws.send(Message::Text(serde_json::to_string(message)?.into()))
+        .await?;
     Ok(())
 }
 
 /// The next app message (5 s at most).
 pub async fn recv(ws: &mut Ws) -> anyhow::Result<AppMessage> {
-    recv_within(ws, Duration::from_secs(5)).await?.context("no message within 5 s")
+    recv_within(ws, Duration::from_secs(5))
+        .await?
+        .context("no message within 5 s")
 }
 
 /// The next app message, `None` when none arrives within `limit`.
@@ -167,8 +208,12 @@ pub async fn recv_within(ws: &mut Ws, limit: Duration) -> anyhow::Result<Option<
 pub async fn closed(ws: &mut Ws) -> anyhow::Result<(u16, String)> {
     loop {
         match tokio::time::timeout(Duration::from_secs(5), ws.next()).await? {
-            Some(Ok(Message::Close(Some(frame)))) => return Ok((u16::from(frame.code), frame.reason.to_string())),
-            Some(Ok(Message::Close(None))) => return Ok((u16::from(CloseCode::Status), String::new())),
+            Some(Ok(Message::Close(Some(frame)))) => {
+                return Ok((u16::from(frame.code), frame.reason.to_string()));
+            }
+            Some(Ok(Message::Close(None))) => {
+                return Ok((u16::from(CloseCode::Status), String::new()));
+            }
             Some(Ok(Message::Text(text))) => anyhow::bail!("expected a close, got {text}"),
             Some(Ok(_)) => continue,
             Some(Err(e)) => anyhow::bail!("read failed before a close frame: {e}"),
@@ -186,7 +231,10 @@ pub fn grep_dir(dir: &Path, needle: &[u8]) -> anyhow::Result<Vec<String>> {
             let path = entry?.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if std::fs::read(&path)?.windows(needle.len()).any(|w| w == needle) {
+            } else if std::fs::read(&path)?
+                .windows(needle.len())
+                .any(|w| w == needle)
+            {
                 hits.push(path.display().to_string());
             }
         }
