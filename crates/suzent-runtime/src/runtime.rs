@@ -464,11 +464,6 @@ impl Runtime {
         self.s.settings.server_models(provider).await
     }
 
-    /// Where API keys come from (for the services that hold the runtime: goals' judge).
-    pub(crate) fn key_source(&self) -> &dyn KeySource {
-        self.s.settings.keys()
-    }
-
     /// The provider settings of `config` with the local models folder filled in.
     pub(crate) fn providers_config(&self, config: &Config) -> suzent_core::ProvidersConfig {
         self.s.settings.providers(config)
