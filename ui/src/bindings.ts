@@ -162,6 +162,16 @@ export const commands = {
 	 *  kept (the least recently staged is evicted); a document over 1 MiB is refused (field `html`).
 	 */
 	stageHtmlFrame: (html: string) => typedError<string, AppError>(__TAURI_INVOKE("stage_html_frame", { html })),
+	/**  The installed and recommended local models (no network). */
+	localModels: () => typedError<LocalModelsView, AppError>(__TAURI_INVOKE("local_models")),
+	/**  Downloads a recommended local model; progress arrives as `LocalModelProgress` events. */
+	pullLocalModel: (id: string) => typedError<LocalModelsView, AppError>(__TAURI_INVOKE("pull_local_model", { id })),
+	/**  Asks for a `.gguf` file and copies it into the models folder (`None` when cancelled). */
+	importLocalModel: () => typedError<LocalModelsView | null, AppError>(__TAURI_INVOKE("import_local_model")),
+	/**  Deletes an installed local model. */
+	removeLocalModel: (id: string) => typedError<LocalModelsView, AppError>(__TAURI_INVOKE("remove_local_model", { id })),
+	/**  Makes the installed local model `id` the default model (`local/ID`). */
+	useLocalModel: (id: string) => typedError<Settings, AppError>(__TAURI_INVOKE("use_local_model", { id })),
 	/**  This install as a device: name, short id, fingerprint, where its key is, relay setting. */
 	thisDevice: () => typedError<ThisDevice, AppError>(__TAURI_INVOKE("this_device")),
 	/**  The paired devices with their live status. */
@@ -258,6 +268,7 @@ export const commands = {
 /** Events */
 export const events = {
 	browserBridgeEvent: makeEvent<BrowserBridgeEvent, BrowserBridgeEvent>("browser-bridge-event"),
+	localModelProgress: makeEvent<LocalModelProgress, LocalModelProgress>("local-model-progress"),
 	runtimeEvent: makeEvent<RuntimeEvent, RuntimeEvent>("runtime-event"),
 };
 
@@ -1232,6 +1243,20 @@ export type Distribution =
 /**  Equal space between and at the edges. */
 "spaceEvenly";
 
+/**  Progress of a download or import. */
+export type DownloadProgress = {
+	/**  The model id. */
+	id: string,
+	/**  Bytes on disk so far. */
+	downloaded: number | null,
+	/**  Bytes in all, when the server says. */
+	total: number | null,
+	/**  Bytes already there when this attempt started (a resumed download). */
+	resumedFrom: number | null,
+	/**  Attempt number, from 1. */
+	attempt: number,
+};
+
 /**  Whether memory search compares meanings (see [`crate::Runtime::embedding_status`]). */
 export type EmbeddingStatus = {
 	/**  Whether search finds memories by meaning (vector similarity) besides exact words. */
@@ -1389,6 +1414,26 @@ export type InboxStatus =
 /**  Withdrawn before delivery (e.g. the command's result was already read). */
 "cancelled";
 
+/**  A model in the models folder. */
+export type InstalledModel = {
+	/**  Id: the file name without `.gguf`; the model string is `local/ID`. */
+	id: string,
+	/**  Where the file is. */
+	path: string,
+	/**  Size in bytes. */
+	sizeBytes: number | null,
+	/**  SHA-256 checked or computed when it was added (none for a file copied in by hand). */
+	sha256: string | null,
+	/**  Where it came from: `recommended:ID`, a URL, `import:PATH`, or `folder` (copied in by hand). */
+	source: string,
+	/**  `general.architecture` of the GGUF. */
+	architecture: string,
+	/**  `general.name` of the GGUF. */
+	name: string | null,
+	/**  Trained context length. */
+	contextLength: number | null,
+};
+
 /**  A job as registered: everything but its bookkeeping. */
 export type JobDraft = {
 	/**  Stable id (re-registering the same id updates the job). */
@@ -1535,6 +1580,19 @@ export type ListDirection =
 "vertical" | 
 /**  Left to right. */
 "horizontal";
+
+/**  Progress of a local model download or import (`pull_local_model`, `import_local_model`). */
+export type LocalModelProgress = DownloadProgress;
+
+/**  The local models view of Settings → Models and the first run. */
+export type LocalModelsView = {
+	/**  The models folder (absolute path). */
+	dir: string,
+	/**  The installed GGUF models. */
+	installed: InstalledModel[],
+	/**  The recommended models. */
+	recommended: RecommendedLocalModel[],
+};
 
 /**  One rule that matched the call. */
 export type MatchedRule = {
@@ -1984,6 +2042,34 @@ export type ProvidersSettings = {
 	gemini: ProviderSettings,
 	/**  Ollama. */
 	ollama: ProviderSettings,
+};
+
+/**  A recommended local model and whether it is installed. */
+export type RecommendedLocalModel = {
+	/**  The model as recommended (size, licence, purpose). */
+	model: RecommendedModel,
+	/**  Whether its file is in the models folder. */
+	installed: boolean,
+};
+
+/**  A model Suzent recommends. */
+export type RecommendedModel = {
+	/**  Id and file stem (`qwen2.5-coder-1.5b-instruct-q4_k_m`); the model string is `local/ID`. */
+	id: string,
+	/**  Display name. */
+	name: string,
+	/**  Path on the hub: `{repo}/resolve/main/{file}`. */
+	hubPath: string,
+	/**  Approximate download size in bytes (the server's length is used while downloading). */
+	sizeBytes: number,
+	/**  The file's SHA-256, when pinned; otherwise the hub's published checksum is required. */
+	sha256: string | null,
+	/**  Licence. */
+	license: string,
+	/**  What it is good at, and its limits. */
+	purpose: string,
+	/**  Memory it needs to run well, in GiB. */
+	minRamGb: number,
 };
 
 /**  How risky an action is, as shown to the user. */
