@@ -90,7 +90,7 @@ export function LocalModels({ firstRun = false }: { firstRun?: boolean }) {
               <span>
                 <strong>{m.name ?? m.id}</strong>{" "}
                 <small className="muted">
-                  local/{m.id} · {mib(m.sizeBytes)} MiB · {m.architecture}
+                  local/{m.id} · {mib(m.sizeBytes ?? 0)} MiB · {m.architecture}
                 </small>
               </span>
               <span className="row-actions">
@@ -114,7 +114,8 @@ export function LocalModels({ firstRun = false }: { firstRun?: boolean }) {
           <ul className="model-list">
             {available.map(({ model }) => {
               const p = progress[model.id];
-              const percent = p?.total ? Math.floor((p.downloaded * 100) / p.total) : null;
+              // Byte counts cross as f64, typed `number | null` by the bindings (null never comes for a count).
+              const percent = p?.total ? Math.floor(((p.downloaded ?? 0) * 100) / p.total) : null;
               return (
                 <li key={model.id} data-testid={`recommended-${model.id}`}>
                   <span>
