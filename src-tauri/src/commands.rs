@@ -4,8 +4,8 @@
 use crate::dto::{
     CreateChatArgs, LocalModelsView, MemoryBlock, ModelDownload, RecommendedLocalModel, RunSummary,
 };
-use crate::events::LocalModelProgress;
 use crate::error::{AppError, AppErrorKind};
+use crate::events::LocalModelProgress;
 use crate::state::AppState;
 use std::path::{Path, PathBuf};
 use suzent_core::{ApprovalResponse, BackgroundTask, PermissionMode, Rule, RuleDraft};
@@ -642,7 +642,10 @@ pub async fn pull_local_model<R: Runtime>(
     };
     runtime
         .local_models()
-        .pull(suzent_runtime::local_models::PullSource::Recommended(id), &emit)
+        .pull(
+            suzent_runtime::local_models::PullSource::Recommended(id),
+            &emit,
+        )
         .await
         .map_err(model_error)?;
     local_models_view(&runtime)
@@ -702,7 +705,12 @@ pub async fn use_local_model(state: State<'_, AppState>, id: String) -> Result<S
         .map_err(model_error)?
         .iter()
         .find(|m| m.id == id)
-        .ok_or_else(|| AppError::new(AppErrorKind::NotFound, format!("model '{id}' is not installed")))?;
+        .ok_or_else(|| {
+            AppError::new(
+                AppErrorKind::NotFound,
+                format!("model '{id}' is not installed"),
+            )
+        })?;
     let patch = SettingsPatch {
         default_model: Some(format!("local/{id}")),
         ..SettingsPatch::default()

@@ -16,7 +16,8 @@ const MODEL_ID: &str = "SmolLM2-135M-Instruct.Q4_1";
 #[test]
 fn first_run_uses_the_local_model_already_present_and_finishes_a_turn() {
     // No default model, no provider: what a fresh install looks like.
-    let config = "tools = []\n\n[providers.local]\ncontext_size = 2048\nthreads = 2\nmax_tokens = 32\n";
+    let config =
+        "tools = []\n\n[providers.local]\ncontext_size = 2048\nthreads = 2\nmax_tokens = 32\n";
     let seed: support::Seed = Box::new(|home: &std::path::Path| {
         let models = home.join("data/models/gguf");
         std::fs::create_dir_all(&models)?;
@@ -26,48 +27,44 @@ fn first_run_uses_the_local_model_already_present_and_finishes_a_turn() {
         }
         Ok(())
     });
-    desktop_test_seeded(
-        "first_run_local_model",
-        config,
-        seed,
-        |d| {
-            Box::pin(async move {
-                d.wait_css("[data-testid=first-run]").await?;
-                d.wait_text("[data-testid=use-local-model]", "SmolLM2").await?;
-                d.screenshot("first-run-offers-the-local-model").await?;
-                d.click("[data-testid=use-local-model]").await?;
-                d.wait_gone("[data-testid=first-run]").await?;
-                d.new_chat().await?;
-                d.screenshot("chat-with-the-local-model").await?;
-                d.send("Say hello.").await?;
-                // The model loads and answers on the CPU; the turn ends with its text.
-                let deadline = Instant::now() + Duration::from_secs(240);
-                loop {
-                    let answered = d.count("[data-testid=message-assistant]").await? > 0;
-                    let running = d.count("[data-testid=composer-stop]").await? > 0;
-                    if answered && !running {
-                        break;
-                    }
-                    if Instant::now() > deadline {
-                        bail!("the local model did not finish a turn within 240 s");
-                    }
-                    tokio::time::sleep(Duration::from_millis(500)).await;
+    desktop_test_seeded("first_run_local_model", config, seed, |d| {
+        Box::pin(async move {
+            d.wait_css("[data-testid=first-run]").await?;
+            d.wait_text("[data-testid=use-local-model]", "SmolLM2")
+                .await?;
+            d.screenshot("first-run-offers-the-local-model").await?;
+            d.click("[data-testid=use-local-model]").await?;
+            d.wait_gone("[data-testid=first-run]").await?;
+            d.new_chat().await?;
+            d.screenshot("chat-with-the-local-model").await?;
+            d.send("Say hello.").await?;
+            // The model loads and answers on the CPU; the turn ends with its text.
+            let deadline = Instant::now() + Duration::from_secs(240);
+            loop {
+                let answered = d.count("[data-testid=message-assistant]").await? > 0;
+                let running = d.count("[data-testid=composer-stop]").await? > 0;
+                if answered && !running {
+                    break;
                 }
-                let answer = d
-                    .find("[data-testid=message-assistant]")
-                    .await?
-                    .text()
-                    .await
-                    .context("reading the answer")?;
-                if answer.trim().is_empty() {
-                    bail!("the answer is empty");
+                if Instant::now() > deadline {
+                    bail!("the local model did not finish a turn within 240 s");
                 }
-                if d.count("[data-testid=error-banner]").await? > 0 {
-                    bail!("an error banner is shown");
-                }
-                d.screenshot("finished-turn").await?;
-                Ok(())
-            })
-        },
-    );
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            let answer = d
+                .find("[data-testid=message-assistant]")
+                .await?
+                .text()
+                .await
+                .context("reading the answer")?;
+            if answer.trim().is_empty() {
+                bail!("the answer is empty");
+            }
+            if d.count("[data-testid=error-banner]").await? > 0 {
+                bail!("an error banner is shown");
+            }
+            d.screenshot("finished-turn").await?;
+            Ok(())
+        })
+    });
 }

@@ -19,7 +19,12 @@ fn local(server: &ScriptedServer) -> (Box<dyn ModelProvider>, String) {
     let mut providers = ProvidersConfig::default();
     providers.openai_compatible.base_url = Some(server.openai_base());
     providers.openai_compatible.max_tokens = Some(321);
-    build_provider("openai-compatible/qwen2.5-coder", &providers, &StaticKeys::new()).unwrap()
+    build_provider(
+        "openai-compatible/qwen2.5-coder",
+        &providers,
+        &StaticKeys::new(),
+    )
+    .unwrap()
 }
 
 fn request(messages: Vec<ChatMessage>) -> ModelRequest {
@@ -84,7 +89,10 @@ async fn a_fenced_call_in_the_middle_of_an_answer_stays_text_byte_for_byte() {
     let (provider, _) = local(&server);
     let (response, shown) = step(provider.as_ref(), &request(ask())).await;
     let response = response.unwrap();
-    assert_eq!((response.text.as_str(), response.tool_calls.len()), (text, 0));
+    assert_eq!(
+        (response.text.as_str(), response.tool_calls.len()),
+        (text, 0)
+    );
     assert_eq!(shown, text);
 }
 
@@ -137,7 +145,10 @@ async fn two_parallel_calls_with_empty_ids_get_unique_ids_that_the_next_request_
     let first = step(provider.as_ref(), &request(ask())).await.0.unwrap();
     let ids: Vec<String> = first.tool_calls.iter().map(|c| c.id.clone()).collect();
     assert_eq!(ids.len(), 2);
-    assert!(ids.iter().all(|id| !id.is_empty()) && ids[0] != ids[1], "{ids:?}");
+    assert!(
+        ids.iter().all(|id| !id.is_empty()) && ids[0] != ids[1],
+        "{ids:?}"
+    );
     let mut messages = ask();
     messages.push(ChatMessage::Assistant {
         text: first.text.clone(),
@@ -178,7 +189,10 @@ async fn an_empty_completion_is_an_error_not_an_answer() {
 #[tokio::test]
 async fn a_server_that_refuses_tools_gets_them_in_the_prompt_and_its_written_call_is_recovered() {
     let server = ScriptedServer::start(vec![
-        Turn::error(500, r#"{"error":{"code":500,"message":"tools param requires --jinja flag"}}"#),
+        Turn::error(
+            500,
+            r#"{"error":{"code":500,"message":"tools param requires --jinja flag"}}"#,
+        ),
         Turn::text(r#"{"tool_call": {"name": "read_file", "arguments": {"path": "a.txt"}}}"#),
         Turn::text(r#"{"response": "It says hi."}"#),
     ])
@@ -192,7 +206,10 @@ async fn a_server_that_refuses_tools_gets_them_in_the_prompt_and_its_written_cal
     assert_eq!(retried.get("tools"), None);
     assert_eq!(retried["response_format"]["type"], json!("json_schema"));
     let system = retried["messages"][0]["content"].as_str().unwrap();
-    assert!(system.contains("read_file") && system.contains("\"tool_call\""), "{system}");
+    assert!(
+        system.contains("read_file") && system.contains("\"tool_call\""),
+        "{system}"
+    );
     // The next request goes straight to the prompt form.
     let (second, shown) = step(provider.as_ref(), &request(ask())).await;
     assert_eq!(second.unwrap().text, "It says hi.");

@@ -311,7 +311,11 @@ async fn a_missing_key_is_missing_api_key_and_ollama_needs_none() {
     assert!(build_provider("openai/gpt-4.1", &config(&server), &none).is_ok());
     for (model, var, providers) in [
         ("openai/gpt-4.1", "OPENAI_API_KEY", &openai_itself),
-        ("anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY", &config(&server)),
+        (
+            "anthropic/claude-sonnet-4-5",
+            "ANTHROPIC_API_KEY",
+            &config(&server),
+        ),
         ("gemini/gemini-2.5-pro", "GEMINI_API_KEY", &config(&server)),
     ] {
         let err = build_provider(model, providers, &none).err();

@@ -760,10 +760,22 @@ mod tests {
             status,
             body: body.into(),
         };
-        assert!(refuses_tools(&http(500, "tools param requires --jinja flag")));
-        assert!(refuses_tools(&http(400, "this model does not support tools")));
-        assert!(!refuses_tools(&http(400, "streaming is not supported with tools")));
-        assert!(refuses_streaming(&http(400, "streaming is not supported with tools")));
+        assert!(refuses_tools(&http(
+            500,
+            "tools param requires --jinja flag"
+        )));
+        assert!(refuses_tools(&http(
+            400,
+            "this model does not support tools"
+        )));
+        assert!(!refuses_tools(&http(
+            400,
+            "streaming is not supported with tools"
+        )));
+        assert!(refuses_streaming(&http(
+            400,
+            "streaming is not supported with tools"
+        )));
         assert!(!refuses_streaming(&http(401, "invalid key")));
         assert!(!refuses_tools(&http(401, "invalid key")));
     }

@@ -202,11 +202,14 @@ impl Reviewer for ChatReviewer<'_> {
             .or_else(|| self.chat.model.clone())
             .or_else(|| config.default_model.clone())
             .unwrap_or_default();
-        let (provider, model_id) =
-            match build_provider(&model, &self.settings.providers(&config), self.settings.keys()) {
-                Ok(p) => p,
-                Err(e) => return reviewer::error_decision(&e.to_string(), &model, headless),
-            };
+        let (provider, model_id) = match build_provider(
+            &model,
+            &self.settings.providers(&config),
+            self.settings.keys(),
+        ) {
+            Ok(p) => p,
+            Err(e) => return reviewer::error_decision(&e.to_string(), &model, headless),
+        };
         let transcript: Vec<suzent_core::ChatMessage> =
             match self.store.messages(&self.chat.id).await {
                 Ok(m) => m.into_iter().map(|m| m.message).collect(),

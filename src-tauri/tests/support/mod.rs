@@ -112,7 +112,14 @@ pub fn desktop_test_seeded<F>(name: &str, config: &str, seed: Seed, scenario: F)
 where
     F: for<'a> FnOnce(&'a mut Desktop) -> std::pin::Pin<Box<dyn Future<Output = Result<()>> + 'a>>,
 {
-    run_desktop_test_seeded(name, Vec::new(), Some(config.to_string()), "", Some(seed), scenario);
+    run_desktop_test_seeded(
+        name,
+        Vec::new(),
+        Some(config.to_string()),
+        "",
+        Some(seed),
+        scenario,
+    );
 }
 
 fn run_desktop_test<F>(

@@ -519,16 +519,15 @@ impl Goals {
             return (Verdict::Unusable("no model for the judge".into()), 0);
         };
         let (provider, model_id) =
-            match build_provider(&model, &rt.providers_config(&config), rt.key_source())
-        {
-            Ok(p) => p,
-            Err(e) => {
-                return (
-                    Verdict::Unusable(format!("the judge is unavailable: {e}")),
-                    0,
-                );
-            }
-        };
+            match build_provider(&model, &rt.providers_config(&config), rt.key_source()) {
+                Ok(p) => p,
+                Err(e) => {
+                    return (
+                        Verdict::Unusable(format!("the judge is unavailable: {e}")),
+                        0,
+                    );
+                }
+            };
         let mut tail = String::new();
         for m in messages.iter().rev() {
             let line = match &m.message {

@@ -167,8 +167,11 @@ impl SummaryService {
                 field: "model".into(),
                 message: "the chat has no model to summarize with (set default_model)".into(),
             })?;
-        let (client, model_id) =
-            crate::provider::build_provider(&model, &self.settings.providers(&config), self.settings.keys())?;
+        let (client, model_id) = crate::provider::build_provider(
+            &model,
+            &self.settings.providers(&config),
+            self.settings.keys(),
+        )?;
         let request = crate::provider::ModelRequest {
             model: model_id,
             system: SUMMARY_PROMPT.into(),

@@ -95,7 +95,12 @@ impl TurnService {
     /// Fits the request to the model's context: compact schemas for every model; for small
     /// contexts (below [`fit::SMALL_CONTEXT`]) the small-model tool set, short descriptions, the
     /// small-model system prompt and old tool results shortened first.
-    pub(super) fn fit_to_model(&self, chat: &ChatRecord, config: &Config, request: &mut ModelRequest) {
+    pub(super) fn fit_to_model(
+        &self,
+        chat: &ChatRecord,
+        config: &Config,
+        request: &mut ModelRequest,
+    ) {
         let Some(Ok((kind, _))) = chat.model.as_deref().map(parse_model) else {
             return;
         };
@@ -104,7 +109,8 @@ impl TurnService {
         let context = self.s.local_models.context_size(kind, &providers);
         let small = context.is_some_and(|c| c < fit::SMALL_CONTEXT);
         if small {
-            request.system = fit::small_model_system_prompt(&chat.workspace, &chat.mode.to_string());
+            request.system =
+                fit::small_model_system_prompt(&chat.workspace, &chat.mode.to_string());
             if chat.mode == PermissionMode::Auto && config.reviewer_model.is_none() {
                 tracing::warn!(
                     chat = %chat.id,
