@@ -30,7 +30,7 @@ fn first_run_uses_the_local_model_already_present_and_finishes_a_turn() {
     desktop_test_seeded("first_run_local_model", config, seed, |d| {
         Box::pin(async move {
             d.wait_css("[data-testid=first-run]").await?;
-            d.wait_text("[data-testid=use-local-model]", "SmolLM2")
+            d.wait_text("[data-testid=use-local-model]", "Smollm2 135M")
                 .await?;
             d.screenshot("first-run-offers-the-local-model").await?;
             d.click("[data-testid=use-local-model]").await?;

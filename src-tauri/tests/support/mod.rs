@@ -554,6 +554,9 @@ async fn launch_app(webdriver_url: &str, log_file: &Path) -> Result<Client> {
         "tauri:options".into(),
         json!({ "application": env!("CARGO_BIN_EXE_suzent-desktop") }),
     );
+    // Both rustls providers are in the build; choose one for the process (an error means one is
+    // already installed, which is as good).
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     ClientBuilder::rustls()?
         .capabilities(caps)
         .connect(webdriver_url)
