@@ -20,6 +20,7 @@ mod mcp;
 mod memory;
 mod plans;
 mod rules;
+mod search;
 mod settings;
 mod summaries;
 mod surfaces;
@@ -35,6 +36,7 @@ pub use mcp::McpSchemaRow;
 pub use memory::{
     ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, UnembeddedEntry, decode_embedding, fts_query,
 };
+pub use search::{ChatSearchHit, MATCH_END, MATCH_START};
 pub use summaries::{SUMMARY_SOURCE, SummaryDue, SummaryRecord};
 pub use surfaces::SURFACE_HISTORY_LIMIT;
 pub use types::{
