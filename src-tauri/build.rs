@@ -6,6 +6,7 @@ use std::path::Path;
 /// The app commands (must match `specta_builder` in src/lib.rs).
 const COMMANDS: &[&str] = &[
     "list_chats",
+    "search_chats",
     "create_chat",
     "rename_chat",
     "delete_chat",
@@ -50,6 +51,13 @@ const COMMANDS: &[&str] = &[
     "submit_surface_action",
     "delete_surface",
     "stage_html_frame",
+    "provider_keys",
+    "set_session_key",
+    "list_models",
+    "test_connection",
+    "set_chat_model",
+    "log_file",
+    "open_log_folder",
 ];
 
 fn main() {

@@ -14,15 +14,20 @@ mod events;
 mod frames;
 mod state;
 
-pub use dto::{CreateChatArgs, MemoryBlock, ModelDownload, RunSummary};
+pub use dto::{CreateChatArgs, LogFile, MemoryBlock, ModelDownload, RunSummary};
 pub use error::{AppError, AppErrorKind};
 pub use events::{RuntimeEvent, forward_events};
 pub use frames::{FRAME_CSP, FRAME_SCHEME, HtmlFrames, MAX_FRAME_BYTES, MAX_FRAMES};
 pub use state::AppState;
 
-use std::path::Path;
-use suzent_runtime::{Runtime, RuntimeOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use suzent_runtime::provider::EnvAndKeychain;
+use suzent_runtime::{Runtime, RuntimeOptions, SessionKeys};
 use tauri::Manager;
+
+mod navigation;
+pub use navigation::{NavigationVerdict, navigation_verdict};
 
 /// Where the checked-in bindings live, relative to the repository root.
 pub const BINDINGS_PATH: &str = "ui/src/bindings.ts";
@@ -33,6 +38,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(tauri_specta::collect_commands![
             list_chats,
+            search_chats,
             create_chat,
             rename_chat,
             delete_chat,
@@ -77,6 +83,13 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             submit_surface_action,
             delete_surface,
             stage_html_frame,
+            provider_keys,
+            set_session_key,
+            list_models,
+            test_connection,
+            set_chat_model,
+            log_file,
+            open_log_folder::<tauri::Wry>,
         ])
         .events(tauri_specta::collect_events![RuntimeEvent])
         // One TypeScript type per Rust type (no `_Serialize`/`_Deserialize` pairs): the UI reads
@@ -99,8 +112,9 @@ pub fn export_bindings(path: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot export the bindings to {}: {e}", path.display()))
 }
 
-/// Starts the desktop app and blocks until it exits.
-pub fn run() -> Result<(), String> {
+/// Starts the desktop app and blocks until it exits. `log_dir` is the folder of the rotating log
+/// file when file logging started (Settings links to it).
+pub fn run(log_dir: Option<PathBuf>) -> Result<(), String> {
     let builder = specta_builder();
     let invoke = builder.invoke_handler();
     tauri::Builder::default()
@@ -113,6 +127,11 @@ pub fn run() -> Result<(), String> {
             }
         }))
         .plugin(tauri_plugin_dialog::init())
+        // Used from Rust only (links opened in the system browser, the log folder); the webview
+        // is granted none of its commands.
+        .plugin(tauri_plugin_opener::init())
+        // The main window never leaves the app: other origins open in the system browser.
+        .plugin(navigation::guard())
         .plugin(tauri_plugin_notification::init())
         // Canvas `HtmlFrame` documents: served from their own scheme with their own CSP, so the
         // app's CSP stays strict (see `frames`).
@@ -123,18 +142,19 @@ pub fn run() -> Result<(), String> {
         .invoke_handler(invoke)
         .setup(move |app| {
             builder.mount_events(app);
-            let state = match tauri::async_runtime::block_on(open_runtime()) {
+            let keys = Arc::new(SessionKeys::new(Arc::new(EnvAndKeychain)));
+            let state = match tauri::async_runtime::block_on(open_runtime(Arc::clone(&keys))) {
                 Ok(runtime) => {
                     forward_events(app.handle().clone(), &runtime);
                     // The inbox dispatcher wakes idle agents (finished background commands,
                     // agent messages, sub-agent reports); it runs for the life of the app.
                     let dispatcher = runtime.clone();
                     tauri::async_runtime::spawn(async move { dispatcher.start_dispatcher() });
-                    AppState::new(runtime)
+                    AppState::new(runtime, keys, log_dir.clone())
                 }
                 Err(message) => {
                     tracing::error!("the runtime could not start: {message}");
-                    AppState::failed(message)
+                    AppState::failed(message, keys, log_dir.clone())
                 }
             };
             app.manage(state);
@@ -144,7 +164,8 @@ pub fn run() -> Result<(), String> {
         .map_err(|e| format!("the desktop app failed: {e}"))
 }
 
-async fn open_runtime() -> Result<Runtime, String> {
-    let options = RuntimeOptions::from_env().map_err(|e| e.to_string())?;
+async fn open_runtime(keys: Arc<SessionKeys>) -> Result<Runtime, String> {
+    let mut options = RuntimeOptions::from_env().map_err(|e| e.to_string())?;
+    options.keys = keys;
     Runtime::open(options).await.map_err(|e| e.to_string())
 }

@@ -285,7 +285,10 @@ fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let paths = suzent_runtime::Paths::from_env().ok();
     let (file_layer, guard) = match paths {
         Some(p) => {
-            let appender = tracing_appender::rolling::daily(p.data_dir.join("logs"), "suzent.log");
+            let appender = tracing_appender::rolling::daily(
+                suzent_runtime::log_dir(&p),
+                suzent_runtime::LOG_FILE_NAME,
+            );
             let (writer, guard) = tracing_appender::non_blocking(appender);
             (
                 Some(
@@ -625,6 +628,7 @@ fn parse_answers(approve: &[String], feedback: &[String]) -> Result<Vec<Approval
                 tool_call_id: None,
                 action_id: action.to_string(),
                 feedback: feedback.get(i).cloned(),
+                rule: None,
             })
         })
         .collect()
@@ -768,6 +772,7 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
                     tool_call_id: Some(p.tool_call_id.clone()),
                     action_id: choice.id.as_str().to_string(),
                     feedback,
+                    rule: None,
                 });
             }
             let summary = with_events(

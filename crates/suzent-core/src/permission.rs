@@ -276,6 +276,11 @@ pub struct ApprovalResponse {
     /// Guidance for the model (with `reject`, or with any action).
     #[serde(default)]
     pub feedback: Option<String>,
+    /// The rule to remember instead of the one the action proposed, as the user edited it in the
+    /// prompt (`allow_session` and `allow_global` only). It must be an allow rule for the same
+    /// tool; its destination is the action's. `None` keeps the proposed rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<RuleDraft>,
 }
 
 /// Where a rule lives.

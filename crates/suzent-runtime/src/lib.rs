@@ -19,19 +19,27 @@
 
 mod audit;
 mod audit_read;
+mod connection;
 mod error;
+mod keys;
+mod logs;
 mod mcp;
 mod paths;
 pub mod provider;
 pub mod reviewer;
 mod runtime;
+mod search;
 mod settings;
+mod titles;
 mod tools_api;
 mod toolset;
 
 pub use audit::AuditLog;
 pub use audit_read::{AuditEntry, AuditFilter, AuditRead, MAX_AUDIT_LIMIT};
+pub use connection::{ConnectionCheck, ProviderCheck};
 pub use error::RuntimeError;
+pub use keys::{ProviderKeyInfo, SessionKeys};
+pub use logs::{LOG_FILE_NAME, log_dir};
 pub use mcp::{McpImport, McpTestResult, McpTestTool};
 pub use paths::Paths;
 pub use runtime::{CANVAS_ACTION_KIND, CANVAS_SENDER, MAX_ACTION_CONTEXT_BYTES, action_text};
@@ -42,6 +50,8 @@ pub use runtime::{
     DEFAULT_MODEL_SOURCE, EMBEDDING_MODEL_ENV, EmbeddingStatus, MAX_BLOCK_CHARS, SKILL_DIRS_ENV,
 };
 pub use runtime::{PermissionState, RULES_FILE};
+pub use search::{ChatSearch, MAX_QUERY_CHARS, MAX_SEARCH_HITS};
+pub use titles::{DEFAULT_TITLE, MAX_TITLE_CHARS, title_from};
 pub use settings::{KeyStatus, ProviderSettings, ProvidersSettings, Settings, SettingsPatch};
 pub use suzent_core::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
 pub use suzent_core::{PhaseStatus, Plan, PlanPhase};
@@ -51,7 +61,7 @@ pub use suzent_mcp::{
 };
 pub use suzent_permissions::{Explanation, MatchedRule, RuleFileProblem, SegmentView};
 pub use suzent_store::{
-    ApprovalRecord, ApprovalStatus, ChatRecord, InboxMessage, InboxStatus, NewInboxMessage,
+    ApprovalRecord, ApprovalStatus, ChatRecord, ChatSearchHit, InboxMessage, InboxStatus, NewInboxMessage,
     PendingApproval, StoredMessage,
 };
 pub use suzent_tools::{MemoryHit, MemorySearchResult, Skill, SkillSource};

@@ -365,7 +365,7 @@ impl Runtime {
         }
         let new = NewChat {
             id: new_id(),
-            title: args.title.unwrap_or_else(|| "New chat".into()),
+            title: args.title.unwrap_or_else(|| crate::DEFAULT_TITLE.into()),
             workspace: workspace.display().to_string(),
             model: args.model.or_else(|| cfg.default_model.clone()),
             mode: args.mode.unwrap_or(cfg.default_mode),
@@ -386,6 +386,40 @@ impl Runtime {
     /// Every chat, most recently updated first.
     pub async fn list_chats(&self) -> Result<Vec<ChatRecord>, RuntimeError> {
         Ok(self.inner.store.list_chats().await?)
+    }
+
+    /// The models `provider` offers (see [`crate::ProviderCheck::list_models`]).
+    pub async fn list_models(
+        &self,
+        provider: &str,
+        base_url: Option<&str>,
+        api_key: Option<&str>,
+    ) -> Result<Vec<String>, RuntimeError> {
+        crate::ProviderCheck::new(self.config().providers, Arc::clone(&self.inner.keys))
+            .list_models(provider, base_url, api_key)
+            .await
+    }
+
+    /// One real request to `model` (see [`crate::ProviderCheck::test_connection`]).
+    pub async fn test_connection(
+        &self,
+        model: &str,
+        base_url: Option<&str>,
+    ) -> Result<crate::ConnectionCheck, RuntimeError> {
+        crate::ProviderCheck::new(self.config().providers, Arc::clone(&self.inner.keys))
+            .test_connection(model, base_url)
+            .await
+    }
+
+    /// Chats whose title or messages contain every word of `query` (see [`crate::ChatSearch`]).
+    pub async fn search_chats(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<suzent_store::ChatSearchHit>, RuntimeError> {
+        crate::ChatSearch::new(self.inner.store.clone())
+            .search(query, limit)
+            .await
     }
 
     /// Renames a chat.
@@ -440,6 +474,32 @@ impl Runtime {
         self.chat(chat_id).await?;
         let patch = ChatPatch {
             model: Some(Some(model.to_string())),
+            ..Default::default()
+        };
+        Ok(self.inner.store.update_chat(chat_id, &patch).await?)
+    }
+
+    /// A chat still called [`crate::DEFAULT_TITLE`] with no message yet is named after `text`
+    /// (see [`crate::title_from`]); other chats are returned as they are.
+    async fn name_after_first_message(
+        &self,
+        chat: ChatRecord,
+        text: &str,
+    ) -> Result<ChatRecord, RuntimeError> {
+        if chat.title != crate::DEFAULT_TITLE || !self.inner.store.messages(&chat.id).await?.is_empty() {
+            return Ok(chat);
+        }
+        match crate::title_from(text) {
+            Some(title) => Ok(self.rename_chat(&chat.id, &title).await?),
+            None => Ok(chat),
+        }
+    }
+
+    /// Goes back to the default model for a chat.
+    pub async fn clear_model(&self, chat_id: &str) -> Result<ChatRecord, RuntimeError> {
+        self.chat(chat_id).await?;
+        let patch = ChatPatch {
+            model: Some(None),
             ..Default::default()
         };
         Ok(self.inner.store.update_chat(chat_id, &patch).await?)
@@ -598,6 +658,7 @@ impl Runtime {
                 ),
             });
         }
+        let chat = self.name_after_first_message(chat, text).await?;
         // The message is stored by the run, after the calls an interrupted turn left open are
         // settled.
         let mut opening = Some(Opening::User(text.to_string()));
@@ -666,7 +727,7 @@ impl Runtime {
             }
             if checked
                 .iter()
-                .any(|(r, _, _): &(suzent_store::ApprovalRecord, _, _)| {
+                .any(|(r, _, _): &(suzent_store::ApprovalRecord, _, Option<RuleDraft>)| {
                     r.approval.id == record.approval.id
                 })
             {
@@ -675,9 +736,10 @@ impl Runtime {
                     message: format!("approval '{}' answered twice", answer.request_id),
                 });
             }
-            checked.push((record, action_id, action));
+            let remembered = remembered_rule(answer, &record.approval.tool_name, action.as_ref())?;
+            checked.push((record, action_id, remembered));
         }
-        for ((record, action_id, action), answer) in checked.into_iter().zip(&answers) {
+        for ((record, action_id, remembered), answer) in checked.into_iter().zip(&answers) {
             let feedback = answer.feedback.as_deref().filter(|f| !f.trim().is_empty());
             if !self
                 .inner
@@ -688,7 +750,7 @@ impl Runtime {
                 return Err(RuntimeError::StaleApproval(record.approval.id.clone()));
             }
             let mut added = None;
-            if let Some(draft) = action.and_then(|a| a.rule) {
+            if let Some(draft) = remembered {
                 let rule = self.add_rule(draft, Some(chat_id)).await?;
                 added = Some(rule);
             }
@@ -1600,4 +1662,45 @@ async fn hold_point(name: &str) {
         eprintln!("suzent: holding at {name}");
         tokio::time::sleep(std::time::Duration::from_secs(60)).await;
     }
+}
+
+/// The rule an answer remembers: the one its action proposed, or the user's edit of it. An edit
+/// must keep the tool and stay an allow rule (the destination is always the action's), and only
+/// an action that proposes a rule can carry one.
+fn remembered_rule(
+    answer: &ApprovalResponse,
+    tool_name: &str,
+    action: Option<&suzent_core::ApprovalAction>,
+) -> Result<Option<RuleDraft>, RuntimeError> {
+    let proposed = action.and_then(|a| a.rule.clone());
+    let Some(edited) = answer.rule.clone() else {
+        return Ok(proposed);
+    };
+    let invalid = |message: String| RuntimeError::InvalidInput {
+        field: "rule".into(),
+        message,
+    };
+    let Some(proposed) = proposed else {
+        return Err(invalid(format!(
+            "approval '{}': action '{}' remembers no rule, so it cannot carry an edited one",
+            answer.request_id, answer.action_id
+        )));
+    };
+    if edited.tool != tool_name {
+        return Err(invalid(format!(
+            "approval '{}': the edited rule is for '{}', but the call is '{tool_name}'",
+            answer.request_id, edited.tool
+        )));
+    }
+    if edited.behavior != suzent_core::Behavior::Allow {
+        return Err(invalid(format!(
+            "approval '{}': an approval can only remember an allow rule, not '{}'",
+            answer.request_id,
+            edited.behavior.as_str()
+        )));
+    }
+    Ok(Some(RuleDraft {
+        destination: proposed.destination,
+        ..edited
+    }))
 }

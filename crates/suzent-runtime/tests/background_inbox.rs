@@ -831,6 +831,7 @@ async fn an_inbox_message_waits_for_a_pending_approval_and_is_delivered_once_aft
                 action_id: "allow_once".into(),
                 tool_call_id: None,
                 feedback: None,
+                rule: None,
             }],
             RunOptions::default(),
         )

@@ -391,6 +391,7 @@ async fn a_skill_script_runs_through_run_command_and_the_permission_engine() {
                 tool_call_id: None,
                 action_id: "allow_once".into(),
                 feedback: None,
+                rule: None,
             }],
             RunOptions::default(),
         )

@@ -131,6 +131,7 @@ pub type TextSink<'a> = dyn Fn(&str) + Send + Sync + 'a;
 
 pub mod anthropic;
 pub mod gemini;
+pub mod models;
 pub mod openai;
 pub mod resolve;
 pub mod schema;
@@ -140,9 +141,10 @@ pub use anthropic::AnthropicProvider;
 pub use gemini::GeminiProvider;
 pub use openai::OpenAiProvider;
 pub use resolve::{
-    EnvAndKeychain, KeySource, StaticKeys, build_provider, delete_api_key, parse_model,
-    set_api_key, shared_client,
+    EnvAndKeychain, KeySource, StaticKeys, build_provider, delete_api_key, keychain_has_key,
+    parse_model, set_api_key, shared_client,
 };
+pub use models::list_models;
 pub use schema::normalize_schema;
 
 /// The wire formats (and key/base-URL conventions) Suzent speaks.
