@@ -72,6 +72,15 @@ async function unwrap<T>(command: string, p: Promise<Res<T>>): Promise<T> {
 
 export const api = {
   listChats: () => unwrap("list_chats", commands.listChats()),
+  searchChats: (query: string, limit: number) => unwrap("search_chats", commands.searchChats(query, limit)),
+  providerKeys: () => unwrap("provider_keys", commands.providerKeys()),
+  setSessionKey: (provider: string, key: string) => unwrap("set_session_key", commands.setSessionKey(provider, key)),
+  listModels: (provider: string, baseUrl: string | null, apiKey: string | null) =>
+    unwrap("list_models", commands.listModels(provider, baseUrl, apiKey)),
+  testConnection: (model: string, baseUrl: string | null) => unwrap("test_connection", commands.testConnection(model, baseUrl)),
+  setChatModel: (chatId: string, model: string | null) => unwrap("set_chat_model", commands.setChatModel(chatId, model)),
+  logFile: () => unwrap("log_file", commands.logFile()),
+  openLogFolder: () => unwrap("open_log_folder", commands.openLogFolder()),
   createChat: (args: CreateChatArgs = {}) => unwrap("create_chat", commands.createChat(args)),
   renameChat: (chatId: string, title: string) => unwrap("rename_chat", commands.renameChat(chatId, title)),
   deleteChat: (chatId: string) => unwrap("delete_chat", commands.deleteChat(chatId)),

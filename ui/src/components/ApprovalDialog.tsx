@@ -1,9 +1,19 @@
-import { useEffect, useId, useRef, useState } from "react";
+import { useEffect, useId, useRef, useState, type KeyboardEvent as ReactKeyboardEvent } from "react";
 import { useTranslation } from "react-i18next";
 import type { TFunction } from "i18next";
+import { api } from "../api";
 import { argsSummary, describeRule, prettyJson } from "../format";
 import { InlineCode } from "./InlineCode";
-import type { ApprovalAction, ApprovalResponse, PendingApproval } from "../types";
+import { DiffView } from "./ToolCard";
+import type {
+  ApprovalAction,
+  ApprovalResponse,
+  JsonValue,
+  PendingApproval,
+  RuleDraft,
+  RuleMatcher,
+  SegmentView,
+} from "../types";
 
 export interface ApprovalDialogProps {
   /** Pending approvals of one chat, oldest first. */
@@ -23,15 +33,222 @@ function riskLabel(risk: PendingApproval["decision"]["risk"], t: TFunction): str
   }
 }
 
+/** A button's label: ours for the actions we know (so it is translated), else the backend's. */
+function actionLabel(a: ApprovalAction, t: TFunction): string {
+  switch (a.id) {
+    case "allow_once":
+      return t("approval.action.allowOnce");
+    case "allow_session":
+      return t("approval.action.allowSession");
+    case "allow_global":
+      return t("approval.action.allowGlobal");
+    case "reject":
+      return t("approval.action.reject");
+    default:
+      return a.label;
+  }
+}
+
+function str(args: JsonValue, k: string): string | null {
+  if (args && typeof args === "object" && !Array.isArray(args)) {
+    const v = args[k];
+    if (typeof v === "string") return v;
+  }
+  return null;
+}
+
+/** The shell command of a call: `command` or (Suzent's shell tools) `content`, for shell tools. */
+export function commandOf(approval: Pick<PendingApproval, "toolName" | "args">): string | null {
+  const shell = /command|shell|bash/.test(approval.toolName);
+  if (!shell) return null;
+  return str(approval.args, "command") ?? str(approval.args, "content");
+}
+
+/** Every http(s) URL among a call's string arguments (nested ones too), with its origin. */
+export function urlsOf(args: JsonValue): { url: string; origin: string }[] {
+  const out: { url: string; origin: string }[] = [];
+  const visit = (v: JsonValue) => {
+    if (typeof v === "string") {
+      if (!/^https?:\/\//i.test(v.trim())) return;
+      try {
+        const u = new URL(v.trim());
+        if (!out.some((x) => x.url === u.href)) out.push({ url: u.href, origin: u.origin });
+      } catch {
+        /* not a URL after all */
+      }
+    } else if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === "object") Object.values(v).forEach(visit);
+  };
+  visit(args);
+  return out;
+}
+
+/** What the call would change or run, shown so the user can decide without leaving the dialog. */
+function Subject({ approval }: { approval: PendingApproval }) {
+  const { t } = useTranslation();
+  const path = str(approval.args, "file_path") ?? str(approval.args, "path");
+  if (approval.toolName === "edit_file" && str(approval.args, "old_string") !== null) {
+    return (
+      <section className="approval-subject" data-testid="approval-diff">
+        <h3>{t("approval.editOf", { path: path ?? "" })}</h3>
+        <DiffView before={str(approval.args, "old_string") ?? ""} after={str(approval.args, "new_string") ?? ""} />
+      </section>
+    );
+  }
+  if (approval.toolName === "write_file" && str(approval.args, "content") !== null) {
+    return (
+      <section className="approval-subject" data-testid="approval-diff">
+        <h3>{t("approval.writeOf", { path: path ?? "" })}</h3>
+        <DiffView before="" after={str(approval.args, "content") ?? ""} />
+      </section>
+    );
+  }
+  const command = commandOf(approval);
+  if (command !== null) return <CommandSubject approval={approval} command={command} />;
+  const summary = argsSummary(approval.args);
+  return summary ? <pre className="approval-summary">{summary}</pre> : null;
+}
+
+/** The full command, and each command of the script with what the policy says about it. */
+function CommandSubject({ approval, command }: { approval: PendingApproval; command: string }) {
+  const { t } = useTranslation();
+  const [segments, setSegments] = useState<SegmentView[] | null>(null);
+  useEffect(() => {
+    let live = true;
+    api.explainPermission(approval.toolName, approval.args, null, approval.chatId).then(
+      (e) => live && setSegments(e.segments),
+      () => live && setSegments([]),
+    );
+    return () => {
+      live = false;
+    };
+  }, [approval.toolName, approval.args, approval.chatId]);
+  return (
+    <section className="approval-subject">
+      <h3>{t("approval.command")}</h3>
+      <pre className="approval-command" data-testid="approval-command">
+        {command}
+      </pre>
+      {segments && segments.length > 1 && (
+        <ol className="approval-segments" data-testid="approval-segments" aria-label={t("approval.segments")}>
+          {segments.map((s, i) => (
+            <li key={i} data-testid="approval-segment">
+              <code>{s.words.join(" ")}</code>
+              <span className={`badge behavior-${s.verdict}`}>{s.verdict}</span>
+              <span className="muted small">{s.verdictReason}</span>
+            </li>
+          ))}
+        </ol>
+      )}
+      {segments && segments.length === 1 && (
+        <p className="muted small" data-testid="approval-segments">
+          {segments[0].verdictReason}
+        </p>
+      )}
+    </section>
+  );
+}
+
+function matcherValue(m: RuleMatcher): string {
+  switch (m.kind) {
+    case "all":
+      return "";
+    case "exact":
+      return JSON.stringify(m.input);
+    case "prefix":
+      return m.words.join(" ");
+    case "path":
+      return m.glob;
+    case "destination":
+      return m.pattern;
+  }
+}
+
+/** The matcher an edited text stands for, or a sentence saying what is wrong with it. */
+export function editedMatcher(kind: RuleMatcher["kind"], text: string, t: TFunction): RuleMatcher | string {
+  const v = text.trim();
+  switch (kind) {
+    case "all":
+      return { kind: "all" };
+    case "prefix": {
+      const words = v.split(/\s+/).filter(Boolean);
+      return words.length ? { kind: "prefix", words } : t("approval.ruleEdit.prefixEmpty");
+    }
+    case "path":
+      return v ? { kind: "path", glob: v } : t("approval.ruleEdit.globEmpty");
+    case "destination":
+      return v && !/\s/.test(v) ? { kind: "destination", pattern: v } : t("approval.ruleEdit.patternInvalid");
+    case "exact":
+      try {
+        const input = JSON.parse(v) as JsonValue;
+        return input && typeof input === "object" && !Array.isArray(input) ? { kind: "exact", input } : t("approval.ruleEdit.exactInvalid");
+      } catch {
+        return t("approval.ruleEdit.exactInvalid");
+      }
+  }
+}
+
+/** The rule a remember action adds, shown in words and editable before it is saved. */
+function RuleProposal({
+  rule,
+  edited,
+  onEdit,
+  actionId,
+}: {
+  rule: RuleDraft;
+  edited: { text: string; error: string | null } | undefined;
+  onEdit: (text: string) => void;
+  actionId: string;
+}) {
+  const { t } = useTranslation();
+  const [editing, setEditing] = useState(false);
+  const id = useId();
+  const kind = rule.matcher.kind;
+  const shown = edited && !edited.error ? editedMatcher(kind, edited.text, t) : rule.matcher;
+  const current: RuleDraft = typeof shown === "string" ? rule : { ...rule, matcher: shown };
+  return (
+    <span className="rule-explain" data-testid={`approval-rule-${actionId}`}>
+      {t("approval.addsRule", { rule: describeRule(current) })}{" "}
+      {kind !== "all" && (
+        <button type="button" className="btn tiny ghost" aria-expanded={editing} data-testid={`approval-rule-edit-${actionId}`} onClick={() => setEditing(!editing)}>
+          {editing ? t("approval.ruleEdit.done") : t("approval.ruleEdit.edit")}
+        </button>
+      )}
+      {editing && (
+        <span className="field rule-edit">
+          <label htmlFor={id}>{t("approval.ruleEdit.label")}</label>
+          <input
+            id={id}
+            data-testid={`approval-rule-input-${actionId}`}
+            value={edited?.text ?? matcherValue(rule.matcher)}
+            spellCheck={false}
+            aria-invalid={!!edited?.error}
+            onChange={(e) => onEdit(e.target.value)}
+          />
+          {edited?.error && (
+            <span className="field-error" role="alert">
+              {edited.error}
+            </span>
+          )}
+        </span>
+      )}
+    </span>
+  );
+}
+
+const FOCUSABLE = 'button:not([disabled]), [href], input:not([disabled]), select:not([disabled]), textarea:not([disabled]), summary, [tabindex]:not([tabindex="-1"])';
+
 /** Asks the user about one tool call at a time, with the actions the backend offers, in order. */
 export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
   const { t } = useTranslation();
   const [answers, setAnswers] = useState<Record<string, ApprovalResponse>>({});
   const [feedback, setFeedback] = useState("");
+  const [edits, setEdits] = useState<Record<string, { text: string; error: string | null }>>({});
   const [busy, setBusy] = useState(false);
   const titleId = useId();
   const feedbackId = useId();
   const firstButton = useRef<HTMLButtonElement>(null);
+  const dialog = useRef<HTMLDivElement>(null);
 
   const open = approvals.filter((a) => !answers[a.id]);
   const current = open[0] ?? null;
@@ -41,16 +258,28 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
 
   useEffect(() => {
     firstButton.current?.focus();
+    setEdits({});
   }, [current?.id]);
 
   const choose = async (action: ApprovalAction) => {
     if (!current || busy) return;
+    const edit = edits[action.id];
+    let rule: RuleDraft | null = null;
+    if (action.rule && edit) {
+      const m = editedMatcher(action.rule.matcher.kind, edit.text, t);
+      if (typeof m === "string") {
+        setEdits({ ...edits, [action.id]: { text: edit.text, error: m } });
+        return;
+      }
+      if (JSON.stringify(m) !== JSON.stringify(action.rule.matcher)) rule = { ...action.rule, matcher: m };
+    }
     const text = feedback.trim();
     const answer: ApprovalResponse = {
       request_id: current.id,
       tool_call_id: current.toolCallId,
       action_id: action.id,
       feedback: action.acceptsFeedback && text ? text : null,
+      ...(rule ? { rule } : {}),
     };
     const next = { ...answers, [current.id]: answer };
     setFeedback("");
@@ -92,54 +321,95 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
   }, [current, actions]);
 
   if (!current) return null;
-  const summary = argsSummary(current.args);
   const d = current.decision;
+  const urls = urlsOf(current.args);
+
+  // Focus stays inside the dialog (Tab and Shift+Tab wrap around); Esc rejects.
+  const onKeyDown = (e: ReactKeyboardEvent<HTMLDivElement>) => {
+    if (e.key === "Escape") {
+      const reject = actions.find((a) => a.id === "reject");
+      e.preventDefault();
+      e.stopPropagation();
+      if (reject) void choose(reject);
+      return;
+    }
+    if (e.key !== "Tab" || !dialog.current) return;
+    const items = [...dialog.current.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((el) => !el.closest("[hidden]"));
+    if (items.length === 0) return;
+    const first = items[0];
+    const last = items[items.length - 1];
+    const active = document.activeElement;
+    if (e.shiftKey && (active === first || !dialog.current.contains(active))) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && (active === last || !dialog.current.contains(active))) {
+      e.preventDefault();
+      first.focus();
+    }
+  };
 
   return (
     <div className="modal-backdrop">
-      <div className="modal approval" role="dialog" aria-labelledby={titleId} data-testid="approval-dialog">
+      <div
+        ref={dialog}
+        className="modal approval"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={titleId}
+        data-testid="approval-dialog"
+        data-approval-id={current.id}
+        onKeyDown={onKeyDown}
+      >
         <header className="approval-head">
           <h2 id={titleId}>
             {t("approval.titleBefore")}
             <code>{current.toolName}</code>
             {t("approval.titleAfter")}
           </h2>
-          {approvals.length > 1 && (
-            <span className="muted">
-              {t("approval.position", { position, total: approvals.length })}
-            </span>
-          )}
+          {approvals.length > 1 && <span className="muted">{t("approval.position", { position, total: approvals.length })}</span>}
         </header>
-        {summary && <pre className="approval-summary">{summary}</pre>}
-        <details className="approval-args">
-          <summary>{t("approval.allArguments")}</summary>
-          <pre>{prettyJson(current.args)}</pre>
-        </details>
-        <div className="approval-why">
-          <span className={`risk risk-${d.risk}`} data-testid="approval-risk" data-risk={d.risk}>
-            {riskLabel(d.risk, t)}
-          </span>
-          <p data-testid="approval-reason">
-            <InlineCode text={d.reason} />
-          </p>
-          <code className="reason-code" title={t("approval.reasonCode")}>
-            {d.reasonCode}
-          </code>
-        </div>
-        {feedbackActions.length > 0 && (
-          <div className="field">
-            <label htmlFor={feedbackId}>{t("approval.feedback")}</label>
-            <textarea
-              id={feedbackId}
-              data-testid="approval-feedback"
-              rows={2}
-              value={feedback}
-              placeholder={t("approval.feedbackPlaceholder")}
-              onChange={(e) => setFeedback(e.target.value)}
-            />
-            <small className="muted">{t("approval.sentWith", { actions: feedbackActions.map((a) => a.label).join(", ") })}</small>
+        <div className="approval-body">
+          <Subject approval={current} />
+          {urls.length > 0 && (
+            <ul className="approval-urls" aria-label={t("approval.urls")}>
+              {urls.map((u) => (
+                <li key={u.url}>
+                  <span className="muted small">{t("approval.url")}</span> <code data-testid="approval-url">{u.url}</code>{" "}
+                  <span className="muted small">{t("approval.origin")}</span> <code data-testid="approval-origin">{u.origin}</code>
+                </li>
+              ))}
+            </ul>
+          )}
+          <details className="approval-args">
+            <summary>{t("approval.allArguments")}</summary>
+            <pre>{prettyJson(current.args)}</pre>
+          </details>
+          <div className="approval-why">
+            <span className={`risk risk-${d.risk}`} data-testid="approval-risk" data-risk={d.risk}>
+              {riskLabel(d.risk, t)}
+            </span>
+            <p data-testid="approval-reason">
+              <InlineCode text={d.reason} />
+            </p>
+            <code className="reason-code" title={t("approval.reasonCode")}>
+              {d.reasonCode}
+            </code>
           </div>
-        )}
+          {feedbackActions.length > 0 && (
+            <div className="field">
+              <label htmlFor={feedbackId}>{t("approval.feedback")}</label>
+              <textarea
+                id={feedbackId}
+                data-testid="approval-feedback"
+                rows={2}
+                value={feedback}
+                placeholder={t("approval.feedbackPlaceholder")}
+                onChange={(e) => setFeedback(e.target.value)}
+              />
+              <small className="muted">{t("approval.sentWith", { actions: feedbackActions.map((a) => actionLabel(a, t)).join(", ") })}</small>
+            </div>
+          )}
+        </div>
         <ul className="approval-actions">
           {actions.map((a, i) => (
             <li key={a.id}>
@@ -151,20 +421,26 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
                 disabled={busy}
                 onClick={() => void choose(a)}
               >
-                {a.label}
+                {actionLabel(a, t)}
                 {a.id === "allow_once" && <kbd>Ctrl+Shift+A</kbd>}
                 {a.id === "reject" && <kbd>Ctrl+Shift+R</kbd>}
+                {a.id === "reject" && <kbd>Esc</kbd>}
               </button>
               <span className="action-desc">
-                <InlineCode text={a.description} />
-                {a.rule && <span className="rule-explain">{t("approval.addsRule", { rule: describeRule(a.rule) })}</span>}
+                {!a.rule && <InlineCode text={a.description} />}
+                {a.rule && (
+                  <RuleProposal
+                    rule={a.rule}
+                    actionId={a.id}
+                    edited={edits[a.id]}
+                    onEdit={(text) => setEdits({ ...edits, [a.id]: { text, error: null } })}
+                  />
+                )}
               </span>
             </li>
           ))}
         </ul>
-        {actions.length === 0 && (
-          <p className="muted">{t("approval.noActions")}</p>
-        )}
+        {actions.length === 0 && <p className="muted">{t("approval.noActions")}</p>}
       </div>
     </div>
   );
