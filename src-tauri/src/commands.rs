@@ -748,4 +748,182 @@ pub async fn open_log_folder<R: Runtime>(
     app.opener()
         .open_path(folder.display().to_string(), None::<&str>)
         .map_err(|e| AppError::new(AppErrorKind::Io, format!("cannot open {}: {e}", folder.display())))
+// ---- scheduled jobs, heartbeats and goals ----
+
+/// Every scheduled job with its next run and last run (the Schedules page).
+#[tauri::command]
+#[specta::specta]
+pub async fn list_schedules(
+    state: State<'_, AppState>,
+) -> Result<Vec<suzent_runtime::schedules::JobView>, AppError> {
+    Ok(state.runtime()?.schedules().list().await?)
+}
+
+/// Adds a job, or changes job `input.id`.
+#[tauri::command]
+#[specta::specta]
+pub async fn save_schedule(
+    state: State<'_, AppState>,
+    input: suzent_runtime::schedules::JobInput,
+) -> Result<suzent_store::JobRecord, AppError> {
+    Ok(state.runtime()?.schedules().save(input).await?)
+}
+
+/// Deletes a job and its run history (its chat stays).
+#[tauri::command]
+#[specta::specta]
+pub async fn remove_schedule(state: State<'_, AppState>, job_id: String) -> Result<(), AppError> {
+    Ok(state.runtime()?.schedules().remove(&job_id).await?)
+}
+
+/// Pauses or resumes a job.
+#[tauri::command]
+#[specta::specta]
+pub async fn pause_schedule(
+    state: State<'_, AppState>,
+    job_id: String,
+    paused: bool,
+) -> Result<suzent_store::JobRecord, AppError> {
+    Ok(state.runtime()?.schedules().pause(&job_id, paused).await?)
+}
+
+/// Runs a job now (its overlap policy applies while it runs).
+#[tauri::command]
+#[specta::specta]
+pub async fn run_schedule_now(
+    state: State<'_, AppState>,
+    job_id: String,
+) -> Result<suzent_store::RunRecord, AppError> {
+    Ok(state.runtime()?.schedules().run_now(&job_id).await?)
+}
+
+/// A job's runs, newest first (at most `limit`, up to 500).
+#[tauri::command]
+#[specta::specta]
+pub async fn schedule_history(
+    state: State<'_, AppState>,
+    job_id: String,
+    limit: u32,
+) -> Result<Vec<suzent_store::RunRecord>, AppError> {
+    Ok(state
+        .runtime()?
+        .schedules()
+        .history(Some(&job_id), limit)
+        .await?)
+}
+
+/// The next five times of a schedule in its zone (the builder's preview); the zone defaults to
+/// the system's.
+#[tauri::command]
+#[specta::specta]
+pub fn preview_schedule(
+    schedule: String,
+    timezone: Option<String>,
+) -> Result<suzent_runtime::schedules::SchedulePreview, AppError> {
+    Ok(suzent_runtime::schedules::preview(
+        &schedule,
+        timezone.as_deref().filter(|t| !t.is_empty()),
+        chrono::Utc::now(),
+        5,
+    )?)
+}
+
+/// Whether this app schedules, or which process does.
+#[tauri::command]
+#[specta::specta]
+pub async fn scheduler_status(
+    state: State<'_, AppState>,
+) -> Result<suzent_runtime::scheduler::SchedulerStatus, AppError> {
+    Ok(state.runtime()?.schedules().status().await?)
+}
+
+/// The system's IANA time zone (the builder's default).
+#[tauri::command]
+#[specta::specta]
+pub fn system_timezone() -> String {
+    suzent_runtime::schedules::system_timezone()
+}
+
+/// A chat's heartbeat job, if it has one.
+#[tauri::command]
+#[specta::specta]
+pub async fn chat_heartbeat(
+    state: State<'_, AppState>,
+    chat_id: String,
+) -> Result<Option<suzent_store::JobRecord>, AppError> {
+    Ok(state.runtime()?.schedules().heartbeat(&chat_id).await?)
+}
+
+/// Turns a chat's heartbeat on (every N minutes) or off (`null`).
+#[tauri::command]
+#[specta::specta]
+pub async fn set_chat_heartbeat(
+    state: State<'_, AppState>,
+    chat_id: String,
+    every_minutes: Option<u32>,
+) -> Result<Option<suzent_store::JobRecord>, AppError> {
+    Ok(state
+        .runtime()?
+        .schedules()
+        .set_heartbeat(&chat_id, every_minutes)
+        .await?)
+}
+
+/// The turn ids of a chat's heartbeat runs that found nothing to do (folded in the chat).
+#[tauri::command]
+#[specta::specta]
+pub async fn quiet_turns(
+    state: State<'_, AppState>,
+    chat_id: String,
+) -> Result<Vec<String>, AppError> {
+    Ok(state.runtime()?.schedules().quiet_turns(&chat_id).await?)
+}
+
+/// A chat's goal, if it has one.
+#[tauri::command]
+#[specta::specta]
+pub async fn chat_goal(
+    state: State<'_, AppState>,
+    chat_id: String,
+) -> Result<Option<suzent_store::GoalRecord>, AppError> {
+    Ok(state.runtime()?.goals().get(&chat_id).await?)
+}
+
+/// Sets a chat's goal (`/goal OBJECTIVE`) and starts working on it; progress arrives as
+/// `goal_updated` events.
+#[tauri::command]
+#[specta::specta]
+pub async fn start_goal(
+    state: State<'_, AppState>,
+    chat_id: String,
+    input: suzent_runtime::goals::GoalInput,
+) -> Result<suzent_store::GoalRecord, AppError> {
+    Ok(state.runtime()?.goals().start(&chat_id, input).await?)
+}
+
+/// Pauses a chat's goal.
+#[tauri::command]
+#[specta::specta]
+pub async fn pause_goal(
+    state: State<'_, AppState>,
+    chat_id: String,
+) -> Result<suzent_store::GoalRecord, AppError> {
+    Ok(state.runtime()?.goals().pause(&chat_id).await?)
+}
+
+/// Resumes a paused goal.
+#[tauri::command]
+#[specta::specta]
+pub async fn resume_goal(
+    state: State<'_, AppState>,
+    chat_id: String,
+) -> Result<suzent_store::GoalRecord, AppError> {
+    Ok(state.runtime()?.goals().resume(&chat_id).await?)
+}
+
+/// Removes a chat's goal.
+#[tauri::command]
+#[specta::specta]
+pub async fn clear_goal(state: State<'_, AppState>, chat_id: String) -> Result<(), AppError> {
+    Ok(state.runtime()?.goals().clear(&chat_id).await?)
 }

@@ -34,6 +34,8 @@ pub enum AppErrorKind {
     /// or refused keychain); the message says why. The UI offers the environment's key or a key
     /// kept for this session only instead.
     Keychain,
+    /// A paired-device operation failed (device key, pairing code, unreachable device).
+    Device,
 }
 
 /// An error returned by a command.
@@ -82,6 +84,7 @@ impl From<RuntimeError> for AppError {
             RuntimeError::Provider(_) => AppErrorKind::Provider,
             RuntimeError::Io { .. } => AppErrorKind::Io,
             RuntimeError::Mcp(_) => AppErrorKind::Mcp,
+            RuntimeError::Device(_) => AppErrorKind::Device,
         };
         let field = match &e {
             RuntimeError::InvalidInput { field, .. } => Some(field.clone()),

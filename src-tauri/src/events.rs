@@ -36,8 +36,30 @@ pub fn forward_events<R: tauri::Runtime>(app: AppHandle<R>, runtime: &Runtime) {
 }
 
 /// Shows a system notification for an approval request when nobody is looking at the window
-/// (hidden, minimized or unfocused).
+/// (hidden, minimized or unfocused), and for every scheduled run of a notifying job that ends.
 fn notify_if_unattended<R: tauri::Runtime>(app: &AppHandle<R>, event: &AgentEvent) {
+    if let AgentEvent::ScheduledRunUpdated {
+        job_name,
+        status,
+        notify: true,
+        detail,
+        ..
+    } = event
+    {
+        let shown = app
+            .notification()
+            .builder()
+            .title(format!(
+                "Scheduled run {}: {job_name}",
+                status.as_str().replace('_', " ")
+            ))
+            .body(detail.clone().unwrap_or_default())
+            .show();
+        if let Err(e) = shown {
+            tracing::warn!("cannot show the scheduled run notification: {e}");
+        }
+        return;
+    }
     let AgentEvent::ToolApprovalRequest {
         tool_name,
         decision,

@@ -7,13 +7,16 @@
 //! gen-bindings`), and a test fails when the checked-in file is out of date.
 #![deny(missing_docs)]
 
+mod browser;
 pub mod commands;
+pub mod device_commands;
 mod dto;
 mod error;
 mod events;
 mod frames;
 mod state;
 
+pub use browser::{BrowserBridge, BrowserBridgeEvent};
 pub use dto::{CreateChatArgs, LogFile, MemoryBlock, ModelDownload, RunSummary};
 pub use error::{AppError, AppErrorKind};
 pub use events::{RuntimeEvent, forward_events};
@@ -35,6 +38,7 @@ pub const BINDINGS_PATH: &str = "ui/src/bindings.ts";
 /// The tauri-specta builder with every command and the event of the desktop contract.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     use commands::*;
+    use device_commands::*;
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(tauri_specta::collect_commands![
             list_chats,
@@ -90,8 +94,47 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             set_chat_model,
             log_file,
             open_log_folder::<tauri::Wry>,
+            this_device,
+            list_devices,
+            nearby_devices,
+            start_pairing,
+            pairing_status,
+            confirm_pairing,
+            cancel_pairing,
+            join_device,
+            finish_join,
+            rename_device,
+            set_device_scope,
+            revoke_device,
+            device_outbox,
+            list_schedules,
+            save_schedule,
+            remove_schedule,
+            pause_schedule,
+            run_schedule_now,
+            schedule_history,
+            preview_schedule,
+            scheduler_status,
+            system_timezone,
+            chat_heartbeat,
+            set_chat_heartbeat,
+            quiet_turns,
+            chat_goal,
+            start_goal,
+            pause_goal,
+            resume_goal,
+            clear_goal,
+            browser::browser_status,
+            browser::approve_browser_pairing,
+            browser::reject_browser_pairing,
+            browser::revoke_browser_pairing,
+            browser::save_browser_extension_zip::<tauri::Wry>,
+            browser::show_browser_extension_folder,
         ])
-        .events(tauri_specta::collect_events![RuntimeEvent])
+        .events(tauri_specta::collect_events![
+            RuntimeEvent,
+            BrowserBridgeEvent
+        ])
         // One TypeScript type per Rust type (no `_Serialize`/`_Deserialize` pairs): the UI reads
         // what Rust serializes and sends what Rust deserializes, and the two shapes only differ
         // by fields that are omitted when empty (typed as optional).
@@ -150,10 +193,33 @@ pub fn run(log_dir: Option<PathBuf>) -> Result<(), String> {
                     // agent messages, sub-agent reports); it runs for the life of the app.
                     let dispatcher = runtime.clone();
                     tauri::async_runtime::spawn(async move { dispatcher.start_dispatcher() });
+                    // Paired devices: the endpoint and its loops (outbox, receipts, revocations).
+                    let devices = runtime.clone();
+                    tauri::async_runtime::spawn(async move {
+                        if let Err(e) = devices.devices().start().await {
+                            tracing::warn!("paired devices are unavailable: {e}");
+                        }
+                    });
+                    // Scheduled jobs, heartbeats, dreams and goals: this app schedules unless
+                    // another process (`suzent serve`) already does.
+                    let unattended = runtime.clone();
+                    tauri::async_runtime::spawn(async move {
+                        let status = unattended.start_unattended().await;
+                        if let Some(h) = status.holder.filter(|_| !status.scheduling) {
+                            tracing::info!("another process (pid {} on {}) schedules the jobs; this app does not", h.pid, h.host);
+                        }
+                    });
+                    // The browser extension's bridge on 127.0.0.1 (Settings → Browser).
+                    let bridge = tauri::async_runtime::block_on(BrowserBridge::start(
+                        app.handle().clone(),
+                        &runtime,
+                    ));
+                    app.manage(bridge);
                     AppState::new(runtime, keys, log_dir.clone())
                 }
                 Err(message) => {
                     tracing::error!("the runtime could not start: {message}");
+                    app.manage(BrowserBridge::failed(message.clone()));
                     AppState::failed(message, keys, log_dir.clone())
                 }
             };

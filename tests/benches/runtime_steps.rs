@@ -48,10 +48,17 @@ fn main() {
             std::fs::write(ws.join(format!("src/f{i}.rs")), "fn main() {}\n".repeat(200)).unwrap();
         }
         let server = ScriptedServer::start(turns()).await;
-        let mut config = Config::default();
-        config.default_model = Some("openai/bench-model".into());
-        config.providers.openai.base_url = Some(server.openai_base());
-        config.max_steps = 100;
+        let config = Config {
+            default_model: Some("openai/bench-model".into()),
+            providers: suzent_core::ProvidersConfig {
+                openai: suzent_core::ProviderConfig {
+                    base_url: Some(server.openai_base()),
+                },
+                ..Default::default()
+            },
+            max_steps: 100,
+            ..Default::default()
+        };
         let runtime = Runtime::open(RuntimeOptions {
             paths: Paths::under(&dir.path().join("home")),
             keys: Arc::new(StaticKeys::new().with("openai", "sk-bench")),

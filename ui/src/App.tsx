@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { BackgroundTasks } from "./components/BackgroundTasks";
 import { ChatList } from "./components/ChatList";
+import { BrowserPairingDialog } from "./components/BrowserPairingDialog";
 import { ChatView } from "./components/ChatView";
 import { ConfigView } from "./components/ConfigView";
 import { ErrorBanner, ErrorBoundary } from "./components/ErrorBanner";
@@ -11,15 +12,18 @@ import { ShortcutsHelp } from "./components/ShortcutsHelp";
 import { SearchDialog } from "./components/SearchDialog";
 import { MemoryView } from "./components/MemoryView";
 import { PermissionsView } from "./components/PermissionsView";
+import { SchedulesView } from "./components/SchedulesView";
+import { RunNotices } from "./components/ChatAutomation";
 import { SettingsView } from "./components/SettingsView";
 import { useStore } from "./store";
 import { DRAWER_BELOW, OVERLAY_BELOW, usePanel, useSidebarCollapsed, useWindowWidth } from "./layout";
 import type { TFunction } from "i18next";
 
-type Page = "chat" | "config" | "memory" | "permissions" | "settings";
+type Page = "chat" | "schedules" | "config" | "memory" | "permissions" | "settings";
 
 const NAV: { page: Page; icon: IconName }[] = [
   { page: "chat", icon: "chat" },
+  { page: "schedules", icon: "clock" },
   { page: "config", icon: "tools" },
   { page: "memory", icon: "memory" },
   { page: "permissions", icon: "shield" },
@@ -30,6 +34,8 @@ function navLabel(page: Page, t: TFunction): string {
   switch (page) {
     case "chat":
       return t("app.nav.chat");
+    case "schedules":
+      return t("app.nav.schedules");
     case "config":
       return t("app.nav.tools");
     case "memory":
@@ -41,7 +47,7 @@ function navLabel(page: Page, t: TFunction): string {
   }
 }
 
-const PAGES: Page[] = ["chat", "config", "memory", "permissions", "settings"];
+const PAGES: Page[] = ["chat", "schedules", "config", "memory", "permissions", "settings"];
 const LAST_CHAT = "suzent.activeChat";
 
 function pageFromHash(): Page {
@@ -93,6 +99,12 @@ export function App() {
       /* storage unavailable: nothing to remember */
     }
   }, [activeChatId]);
+
+  // A scheduled run's chat, from the Schedules page or a run notice.
+  const openChat = (chatId: string) => {
+    void actions.refreshChats().then(() => actions.selectChat(chatId));
+    setPage("chat");
+  };
 
   const [skipSetup, setSkipSetup] = useState(false);
   const width = useWindowWidth();
@@ -246,11 +258,13 @@ export function App() {
         <ErrorBanner />
         <ErrorBoundary key={page}>
           {page === "chat" && <ChatView tasksOpen={showTasks} onTasks={setShowTasks} taskCount={chatTasks.length} />}
+          {page === "schedules" && <SchedulesView onOpenChat={openChat} />}
           {page === "config" && <ConfigView />}
           {page === "memory" && <MemoryView />}
           {page === "permissions" && <PermissionsView />}
           {page === "settings" && <SettingsView />}
         </ErrorBoundary>
+        <BrowserPairingDialog />
       </main>
       {showTasks && <BackgroundTasks overlay={overlay} onClose={() => setShowTasks(false)} />}
       {help && <ShortcutsHelp onClose={() => setHelp(false)} />}
@@ -264,6 +278,7 @@ export function App() {
           }}
         />
       )}
+      <RunNotices onOpenChat={openChat} />
     </div>
   );
 }

@@ -5,6 +5,9 @@ import type {
   ApprovalResponse,
   AuditFilter,
   CreateChatArgs,
+  DeviceScope,
+  GoalInput,
+  JobInput,
   JsonValue,
   McpServerConfig,
   PermissionMode,
@@ -48,6 +51,11 @@ export function errorMessage(error: unknown): string {
 
 type Res<T> = { status: "ok"; data: T } | { status: "error"; error: unknown };
 
+/** A command's result as its value, or an `ApiError` (for API files beside this one). */
+export function unwrapCommand<T>(command: string, p: Promise<Res<T>>): Promise<T> {
+  return unwrap(command, p);
+}
+
 async function unwrap<T>(command: string, p: Promise<Res<T>>): Promise<T> {
   let r: Res<T>;
   try {
@@ -71,6 +79,25 @@ async function unwrap<T>(command: string, p: Promise<Res<T>>): Promise<T> {
 }
 
 export const api = {
+  listSchedules: () => unwrap("list_schedules", commands.listSchedules()),
+  saveSchedule: (input: JobInput) => unwrap("save_schedule", commands.saveSchedule(input)),
+  removeSchedule: (jobId: string) => unwrap("remove_schedule", commands.removeSchedule(jobId)),
+  pauseSchedule: (jobId: string, paused: boolean) => unwrap("pause_schedule", commands.pauseSchedule(jobId, paused)),
+  runScheduleNow: (jobId: string) => unwrap("run_schedule_now", commands.runScheduleNow(jobId)),
+  scheduleHistory: (jobId: string, limit: number) => unwrap("schedule_history", commands.scheduleHistory(jobId, limit)),
+  previewSchedule: (schedule: string, timezone: string | null) =>
+    unwrap("preview_schedule", commands.previewSchedule(schedule, timezone)),
+  schedulerStatus: () => unwrap("scheduler_status", commands.schedulerStatus()),
+  systemTimezone: () => commands.systemTimezone(),
+  chatHeartbeat: (chatId: string) => unwrap("chat_heartbeat", commands.chatHeartbeat(chatId)),
+  setChatHeartbeat: (chatId: string, everyMinutes: number | null) =>
+    unwrap("set_chat_heartbeat", commands.setChatHeartbeat(chatId, everyMinutes)),
+  quietTurns: (chatId: string) => unwrap("quiet_turns", commands.quietTurns(chatId)),
+  chatGoal: (chatId: string) => unwrap("chat_goal", commands.chatGoal(chatId)),
+  startGoal: (chatId: string, input: GoalInput) => unwrap("start_goal", commands.startGoal(chatId, input)),
+  pauseGoal: (chatId: string) => unwrap("pause_goal", commands.pauseGoal(chatId)),
+  resumeGoal: (chatId: string) => unwrap("resume_goal", commands.resumeGoal(chatId)),
+  clearGoal: (chatId: string) => unwrap("clear_goal", commands.clearGoal(chatId)),
   listChats: () => unwrap("list_chats", commands.listChats()),
   searchChats: (query: string, limit: number) => unwrap("search_chats", commands.searchChats(query, limit)),
   providerKeys: () => unwrap("provider_keys", commands.providerKeys()),
@@ -132,6 +159,19 @@ export const api = {
   testMcpServer: (name: string) => unwrap("test_mcp_server", commands.testMcpServer(name)),
   refreshMcpServer: (name: string) => unwrap("refresh_mcp_server", commands.refreshMcpServer(name)),
   importMcpServers: (path: string) => unwrap("import_mcp_servers", commands.importMcpServers(path)),
+  thisDevice: () => unwrap("this_device", commands.thisDevice()),
+  listDevices: () => unwrap("list_devices", commands.listDevices()),
+  nearbyDevices: () => unwrap("nearby_devices", commands.nearbyDevices()),
+  startPairing: () => unwrap("start_pairing", commands.startPairing()),
+  pairingStatus: (waitMs: number) => unwrap("pairing_status", commands.pairingStatus(waitMs)),
+  confirmPairing: (accept: boolean) => unwrap("confirm_pairing", commands.confirmPairing(accept)),
+  cancelPairing: () => unwrap("cancel_pairing", commands.cancelPairing()),
+  joinDevice: (code: string) => unwrap("join_device", commands.joinDevice(code)),
+  finishJoin: (accept: boolean) => unwrap("finish_join", commands.finishJoin(accept)),
+  renameDevice: (deviceId: string, name: string) => unwrap("rename_device", commands.renameDevice(deviceId, name)),
+  setDeviceScope: (deviceId: string, scope: DeviceScope) => unwrap("set_device_scope", commands.setDeviceScope(deviceId, scope)),
+  revokeDevice: (deviceId: string) => unwrap("revoke_device", commands.revokeDevice(deviceId)),
+  deviceOutbox: (deviceId: string | null) => unwrap("device_outbox", commands.deviceOutbox(deviceId)),
 };
 
 /** Subscribes to the runtime's event stream; resolves to the unsubscribe function. */

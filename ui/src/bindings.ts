@@ -9,12 +9,6 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 export const commands = {
 	/**  Every chat, most recently updated first. */
 	listChats: () => typedError<ChatRecord[], AppError>(__TAURI_INVOKE("list_chats")),
-	/**
-	 *  Chats whose title or messages contain every word of `query` (case-insensitive), best first,
-	 *  at most `limit` (1-100), each with its best match; matched terms in the snippet are wrapped in
-	 *  U+0002 … U+0003.
-	 */
-	searchChats: (query: string, limit: number) => typedError<ChatSearchHit[], AppError>(__TAURI_INVOKE("search_chats", { query, limit })),
 	/**  Creates a chat; missing fields come from the settings. */
 	createChat: (args: CreateChatArgs) => typedError<ChatRecord, AppError>(__TAURI_INVOKE("create_chat", { args })),
 	/**  Renames a chat. */
@@ -168,41 +162,102 @@ export const commands = {
 	 *  kept (the least recently staged is evicted); a document over 1 MiB is refused (field `html`).
 	 */
 	stageHtmlFrame: (html: string) => typedError<string, AppError>(__TAURI_INVOKE("stage_html_frame", { html })),
+	/**  This install as a device: name, short id, fingerprint, where its key is, relay setting. */
+	thisDevice: () => typedError<ThisDevice, AppError>(__TAURI_INVOKE("this_device")),
+	/**  The paired devices with their live status. */
+	listDevices: () => typedError<DeviceView[], AppError>(__TAURI_INVOKE("list_devices")),
+	/**  Devices advertised on the LAN (suggestions; `paired` only when the key matches a pairing). */
+	nearbyDevices: () => typedError<NearbyView[], AppError>(__TAURI_INVOKE("nearby_devices")),
+	/**  Opens a pairing window: a code and QR valid 10 minutes, for one device. */
+	startPairing: () => typedError<PairingOffer, AppError>(__TAURI_INVOKE("start_pairing")),
+	/**  The state of the pairing window, waiting up to `wait_ms` (at most 10 s) for a change. */
+	pairingStatus: (waitMs: number) => typedError<PairingStatus, AppError>(__TAURI_INVOKE("pairing_status", { waitMs })),
+	/**  This user's answer to the words shown for the joining device. */
+	confirmPairing: (accept: boolean) => typedError<null, AppError>(__TAURI_INVOKE("confirm_pairing", { accept })),
+	/**  Ends the pairing window. */
+	cancelPairing: () => typedError<null, AppError>(__TAURI_INVOKE("cancel_pairing")),
 	/**
-	 *  Where each provider's key can come from now: the environment variable, the OS keychain, a key
-	 *  kept for this session.
+	 *  Starts joining the device that shows `code` (or its `suzent://pair` link); returns the words
+	 *  to compare.
 	 */
-	providerKeys: () => typedError<ProviderKeyInfo[], AppError>(__TAURI_INVOKE("provider_keys")),
+	joinDevice: (code: string) => typedError<JoinOffer, AppError>(__TAURI_INVOKE("join_device", { code })),
+	/**  This user's answer to the words of the device being joined; the pairing when both confirmed. */
+	finishJoin: (accept: boolean) => typedError<DeviceRecord | null, AppError>(__TAURI_INVOKE("finish_join", { accept })),
+	/**  Renames a paired device (here only). */
+	renameDevice: (deviceId: string, name: string) => typedError<DeviceRecord, AppError>(__TAURI_INVOKE("rename_device", { deviceId, name })),
+	/**  Sets what a paired device may do here (`paused`: nothing). */
+	setDeviceScope: (deviceId: string, scope: DeviceScope) => typedError<DeviceRecord, AppError>(__TAURI_INVOKE("set_device_scope", { deviceId, scope })),
+	/**  Revokes a pairing; its live connection closes at once. */
+	revokeDevice: (deviceId: string) => typedError<DeviceRecord, AppError>(__TAURI_INVOKE("revoke_device", { deviceId })),
+	/**  The messages sent to a device (or all) and what became of them. */
+	deviceOutbox: (deviceId: string | null) => typedError<PeerMessage[], AppError>(__TAURI_INVOKE("device_outbox", { deviceId })),
+	/**  Every scheduled job with its next run and last run (the Schedules page). */
+	listSchedules: () => typedError<JobView[], AppError>(__TAURI_INVOKE("list_schedules")),
+	/**  Adds a job, or changes job `input.id`. */
+	saveSchedule: (input: JobInput) => typedError<JobRecord, AppError>(__TAURI_INVOKE("save_schedule", { input })),
+	/**  Deletes a job and its run history (its chat stays). */
+	removeSchedule: (jobId: string) => typedError<null, AppError>(__TAURI_INVOKE("remove_schedule", { jobId })),
+	/**  Pauses or resumes a job. */
+	pauseSchedule: (jobId: string, paused: boolean) => typedError<JobRecord, AppError>(__TAURI_INVOKE("pause_schedule", { jobId, paused })),
+	/**  Runs a job now (its overlap policy applies while it runs). */
+	runScheduleNow: (jobId: string) => typedError<RunRecord, AppError>(__TAURI_INVOKE("run_schedule_now", { jobId })),
+	/**  A job's runs, newest first (at most `limit`, up to 500). */
+	scheduleHistory: (jobId: string, limit: number) => typedError<RunRecord[], AppError>(__TAURI_INVOKE("schedule_history", { jobId, limit })),
 	/**
-	 *  Keeps a provider's key for this session only (in memory; forgotten when the app quits): the
-	 *  choice offered when the OS keychain cannot store it.
+	 *  The next five times of a schedule in its zone (the builder's preview); the zone defaults to
+	 *  the system's.
 	 */
-	setSessionKey: (provider: string, key: string) => typedError<null, AppError>(__TAURI_INVOKE("set_session_key", { provider, key })),
+	previewSchedule: (schedule: string, timezone: string | null) => typedError<SchedulePreview, AppError>(__TAURI_INVOKE("preview_schedule", { schedule, timezone })),
+	/**  Whether this app schedules, or which process does. */
+	schedulerStatus: () => typedError<SchedulerStatus, AppError>(__TAURI_INVOKE("scheduler_status")),
+	/**  The system's IANA time zone (the builder's default). */
+	systemTimezone: () => __TAURI_INVOKE<string>("system_timezone"),
+	/**  A chat's heartbeat job, if it has one. */
+	chatHeartbeat: (chatId: string) => typedError<JobRecord | null, AppError>(__TAURI_INVOKE("chat_heartbeat", { chatId })),
+	/**  Turns a chat's heartbeat on (every N minutes) or off (`null`). */
+	setChatHeartbeat: (chatId: string, everyMinutes: number | null) => typedError<JobRecord | null, AppError>(__TAURI_INVOKE("set_chat_heartbeat", { chatId, everyMinutes })),
+	/**  The turn ids of a chat's heartbeat runs that found nothing to do (folded in the chat). */
+	quietTurns: (chatId: string) => typedError<string[], AppError>(__TAURI_INVOKE("quiet_turns", { chatId })),
+	/**  A chat's goal, if it has one. */
+	chatGoal: (chatId: string) => typedError<GoalRecord | null, AppError>(__TAURI_INVOKE("chat_goal", { chatId })),
 	/**
-	 *  The models `provider` offers (its `/models` listing), using `apiKey` or else its stored key,
-	 *  and `baseUrl` or else the configured one. Errors say what failed (a refused key, an
-	 *  unreachable address).
+	 *  Sets a chat's goal (`/goal OBJECTIVE`) and starts working on it; progress arrives as
+	 *  `goal_updated` events.
 	 */
-	listModels: (provider: string, baseUrl: string | null, apiKey: string | null) => typedError<string[], AppError>(__TAURI_INVOKE("list_models", { provider, baseUrl, apiKey })),
+	startGoal: (chatId: string, input: GoalInput) => typedError<GoalRecord, AppError>(__TAURI_INVOKE("start_goal", { chatId, input })),
+	/**  Pauses a chat's goal. */
+	pauseGoal: (chatId: string) => typedError<GoalRecord, AppError>(__TAURI_INVOKE("pause_goal", { chatId })),
+	/**  Resumes a paused goal. */
+	resumeGoal: (chatId: string) => typedError<GoalRecord, AppError>(__TAURI_INVOKE("resume_goal", { chatId })),
+	/**  Removes a chat's goal. */
+	clearGoal: (chatId: string) => typedError<null, AppError>(__TAURI_INVOKE("clear_goal", { chatId })),
 	/**
-	 *  Sends one short real request to `model` (`provider/model`), with `baseUrl` overriding the
-	 *  configured one for this test; returns who answered and how fast, or an error saying what
-	 *  failed.
+	 *  Settings → Browser: not installed / paired / connected, each pairing (browser, version, last
+	 *  seen), waiting pairing requests, the bundled extension's version.
 	 */
-	testConnection: (model: string, baseUrl: string | null) => typedError<ConnectionCheck, AppError>(__TAURI_INVOKE("test_connection", { model, baseUrl })),
-	/**  Sets the model of one chat (`provider/model`; `null` goes back to the default model). */
-	setChatModel: (chatId: string, model: string | null) => typedError<ChatRecord, AppError>(__TAURI_INVOKE("set_chat_model", { chatId, model })),
+	browserStatus: () => typedError<BrowserStatus, AppError>(__TAURI_INVOKE("browser_status")),
+	/**  The user approved a pairing request in the dialog (after comparing the code). */
+	approveBrowserPairing: (requestId: string) => typedError<BrowserPairing, AppError>(__TAURI_INVOKE("approve_browser_pairing", { requestId })),
+	/**  The user declined a pairing request. */
+	rejectBrowserPairing: (requestId: string) => typedError<null, AppError>(__TAURI_INVOKE("reject_browser_pairing", { requestId })),
+	/**  Revokes a pairing: its connection closes now and its credential never works again. */
+	revokeBrowserPairing: (pairingId: string) => typedError<boolean, AppError>(__TAURI_INVOKE("revoke_browser_pairing", { pairingId })),
 	/**
-	 *  The app's log: the folder of the rotating file (the same daily `suzent.log.*` files the CLI
-	 *  writes, under the data folder's `logs/`) and today's file, when logging to a file started.
+	 *  "Download the extension (.zip)": the native save dialog, then the bundled ZIP written there.
+	 *  `None` when the user cancelled.
 	 */
-	logFile: () => typedError<LogFile, AppError>(__TAURI_INVOKE("log_file")),
-	/**  Opens the log folder in the system's file manager. */
-	openLogFolder: () => typedError<null, AppError>(__TAURI_INVOKE("open_log_folder")),
+	saveBrowserExtensionZip: () => typedError<string | null, AppError>(__TAURI_INVOKE("save_browser_extension_zip")),
+	/**
+	 *  "Show the folder": unpacks the bundled extension (once per version) for "Load unpacked",
+	 *  opens the folder in the file manager, and returns it (the page shows it too, in case no
+	 *  file manager answers).
+	 */
+	showBrowserExtensionFolder: () => typedError<string, AppError>(__TAURI_INVOKE("show_browser_extension_folder")),
 };
 
 /** Events */
 export const events = {
+	browserBridgeEvent: makeEvent<BrowserBridgeEvent, BrowserBridgeEvent>("browser-bridge-event"),
 	runtimeEvent: makeEvent<RuntimeEvent, RuntimeEvent>("runtime-event"),
 };
 
@@ -381,6 +436,50 @@ export type AgentEvent =
 	chatId: string,
 	/**  The surface's id. */
 	surfaceId: string,
+} } | 
+/**
+ *  A scheduled run was started, ended, skipped, missed or interrupted (stored before it is
+ *  sent).
+ */
+{ name: "scheduled_run_updated"; value: {
+	/**  The run's chat (empty before it has one). */
+	chatId: string,
+	/**  The job. */
+	jobId: string,
+	/**  The job's name. */
+	jobName: string,
+	/**  The run. */
+	runId: string,
+	/**  Where it is now. */
+	status: RunStatus,
+	/**  Why it exists. */
+	trigger: RunTrigger,
+	/**  Whether the user asked to be notified when it ends (and it has ended). */
+	notify: boolean,
+	/**  The error, the skip reason or the start of the answer. */
+	detail: string | null,
+} } | 
+/**
+ *  A chat's goal was set, counted a turn, was met, paused or spent its budget (stored before
+ *  it is sent).
+ */
+{ name: "goal_updated"; value: {
+	/**  Chat id. */
+	chatId: string,
+	/**  The objective. */
+	objective: string,
+	/**  Where it is. */
+	status: GoalStatus,
+	/**  Why it stopped. */
+	reason: string | null,
+	/**  Turns taken. */
+	turnsUsed: number,
+	/**  Turn budget. */
+	maxTurns: number,
+	/**  Tokens used (estimated). */
+	tokensUsed: number,
+	/**  Token budget. */
+	maxTokens: number,
 } };
 
 /**  How a row or column aligns its children across its main axis (CSS `align-items`). */
@@ -432,12 +531,8 @@ export type AppErrorKind =
 "dialog" | 
 /**  An MCP server could not be configured, reached or called. */
 "mcp" | 
-/**
- *  The OS keychain cannot store or read secrets here (no Secret Service on Linux, a locked
- *  or refused keychain); the message says why. The UI offers the environment's key or a key
- *  kept for this session only instead.
- */
-"keychain";
+/**  A paired-device operation failed (device key, pairing code, unreachable device). */
+"device";
 
 /**  One button of an approval prompt, as declared by the backend. */
 export type ApprovalAction = {
@@ -475,9 +570,8 @@ export type ApprovalResponse = {
 	/**  Guidance for the model (with `reject`, or with any action). */
 	feedback?: string | null,
 	/**
-	 *  The rule to remember instead of the one the action proposed, as the user edited it in the
-	 *  prompt (`allow_session` and `allow_global` only). It must be an allow rule for the same
-	 *  tool; its destination is the action's. `None` keeps the proposed rule.
+	 *  With `allow_session` / `allow_global`: the rule as the user saw it, possibly edited
+	 *  (the one saved, exactly). Absent: the rule the action offered.
 	 */
 	rule?: RuleDraft | null,
 };
@@ -521,6 +615,11 @@ export type AuditEntry = {
 	ruleId?: string | null,
 	/**  Ids of the rules that matched, for evaluations. */
 	matchedRules?: string[],
+	/**
+	 *  Who started the run when it was not the local user: `peer:<device>` for a turn that a
+	 *  paired device's message started.
+	 */
+	origin?: string | null,
 };
 
 /**  Which entries to read. */
@@ -636,6 +735,99 @@ export type BoundValue = {
 	path?: string | null,
 };
 
+/**  Something that happened on the bridge, for the app's UI (pairing dialog, Settings → Browser). */
+export type BridgeEvent = 
+/**  An extension asks to pair: show the approval dialog. */
+{ kind: "pairingRequested"; 
+/**  The request. */
+request: PairingRequest } | 
+/**  A pairing request ended. */
+{ kind: "pairingResolved"; 
+/**  Its id. */
+requestId: string; 
+/**  How. */
+outcome: PairingOutcome } | 
+/**  A paired extension connected. */
+{ kind: "connected"; 
+/**  The pairing. */
+pairingId: string; 
+/**  Its browser. */
+browser: string } | 
+/**  A paired extension disconnected. */
+{ kind: "disconnected"; 
+/**  The pairing. */
+pairingId: string } | 
+/**  A pairing was revoked (its connection is closed). */
+{ kind: "revoked"; 
+/**  The pairing. */
+pairingId: string } | 
+/**  The user shared or unshared tabs. */
+{ kind: "tabsChanged"; 
+/**  The pairing. */
+pairingId: string; 
+/**  How many tabs are shared now. */
+shared: number };
+
+/**  The overall state, as Settings → Browser names it. */
+export type BridgeState = 
+/**  No pairing yet (the extension is probably not installed). */
+"notInstalled" | 
+/**  Paired, but no extension is connected now. */
+"paired" | 
+/**  A paired extension is connected. */
+"connected";
+
+/**  A bridge event, serialized exactly as [`BridgeEvent`]: `{kind, ...}`. */
+export type BrowserBridgeEvent = BridgeEvent;
+
+/**  A stored pairing (never carries the credential; not even its hash leaves the store). */
+export type BrowserPairing = {
+	/**  Unique id. */
+	id: string,
+	/**  The extension id it is bound to. */
+	extensionId: string,
+	/**  Browser name as reported at pairing. */
+	browser: string,
+	/**  Browser version as last reported. */
+	browserVersion: string,
+	/**  Extension version as last reported. */
+	extensionVersion: string,
+	/**  When the user approved it. */
+	createdAt: string,
+	/**  When the extension last connected with it. */
+	lastSeenAt: string | null,
+	/**  When it was revoked (`None`: active). */
+	revokedAt: string | null,
+};
+
+/**  One pairing with its connection state. */
+export type BrowserPairingStatus = {
+	/**  The stored pairing. */
+	pairing: BrowserPairing,
+	/**  Whether it is connected now. */
+	connected: boolean,
+	/**  Since when, if connected. */
+	connectedSince: string | null,
+};
+
+/**  Everything Settings → Browser shows. */
+export type BrowserStatus = {
+	/**  Not installed, paired or connected. */
+	state: BridgeState,
+	/**  The bridge's port when it runs. */
+	port: number | null,
+	/**  The shipped extension's version (`None` when this build does not include it). */
+	extensionVersion: string | null,
+	/**  The shipped extension's id. */
+	shippedExtensionId: string,
+	/**  Active pairings first (newest first), then revoked ones. */
+	pairings: BrowserPairingStatus[],
+	/**  Pairing requests waiting for the user. */
+	pending: PairingRequest[],
+	/**  Browsers the native messaging host is installed for. */
+	nativeHosts: string[],
+};
+
 /**  One capability of the catalog (DESIGN.md "Capability catalog"). */
 export type Capability = {
 	/**  Capability id (`filesystem`). */
@@ -661,6 +853,19 @@ export type CatalogTool = {
 	/**  Whether it asks before running by default. */
 	requiresApproval: boolean,
 };
+
+/**
+ *  What happens to occurrences missed while the machine slept or the app was closed, and to a
+ *  run interrupted by a crash.
+ */
+export type CatchUpPolicy = 
+/**
+ *  One run for all the missed occurrences (flagged `catch_up`, with the latest missed
+ *  slot); an interrupted run is run again once. The default.
+ */
+"run_once" | 
+/**  Missed occurrences are recorded once as missed and not run. */
+"skip";
 
 /**  One message of a chat transcript. */
 export type ChatMessage = 
@@ -935,6 +1140,83 @@ export type DecisionSource =
 /**  The user answered an approval prompt. */
 "user";
 
+/**  Whether the user is told when a run finishes. */
+export type Delivery = 
+/**  A notification when the run finishes. */
+"notify" | 
+/**  Recorded only. */
+"silent";
+
+/**  A call refused during an unattended run (what would have asked is denied at once). */
+export type DeniedCall = {
+	/**  Tool runtime name. */
+	tool: string,
+	/**  The decision's reason code (`headless_ask_denied`, a rule's...). */
+	reasonCode: string,
+	/**  Why it was refused, as the model was told. */
+	reason: string,
+};
+
+/**  A stored pairing. */
+export type DeviceRecord = {
+	/**  The pinned key (full device id). */
+	id: string,
+	/**  The short id used in `peer:<short>`. */
+	shortId: string,
+	/**  Name (as the device called itself, or as the user renamed it). */
+	name: string,
+	/**  Platform. */
+	platform: string,
+	/**  Key fingerprint. */
+	fingerprint: string,
+	/**  What it may do here. */
+	scope: DeviceScope,
+	/**  Pairing state. */
+	state: DeviceState,
+	/**  Direct addresses last known. */
+	addrs: string[],
+	/**  Relay URL last known. */
+	relay: string | null,
+	/**  The chat that receives its messages (once one came). */
+	inboxChat: string | null,
+	/**  What the device last said about this one (e.g. that it paused it). */
+	remoteNote: string | null,
+	/**  When it was paired. */
+	pairedAt: string,
+	/**  When a connection with it was last up. */
+	lastSeen: string | null,
+};
+
+/**  What a paired device may do on this device. */
+export type DeviceScope = 
+/**  Send messages to this device's agents (and list them). */
+"send" | 
+/**  Also read their transcripts and stop their turns. */
+"read" | 
+/**  Nothing: its requests are refused with the reason. */
+"paused";
+
+/**  Where a pairing is. */
+export type DeviceState = 
+/**  Paired. */
+"active" | 
+/**  Revoked here; the device is told so if it connects again. */
+"revoked" | 
+/**  The device revoked its pairing with this one. */
+"revoked_by_peer";
+
+/**  A paired device with its live status. */
+export type DeviceView = {
+	/**  The pairing. */
+	device: DeviceRecord,
+	/**  A connection is up now (as seen by this process). */
+	online: boolean,
+	/**  Messages to it not delivered yet. */
+	queued: number,
+	/**  Messages to it that failed. */
+	failed: number,
+};
+
 /**  How a row or column spreads its children along its main axis (CSS `justify-content`). */
 export type Distribution = 
 /**  Packed at the start. */
@@ -950,7 +1232,7 @@ export type Distribution =
 /**  Equal space between and at the edges. */
 "spaceEvenly";
 
-/**  Whether memory search compares meanings (see [`Runtime::embedding_status`]). */
+/**  Whether memory search compares meanings (see [`crate::Runtime::embedding_status`]). */
 export type EmbeddingStatus = {
 	/**  Whether search finds memories by meaning (vector similarity) besides exact words. */
 	active: boolean,
@@ -985,7 +1267,7 @@ export type Explanation = {
 	mode: PermissionMode,
 	/**  Allow, ask or deny. */
 	behavior: Behavior,
-	/**  The stable reason code. */
+	/**  The stable reason code (a string in the TypeScript bindings). */
 	reasonCode: string,
 	/**  The sentence shown to the user. */
 	reason: string,
@@ -1016,6 +1298,51 @@ export type Explanation = {
 	/**  True when `auto` mode would send this call to the reviewer model instead of asking. */
 	reviewerWouldDecide: boolean,
 };
+
+/**  Budgets of a new goal (missing: the defaults). */
+export type GoalInput = {
+	/**  What the agent works toward. */
+	objective?: string,
+	/**  Turn budget (1 to 1,000; default 20). */
+	maxTurns?: number | null,
+	/**  Token budget (default 500,000; estimated). */
+	maxTokens?: number | null,
+};
+
+/**  A chat's goal. */
+export type GoalRecord = {
+	/**  The chat. */
+	chatId: string,
+	/**  What the agent works toward. */
+	objective: string,
+	/**  Active, paused, met or budget spent. */
+	status: GoalStatus,
+	/**  Why it stopped (the judge's words, the budget, the user). */
+	reason: string | null,
+	/**  Turns taken so far. */
+	turnsUsed: number,
+	/**  Turn budget. */
+	maxTurns: number,
+	/**  Tokens used so far (estimated from the text sent and received). */
+	tokensUsed: number,
+	/**  Token budget. */
+	maxTokens: number,
+	/**  Set at. */
+	createdAt: string,
+	/**  Last changed at. */
+	updatedAt: string,
+};
+
+/**  Where a chat's goal is. */
+export type GoalStatus = 
+/**  The agent continues turn after turn. */
+"active" | 
+/**  Stopped by the user, or by a judge that gave no readable verdict (the reason says). */
+"paused" | 
+/**  The judge model said the objective is met. */
+"met" | 
+/**  The turn or token budget is spent. */
+"budget_spent";
 
 /**  A stored inbox message. */
 export type InboxMessage = {
@@ -1062,6 +1389,119 @@ export type InboxStatus =
 /**  Withdrawn before delivery (e.g. the command's result was already read). */
 "cancelled";
 
+/**  A job as registered: everything but its bookkeeping. */
+export type JobDraft = {
+	/**  Stable id (re-registering the same id updates the job). */
+	id: string,
+	/**  Shown in lists. */
+	name: string,
+	/**  What it does. */
+	kind: JobKind,
+	/**  A 5-field cron pattern (seconds optional as a sixth, leading field) or `every N minutes`. */
+	schedule: string,
+	/**  IANA time zone the cron pattern is read in (`Europe/Berlin`). */
+	timezone: string,
+	/**
+	 *  What the agent is asked each run (heartbeats and dreams have a built-in prompt; this is
+	 *  added to it).
+	 */
+	prompt: string,
+	/**  Workspace folder (`None`: the configured default). */
+	workspace: string | null,
+	/**  Model `provider/model` (`None`: the configured default). */
+	model: string | null,
+	/**  The job's own chat (`None`: created at the first run; kept on update when `None`). */
+	chatId: string | null,
+	/**  Notify when a run finishes, or not. */
+	delivery: Delivery,
+	/**  What an occurrence does while the previous run still runs. */
+	overlap: OverlapPolicy,
+	/**  What happens to missed occurrences and interrupted runs. */
+	catchUp: CatchUpPolicy,
+	/**  Longest a run may take, in seconds, the whole turn included. */
+	timeoutSecs: number,
+	/**
+	 *  Runs again after a failure or a timeout whose processes were confirmed gone, this many
+	 *  times at most.
+	 */
+	maxRetries: number,
+	/**  Paused when false. */
+	enabled: boolean,
+};
+
+/**
+ *  A job to add or change (UI builder, `suzent schedule add`). Missing fields take defaults:
+ *  kind `prompt`, the system's time zone, notify, overlap `skip`, catch-up `run_once`, 30 min
+ *  timeout, no retries, enabled.
+ */
+export type JobInput = {
+	/**  The job to change (`None`: a new job). */
+	id?: string | null,
+	/**  Name shown in lists. */
+	name?: string,
+	/**  Kind (default `prompt`). */
+	kind?: JobKind | null,
+	/**  Cron pattern or `every N minutes`. */
+	schedule?: string,
+	/**  IANA time zone (default: the system's). */
+	timezone?: string | null,
+	/**  What the agent is asked. */
+	prompt?: string,
+	/**  Workspace folder (default: the configured one). */
+	workspace?: string | null,
+	/**  Model `provider/model` (default: the configured one). */
+	model?: string | null,
+	/**  Notify or silent. */
+	delivery?: Delivery | null,
+	/**  Overlap policy. */
+	overlap?: OverlapPolicy | null,
+	/**  Catch-up policy. */
+	catchUp?: CatchUpPolicy | null,
+	/**  Timeout in seconds, 1 to 86,400. */
+	timeoutSecs?: number | null,
+	/**  Retries after a failure or a confirmed timeout, 0 to 5. */
+	maxRetries?: number | null,
+	/**  Enabled (default true). */
+	enabled?: boolean | null,
+};
+
+/**  What a scheduled job does when it fires. */
+export type JobKind = 
+/**  Sends the job's prompt to its own chat. */
+"prompt" | 
+/**  Reads `HEARTBEAT.md` in a chat's workspace and acts on it (one per chat). */
+"heartbeat" | 
+/**  Memory consolidation: merges duplicate memories and updates the `facts` block. */
+"dream";
+
+/**  A stored job. */
+export type JobRecord = {
+	/**  Occurrences up to this time are handled; later ones are due. */
+	cursor: string,
+	/**  Registered at. */
+	createdAt: string,
+	/**  Last changed at. */
+	updatedAt: string,
+} & JobDraft;
+
+/**  A job with what the Schedules page shows beside it. */
+export type JobView = {
+	/**  The job. */
+	job: JobRecord,
+	/**  Its next occurrence (none when paused or when the pattern never matches). */
+	nextRun: string | null,
+	/**  Its latest run. */
+	lastRun: RunRecord | null,
+};
+
+/**  A device being joined, waiting for this user's confirmation of the words. */
+export type JoinOffer = {
+	/**  The device that showed the code. */
+	peer: PeerSummary,
+	/**  The words to compare with its screen. */
+	words: string[],
+};
+
 /**
  *  Whether an API key is available (environment or OS keychain) for each provider that needs
  *  one. The key itself is never returned.
@@ -1073,6 +1513,20 @@ export type KeyStatus = {
 	anthropic: boolean,
 	/**  A Gemini key is available. */
 	gemini: boolean,
+};
+
+/**  Who holds the scheduler lease. */
+export type LeaseHolder = {
+	/**  Scheduler instance id. */
+	owner: string,
+	/**  Its process id. */
+	pid: number,
+	/**  Its host name. */
+	host: string,
+	/**  Held since. */
+	acquiredAt: string,
+	/**  Free after this time unless renewed. */
+	expiresAt: string,
 };
 
 /**  Direction of a `List`. */
@@ -1096,7 +1550,7 @@ export type MatchedRule = {
 	decisive: boolean,
 };
 
-/**  The result of [`Runtime::import_mcp_servers`]. */
+/**  The result of [`crate::Runtime::import_mcp_servers`]. */
 export type McpImport = {
 	/**  Servers added. */
 	added: string[],
@@ -1174,7 +1628,7 @@ export type McpServerState =
 /**  Disabled by the user. */
 "disabled";
 
-/**  The result of [`Runtime::test_mcp_server`]. */
+/**  The result of [`crate::Runtime::test_mcp_server`]. */
 export type McpTestResult = {
 	/**  The server. */
 	server: string,
@@ -1182,7 +1636,7 @@ export type McpTestResult = {
 	tools: McpTestTool[],
 };
 
-/**  One tool listed by [`Runtime::test_mcp_server`]. */
+/**  One tool listed by [`crate::Runtime::test_mcp_server`]. */
 export type McpTestTool = {
 	/**  The server's name for it. */
 	name: string,
@@ -1267,62 +1721,164 @@ export type MemorySearchResult = {
 	textOnlyReason: string | null,
 };
 
-/**  Where the app writes its log. */
-export type LogFile = {
-	/**
-	 *  The folder of the rotating log files (absolute), or `null` when logging to a file did
-	 *  not start.
-	 */
-	folder: string | null,
-	/**  The newest log file in it, if any. */
-	current: string | null,
-};
-
-/**  One chat that matches a search: its best match (the title, or one message). */
-export type ChatSearchHit = {
-	/**  The chat. */
-	chatId: string,
-	/**  Its title. */
-	title: string,
-	/**  The matching message's position in the chat, or `None` when the title matched. */
-	seq: number | null,
-	/**
-	 *  The matching text around the match, each matched term between [`MATCH_START`] and
-	 *  [`MATCH_END`]; `…` where text was cut.
-	 */
-	snippet: string,
-};
-
-/**  What a successful connection test saw. */
-export type ConnectionCheck = {
-	/**  The model that answered (`provider/model`). */
-	model: string,
-	/**  How long the answer took, in milliseconds. */
-	latencyMs: number,
-	/**  The start of its answer. */
-	reply: string,
-};
-
-/**  Where a provider's key can come from right now. */
-export type ProviderKeyInfo = {
-	/**  Provider name (`openai`, `anthropic`, `gemini`). */
-	provider: string,
-	/**  The environment variable that holds its key (`OPENAI_API_KEY`). */
-	envVar: string,
-	/**  The environment variable is set (not empty). */
-	inEnvironment: boolean,
-	/**  The OS keychain holds a key. */
-	inKeychain: boolean,
-	/**  A key is kept for this session. */
-	inSession: boolean,
-};
-
 /**  What `download_embedding_model` did. */
 export type ModelDownload = {
 	/**  The model folder (absolute path). */
 	folder: string,
 	/**  Whether files were downloaded (`false`: they were all in place already). */
 	downloaded: boolean,
+};
+
+/**
+ *  A device seen on the LAN: a suggestion only. `paired` is true only when its key is the
+ *  pinned key of a pairing, whatever name it advertises.
+ */
+export type NearbyView = {
+	/**  The key it advertises. */
+	id: string,
+	/**  Its short id. */
+	shortId: string,
+	/**  The name it advertises. */
+	name: string,
+	/**  The platform it advertises. */
+	platform: string,
+	/**  Its key fingerprint. */
+	fingerprint: string,
+	/**  The addresses it advertises. */
+	addrs: string[],
+	/**  Its key is paired here. */
+	paired: boolean,
+};
+
+/**  What happens when an occurrence comes while the job's previous run is still running. */
+export type OverlapPolicy = 
+/**  The occurrence is recorded as skipped (still running). The default. */
+"skip" | 
+/**  At most one occurrence waits and starts when the running one ends; more are skipped. */
+"queue_one" | 
+/**  Runs start side by side. */
+"allow";
+
+/**  A pairing code to show. */
+export type PairingOffer = {
+	/**  The code to type on the other device. */
+	code: string,
+	/**  The same as a link (the QR code's content). */
+	link: string,
+	/**  The QR code as an SVG document. */
+	qrSvg: string,
+	/**  The QR code drawn with Unicode blocks (for a terminal). */
+	qrText: string,
+	/**  Seconds the code stays valid. */
+	expiresInSecs: number,
+	/**  This device (what the other side will show). */
+	thisDevice: PeerSummary,
+};
+
+/**  How a pairing request ended. */
+export type PairingOutcome = 
+/**  The user approved; the extension got its credential. */
+"approved" | 
+/**  The user declined. */
+"rejected" | 
+/**  The extension disconnected first. */
+"cancelled" | 
+/**  Nobody answered within [`PAIRING_TIMEOUT`]. */
+"expired";
+
+/**  A pairing request waiting for the user, as the app's dialog shows it. */
+export type PairingRequest = {
+	/**  The request id (approve/reject name it). */
+	id: string,
+	/**  The extension id, from the connection's `Origin`. */
+	extensionId: string,
+	/**  Whether that id is the extension shipped with this app (its manifest key). */
+	shippedExtension: boolean,
+	/**  Browser name as the extension reported it. */
+	browser: string,
+	/**  Browser version as reported. */
+	browserVersion: string,
+	/**  Extension version as reported. */
+	extensionVersion: string,
+	/**  The code the popup shows; the user compares it before approving. */
+	code: string,
+	/**  When the extension asked. */
+	requestedAt: string,
+};
+
+/**  Where a pairing started here is. */
+export type PairingStatus = {
+	/**  `waiting`, `confirming`, `paired`, `failed` or `none`. */
+	state: string,
+	/**  Wrong codes tried (of 5). */
+	wrongCodes: number,
+	/**  The joining device (confirming, paired). */
+	peer: PeerSummary | null,
+	/**  The words to compare (confirming). */
+	words: string[],
+	/**  Why it failed. */
+	reason: string | null,
+	/**  Seconds the code stays valid. */
+	expiresInSecs: number,
+};
+
+/**  A message in the peer outbox. */
+export type PeerMessage = {
+	/**  Order of queueing. */
+	seq: number | null,
+	/**  Message id. */
+	id: string,
+	/**  The device's full id. */
+	deviceId: string,
+	/**  The agent there. */
+	target: string | null,
+	/**  The sending chat. */
+	sender: string,
+	/**  The text. */
+	text: string,
+	/**  Status. */
+	status: PeerMessageStatus,
+	/**  Send attempts started. */
+	attempts: number | null,
+	/**  Not sent again before this time. */
+	nextAttemptAt: string,
+	/**  The last transport error (while it waits for a retry). */
+	lastError: string | null,
+	/**  Why it failed, or the receiver's note on it. */
+	reason: string | null,
+	/**  Queued at. */
+	createdAt: string,
+	/**  Stored by the receiver at. */
+	deliveredAt: string | null,
+	/**  Read by the receiving agent at. */
+	readAt: string | null,
+};
+
+/**  Where a message to a paired device is. */
+export type PeerMessageStatus = 
+/**  Waiting to be sent (maybe until `nextAttemptAt`). */
+"queued" | 
+/**  Being sent by one process. */
+"sending" | 
+/**  Stored by the receiving device. */
+"delivered" | 
+/**  Taken by the receiving agent. */
+"read" | 
+/**  Not delivered, or failed on the receiver: see `reason`. */
+"failed";
+
+/**  The other device during pairing. */
+export type PeerSummary = {
+	/**  Full device id. */
+	id: string,
+	/**  Short id. */
+	shortId: string,
+	/**  Name. */
+	name: string,
+	/**  Platform. */
+	platform: string,
+	/**  Key fingerprint. */
+	fingerprint: string,
 };
 
 /**  A tool call waiting for the user's answer. */
@@ -1353,7 +1909,10 @@ export type PermissionDecision = {
 	source: DecisionSource,
 	/**  A sentence for the user and the model. */
 	reason: string,
-	/**  A stable machine-readable code, e.g. `shell_policy_ask`, `rule_deny`, `outside_workspace`. */
+	/**
+	 *  A stable machine-readable code, e.g. `shell_policy_ask`, `rule_deny`, `outside_workspace`.
+	 *  (A string in the TypeScript bindings: the UI shows it as it is.)
+	 */
 	reasonCode: string,
 	/**  How risky the action is. */
 	risk: Risk,
@@ -1528,6 +2087,79 @@ export type RunOutcome =
 /**  A provider or runtime error ended the run (see `run_error`). */
 "failed";
 
+/**  One stored run. */
+export type RunRecord = {
+	/**  Run id. */
+	id: string,
+	/**  The job. */
+	jobId: string,
+	/**  The occurrence it is for. */
+	slot: string,
+	/**  1, then recoveries and retries. */
+	attempt: number,
+	/**  Why it exists. */
+	trigger: RunTrigger,
+	/**  Whether it stands for missed occurrences (`slot` is the latest of them). */
+	catchUp: boolean,
+	/**  Occurrences it stands for beyond `slot`. */
+	missed: number,
+	/**  Where it is or how it ended. */
+	status: RunStatus,
+	/**  The scheduler instance that claimed it. */
+	owner: string | null,
+	/**  That instance's process id. */
+	pid: number | null,
+	/**  The chat it ran in. */
+	chatId: string | null,
+	/**  The turn's run id (transcript messages carry it). */
+	turnRunId: string | null,
+	/**  Written at (before the run started). */
+	claimedAt: string,
+	/**  Started at. */
+	startedAt: string | null,
+	/**  Ended at. */
+	endedAt: string | null,
+	/**  Model steps of the turn. */
+	steps: number,
+	/**  Calls refused because nobody can answer a prompt. */
+	denied: DeniedCall[],
+	/**  The error, the reason it was skipped, or the start of the answer. */
+	detail: string | null,
+	/**  A heartbeat that found nothing to do (its reply is folded in the UI, never deleted). */
+	quiet: boolean,
+	/**  A dream's record of what it changed. */
+	changes: Value | null,
+};
+
+/**  Where a run is, or how it ended. */
+export type RunStatus = 
+/**  Asked for (Run now) and waiting for the process that schedules to start it. */
+"requested" | 
+/**  Waiting for the job's running run to end (overlap policy `queue_one`). */
+"queued" | 
+/**  Claimed in the store and running. */
+"running" | 
+/**  The turn ended normally. */
+"completed" | 
+/**  The turn failed (model provider error, bad configuration...). */
+"failed" | 
+/**  The process running it stopped (crash, kill, restart) before it ended. */
+"interrupted" | 
+/**  Not run: the job's previous run was still running (overlap policy `skip`). */
+"skipped" | 
+/**
+ *  Not run: occurrences passed while the machine slept or the app was closed (catch-up
+ *  policy `skip`).
+ */
+"missed" | 
+/**  Stopped at the job's timeout; its processes were killed and confirmed gone. */
+"timed_out" | 
+/**
+ *  Stopped at the timeout, but its end could not be confirmed: it may still have
+ *  effects, so it is not retried.
+ */
+"unknown";
+
 /**  How a run (`send_message`, `resume_approvals`) ended. */
 export type RunSummary = {
 	/**  Run id. */
@@ -1542,8 +2174,41 @@ export type RunSummary = {
 	error: string | null,
 };
 
+/**  Why a run row exists. */
+export type RunTrigger = 
+/**  Its occurrence came. */
+"schedule" | 
+/**  Occurrences were missed (machine asleep, app closed): one run for them. */
+"catch_up" | 
+/**  The previous attempt was interrupted by a crash or a restart. */
+"recovery" | 
+/**  The previous attempt failed or timed out and its processes were confirmed gone. */
+"retry" | 
+/**  Run now, from the UI or the CLI. */
+"manual";
+
 /**  A runtime event, serialized exactly as [`AgentEvent`]: `{name, value}`. */
 export type RuntimeEvent = AgentEvent;
+
+/**  The next times of a schedule in its zone (the builder's preview). */
+export type SchedulePreview = {
+	/**  The schedule as given. */
+	schedule: string,
+	/**  The zone. */
+	timezone: string,
+	/**  The next occurrences, RFC 3339 with the zone's offset (`2026-03-29T03:00:00+02:00`). */
+	next: string[],
+};
+
+/**  Whether this process schedules. */
+export type SchedulerStatus = {
+	/**  The scheduler was started in this process. */
+	started: boolean,
+	/**  This process holds the lease and runs the jobs. */
+	scheduling: boolean,
+	/**  Who holds the lease when another process does. */
+	holder: LeaseHolder | null,
+};
 
 /**  One simple command the shell analyser found. */
 export type SegmentView = {
@@ -1747,6 +2412,32 @@ export type TextUsageHint =
 "caption" | 
 /**  Body text (the default). */
 "body";
+
+/**  This install as a device. */
+export type ThisDevice = {
+	/**  Full device id (the public key). */
+	id: string,
+	/**  Short id (`peer:<short>` on other devices). */
+	shortId: string,
+	/**  Name other devices see. */
+	name: string,
+	/**  Platform. */
+	platform: string,
+	/**  Key fingerprint to compare. */
+	fingerprint: string,
+	/**  Where the secret key is, in words. */
+	keyStorage: string,
+	/**  Whether the secret key is in the OS keychain (else in a private file). */
+	keyInKeychain: boolean,
+	/**  Relays on. */
+	relay: boolean,
+	/**  LAN discovery on. */
+	discovery: boolean,
+	/**  Whether the endpoint runs in this process. */
+	running: boolean,
+	/**  Direct addresses (when running). */
+	addrs: string[],
+};
 
 /**
  *  A tool call as the model made it. `arguments` keeps the raw JSON text the model streamed, so a

@@ -12,7 +12,7 @@ export interface Resolution {
 export type ToolStatus = "running" | "ok" | "error" | "denied" | "waiting";
 
 export type Item =
-  | { kind: "user"; key: string; text: string }
+  | { kind: "user"; key: string; text: string; runId?: string | null }
   | { kind: "assistant"; key: string; text: string; runId: string | null }
   | {
       kind: "tool";
@@ -81,7 +81,7 @@ export function itemsFromMessages(messages: StoredMessage[], pending: PendingApp
     const msg = m.message;
     if (msg.role === "user") {
       const source = inboxSource(msg.text);
-      items.push(source ? { kind: "event", key: `m${m.seq}`, source } : { kind: "user", key: `m${m.seq}`, text: msg.text });
+      items.push(source ? { kind: "event", key: `m${m.seq}`, source } : { kind: "user", key: `m${m.seq}`, text: msg.text, runId: m.runId });
     } else if (msg.role === "assistant") {
       if (msg.text) items.push({ kind: "assistant", key: `m${m.seq}`, text: msg.text, runId: m.runId });
       for (const call of msg.toolCalls ?? []) {

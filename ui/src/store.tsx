@@ -422,6 +422,8 @@ export interface Actions {
   /** Shows a failed command in the error banner. */
   reportError: (error: unknown, context?: string) => void;
   selectChat: (chatId: string | null) => Promise<void>;
+  /** Re-reads the chat list (a scheduled run made a chat). */
+  refreshChats: () => Promise<void>;
   createChat: () => Promise<void>;
   renameChat: (chatId: string, title: string) => Promise<void>;
   deleteChat: (chatId: string) => Promise<void>;
@@ -546,6 +548,13 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
           await loadChat(chatId);
         } catch (e) {
           reportError(e, translate("store.reloadTheChat"));
+        }
+      },
+      refreshChats: async () => {
+        try {
+          dispatch({ type: "chats/set", chats: await api.listChats() });
+        } catch (e) {
+          reportError(e, translate("store.loadChats"));
         }
       },
       selectChat: async (chatId) => {
@@ -673,6 +682,10 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
       // announced, so re-reading it at the end of a run repairs what was missed.
       if (event.name === "run_finished" && stateRef.current.views[event.value.chatId]?.loaded) {
         void actions.reloadChat(event.value.chatId);
+      }
+      // A scheduled run in a chat the list does not show yet (its first run made it).
+      if (event.name === "scheduled_run_updated" && chatId && !stateRef.current.chats.some((c) => c.id === chatId)) {
+        void actions.refreshChats();
       }
     })
       .then((u) => {

@@ -53,6 +53,36 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode> {
     let rt = open().await?;
     let mut events = rt.subscribe();
     rt.start_dispatcher();
+    let status = rt.start_unattended().await;
+    match &status.holder {
+        Some(h) if !status.scheduling => eprintln!(
+            "suzent: another process (pid {} on {}) schedules the jobs of this data directory; this one does not schedule (it takes over if that one stops)",
+            h.pid, h.host
+        ),
+        _ => eprintln!("suzent: scheduler running"),
+    }
+    // The browser extension's bridge (127.0.0.1 only); serving goes on without it if its port
+    // cannot be had.
+    let bridge = match crate::browser_cmd::start_for_serve(&rt).await {
+        Ok(server) => Some(server),
+        Err(e) => {
+            eprintln!("suzent: the browser bridge did not start: {e:#}");
+            None
+        }
+    };
+    match rt.devices().start().await {
+        Ok(()) => {
+            if let Ok(me) = rt.devices().this_device().await {
+                eprintln!(
+                    "suzent: device {} ({}) reachable for paired devices at {}",
+                    me.short_id,
+                    me.name,
+                    me.addrs.join(", ")
+                );
+            }
+        }
+        Err(e) => eprintln!("suzent: paired devices are unavailable: {e}"),
+    }
     eprintln!("suzent: serving (inbox dispatcher running); stop with Ctrl-C or SIGTERM");
     let json = args.json;
     let printer = tokio::spawn(async move {
@@ -62,7 +92,18 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode> {
             }
         }
     });
-    wait_for_stop().await;
+    match &bridge {
+        Some(server) => {
+            tokio::select! {
+                () = wait_for_stop() => {}
+                () = crate::browser_cmd::answer_pairings(server) => wait_for_stop().await,
+            }
+        }
+        None => wait_for_stop().await,
+    }
+    if let Some(server) = bridge {
+        server.stop().await;
+    }
     rt.shutdown().await;
     printer.abort();
     Ok(ExitCode::SUCCESS)

@@ -15,9 +15,12 @@ use suzent_core::{
     RuleMatcher, RunOutcome,
 };
 mod background_cmd;
+mod browser_cmd;
 mod content_cmd;
-mod mcp;
+mod devices_cmd;
+mod mcp_cmd;
 mod permissions_cmd;
+mod schedule_cmd;
 
 use suzent_runtime::{
     CreateChat, OnAsk, PendingApproval, RunOptions, RunSummary, Runtime, RuntimeError,
@@ -76,10 +79,13 @@ enum Command {
     Keys(KeysCommand),
     /// Manages MCP servers (`mcp.json`): list, add, rm, test, import, enable, disable, trust.
     #[command(subcommand)]
-    Mcp(mcp::McpCommand),
+    Mcp(mcp_cmd::McpCommand),
     /// Runs the runtime until stopped: delivers inbox messages (wake-ups, agent messages,
     /// sub-agent reports) and keeps background commands running.
     Serve(background_cmd::ServeArgs),
+    /// The browser extension: its folder or ZIP, the bridge's status, revoking pairings.
+    #[command(subcommand)]
+    Browser(browser_cmd::BrowserCommand),
     /// Queues or lists durable inbox messages.
     #[command(subcommand)]
     Inbox(background_cmd::InboxCommand),
@@ -101,6 +107,17 @@ enum Command {
     /// The permission decision simulator.
     #[command(subcommand)]
     Permissions(permissions_cmd::PermissionsCommand),
+    /// Pairs this install with other devices and manages the paired devices.
+    #[command(subcommand)]
+    Devices(devices_cmd::DevicesCommand),
+    /// Scheduled jobs: add, list, rm, run, pause, history, preview, import, export, status.
+    #[command(subcommand)]
+    Schedule(schedule_cmd::ScheduleCommand),
+    /// A chat's goal: the agent continues on its own until a judge says it is met.
+    #[command(subcommand)]
+    Goal(schedule_cmd::GoalCommand),
+    /// A chat's heartbeat: every N minutes the agent checks HEARTBEAT.md in its workspace.
+    Heartbeat(schedule_cmd::HeartbeatArgs),
 }
 
 #[derive(Args)]
@@ -158,6 +175,10 @@ struct ResumeArgs {
     /// Feedback for the approval given in the same position (first --feedback for the first --approve).
     #[arg(long)]
     feedback: Vec<String>,
+    /// `REQUEST_ID=TEXT`: save this rule instead of the one the chosen action proposes (as
+    /// `approvals list` shows it: prefix words with shell quoting, a glob, a pattern or JSON).
+    #[arg(long = "rule", value_name = "REQUEST_ID=TEXT")]
+    rule: Vec<String>,
     /// Print every event as one JSON line.
     #[arg(long)]
     json: bool,
@@ -207,7 +228,8 @@ struct RuleAddArgs {
     /// Match calls whose arguments equal this JSON object.
     #[arg(long)]
     exact: Option<String>,
-    /// Match commands starting with these words, e.g. "git status".
+    /// Match commands starting with these words, e.g. "git status" (split with shell quoting,
+    /// like the commands it matches; `*` is any words, `'*'` a literal star).
     #[arg(long)]
     prefix: Option<String>,
     /// Match paths with this glob, e.g. "~/project/**".
@@ -320,13 +342,14 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Run(args) => run(args).await,
         Command::Serve(args) => background_cmd::serve(args).await,
         Command::Inbox(cmd) => background_cmd::inbox(cmd).await,
+        Command::Browser(cmd) => browser_cmd::browser(cmd).await,
         Command::Resume(args) | Command::Approvals(ApprovalsCommand::Resolve(args)) => {
             resume(args).await
         }
         Command::Tools {
             json,
             categories: true,
-        } => mcp::tools_by_category(open_runtime().await?, json),
+        } => mcp_cmd::tools_by_category(open_runtime().await?, json),
         Command::Tools { json, .. } => {
             let rt = open_runtime().await?;
             let catalog = rt.catalog();
@@ -359,6 +382,9 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Rules(cmd) => rules(cmd).await,
         Command::Audit(cmd) => permissions_cmd::audit(cmd),
         Command::Permissions(cmd) => permissions_cmd::permissions(cmd).await,
+        Command::Schedule(cmd) => schedule_cmd::schedule(cmd).await,
+        Command::Goal(cmd) => schedule_cmd::goal(cmd).await,
+        Command::Heartbeat(args) => schedule_cmd::heartbeat(args).await,
         Command::Approvals(ApprovalsCommand::List { chat, json }) => {
             let rt = open_runtime().await?;
             let pending = rt.pending_approvals(chat.as_deref()).await?;
@@ -409,7 +435,8 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Mcp(cmd) => mcp::run(cmd, open_runtime().await?).await,
+        Command::Mcp(cmd) => mcp_cmd::run(cmd, open_runtime().await?).await,
+        Command::Devices(cmd) => devices_cmd::run(cmd, open_runtime().await?).await,
         Command::Skills(cmd) => content_cmd::skills(cmd, open_runtime().await?).await,
         Command::Memory(cmd) => content_cmd::memory(cmd, open_runtime().await?).await,
         Command::Doctor { json } => {
@@ -456,7 +483,7 @@ async fn chat_for(rt: &Runtime, target: &ChatTarget, title: &str) -> Result<Stri
     }
     let chat = rt
         .create_chat(CreateChat {
-            title: Some(title.chars().take(60).collect()),
+            title: Some(suzent_core::text::truncate_chars(title, 60, "")),
             workspace: target.workspace.clone(),
             model: target.model.clone(),
             mode,
@@ -467,9 +494,9 @@ async fn chat_for(rt: &Runtime, target: &ChatTarget, title: &str) -> Result<Stri
 }
 
 /// Runs `fut` while printing events (JSON lines, or readable text), then drains what is left.
-async fn with_events<F>(rt: &Runtime, json: bool, fut: F) -> Result<RunSummary, RuntimeError>
+async fn with_events<F, T>(rt: &Runtime, json: bool, fut: F) -> Result<T, RuntimeError>
 where
-    F: std::future::Future<Output = Result<RunSummary, RuntimeError>>,
+    F: std::future::Future<Output = Result<T, RuntimeError>>,
 {
     let mut rx = rt.subscribe();
     tokio::pin!(fut);
@@ -552,6 +579,113 @@ fn print_approval(p: &PendingApproval) {
     );
     let actions: Vec<&str> = p.decision.actions.iter().map(|a| a.id.as_str()).collect();
     println!("  actions: {}", actions.join(", "));
+    // The rule a remembering action saves, exactly (edit it with `--rule REQUEST_ID=TEXT`).
+    for a in &p.decision.actions {
+        if let Some(rule) = &a.rule {
+            println!("  {} saves: {}", a.id.as_str(), rule_text(&rule.matcher));
+        }
+    }
+}
+
+/// A rule's matcher as it is written on the command line (`--prefix`, `--path`, ...):
+/// prefix words shell-quoted where needed, so that `--rule` takes the same text back.
+fn rule_text(matcher: &RuleMatcher) -> String {
+    match matcher {
+        RuleMatcher::All => "--all".to_string(),
+        RuleMatcher::Exact { input } => format!("--exact {input}"),
+        RuleMatcher::Prefix { words } => format!(
+            "--prefix {}",
+            words
+                .iter()
+                .map(|w| quote_word(w))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        RuleMatcher::Path { glob } => format!("--path {glob}"),
+        RuleMatcher::Destination { pattern } => format!("--recipient {pattern}"),
+    }
+}
+
+/// One prefix word written so that `split_rule_words` reads it back: a wildcard `*` bare, a
+/// literal star (`\*`) and every character that is not plain escaped with a backslash.
+fn quote_word(word: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    let mut chars = word.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(n) => {
+                    out.push('\\');
+                    out.push(n);
+                }
+                None => out.push_str("\\\\"),
+            },
+            '*' => out.push('*'),
+            c if c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c) => out.push(c),
+            c => {
+                out.push('\\');
+                out.push(c);
+            }
+        }
+    }
+    if out.is_empty() {
+        "''".to_string()
+    } else {
+        out
+    }
+}
+
+/// The edited rule of `--rule REQUEST_ID=TEXT` for the answer to that request: the offered
+/// rule of the chosen action with its matcher replaced by TEXT, read like the matcher it
+/// replaces (prefix words with shell quoting, a glob, a destination pattern, exact JSON).
+fn edited_rule(
+    answer: &ApprovalResponse,
+    text: &str,
+    pending: &[PendingApproval],
+) -> Result<suzent_core::RuleDraft> {
+    let approval = pending
+        .iter()
+        .find(|p| p.id == answer.request_id)
+        .with_context(|| format!("--rule: no pending approval '{}'", answer.request_id))?;
+    let offered = approval
+        .decision
+        .actions
+        .iter()
+        .find(|a| a.id.as_str() == answer.action_id)
+        .and_then(|a| a.rule.clone())
+        .with_context(|| {
+            format!(
+                "--rule: action '{}' of '{}' saves no rule",
+                answer.action_id, answer.request_id
+            )
+        })?;
+    let matcher = match &offered.matcher {
+        RuleMatcher::Prefix { .. } => RuleMatcher::Prefix {
+            words: suzent_permissions::split_rule_words(text)
+                .map_err(|e| anyhow!("--rule: {e}"))?,
+        },
+        RuleMatcher::Path { .. } => RuleMatcher::Path {
+            glob: text.to_string(),
+        },
+        RuleMatcher::Destination { .. } => RuleMatcher::Destination {
+            pattern: text.to_string(),
+        },
+        RuleMatcher::Exact { .. } => RuleMatcher::Exact {
+            input: serde_json::from_str(text)
+                .with_context(|| format!("--rule '{text}' is not JSON"))?,
+        },
+        RuleMatcher::All => RuleMatcher::All,
+    };
+    let draft = suzent_core::RuleDraft { matcher, ..offered };
+    for warning in suzent_permissions::rule_warnings(&draft) {
+        eprintln!("warning: {warning}");
+    }
+    eprintln!(
+        "saving for {}: {}",
+        answer.request_id,
+        rule_text(&draft.matcher)
+    );
+    Ok(draft)
 }
 
 fn exit_for(summary: &RunSummary, json: bool) -> ExitCode {
@@ -592,6 +726,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         } else {
             OnAsk::Suspend
         },
+        ..RunOptions::default()
     };
     let summary = with_events(
         &rt,
@@ -635,14 +770,28 @@ fn parse_answers(approve: &[String], feedback: &[String]) -> Result<Vec<Approval
 }
 
 async fn resume(args: ResumeArgs) -> Result<ExitCode> {
-    let answers = parse_answers(&args.approve, &args.feedback)?;
+    let mut answers = parse_answers(&args.approve, &args.feedback)?;
     let rt = open_runtime().await?;
+    if !args.rule.is_empty() {
+        let pending = rt.pending_approvals(Some(&args.chat)).await?;
+        for r in &args.rule {
+            let (req, text) = r
+                .split_once('=')
+                .with_context(|| format!("--rule '{r}' is not REQUEST_ID=TEXT"))?;
+            let answer = answers
+                .iter_mut()
+                .find(|a| a.request_id == req)
+                .with_context(|| format!("--rule '{r}': no --approve for '{req}'"))?;
+            answer.rule = Some(edited_rule(answer, text, &pending)?);
+        }
+    }
     let options = RunOptions {
         on_ask: if args.on_ask == OnAskArg::Deny {
             OnAsk::Deny
         } else {
             OnAsk::Suspend
         },
+        ..RunOptions::default()
     };
     let summary = with_events(
         &rt,
@@ -684,8 +833,10 @@ async fn rules(cmd: RulesCommand) -> Result<ExitCode> {
                     .with_context(|| format!("--exact '{exact}' is not JSON"))?;
                 RuleMatcher::Exact { input }
             } else if let Some(prefix) = a.prefix {
+                // Split like the commands it matches: shell quoting, a quoted `*` is literal.
                 RuleMatcher::Prefix {
-                    words: prefix.split_whitespace().map(str::to_string).collect(),
+                    words: suzent_permissions::split_rule_words(&prefix)
+                        .map_err(|e| anyhow!("--prefix: {e}"))?,
                 }
             } else if let Some(glob) = a.path {
                 RuleMatcher::Path { glob }
@@ -707,6 +858,9 @@ async fn rules(cmd: RulesCommand) -> Result<ExitCode> {
                     .map_err(|e| anyhow!("--destination: {e}"))?,
                 description: a.description,
             };
+            for warning in suzent_permissions::rule_warnings(&draft) {
+                eprintln!("warning: {warning}");
+            }
             let rule = rt.add_rule(draft, a.chat.as_deref()).await?;
             println!(
                 "{}",
@@ -726,7 +880,7 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
     let chat_id = chat_for(&rt, &args.target, "Terminal chat").await?;
     let chat = rt.chat(&chat_id).await?;
     eprintln!(
-        "suzent chat {} — workspace {} — model {} — mode {}. Type a message; /mode MODE switches; /quit exits.",
+        "suzent chat {} — workspace {} — model {} — mode {}. Type a message; /mode MODE switches; /goal OBJECTIVE works on its own until done; /quit exits.",
         chat.id,
         chat.workspace,
         chat.model.as_deref().unwrap_or("(none: use --model)"),
@@ -802,6 +956,23 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
                     println!("mode: {m}");
                 }
                 Err(e) => println!("{e}"),
+            }
+            continue;
+        }
+        if let Some(objective) = suzent_runtime::goals::parse_goal_command(text) {
+            // `/goal OBJECTIVE`: the agent continues on its own until the judge says it is met.
+            let input = suzent_runtime::goals::GoalInput {
+                objective: objective.to_string(),
+                ..Default::default()
+            };
+            match rt.goals().set(&chat_id, input).await {
+                Ok(_) => match with_events(&rt, false, rt.goals().drive(&chat_id)).await {
+                    Ok(goal) => {
+                        println!("goal {}: {}", goal.status, goal.reason.unwrap_or_default())
+                    }
+                    Err(e) => println!("error: {e}"),
+                },
+                Err(e) => println!("error: {e}"),
             }
             continue;
         }

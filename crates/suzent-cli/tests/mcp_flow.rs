@@ -177,3 +177,52 @@ fn mcp_commands_add_list_test_import_and_remove_servers() {
     assert_ne!(usage.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&usage.stderr).contains("--url URL"));
 }
+
+#[test]
+fn explain_decides_an_mcp_tool_like_a_real_call_and_names_rules_that_match_it() {
+    let env = Env::new(vec![]);
+    let script = everything_script();
+    ok(&env.run(&["mcp", "add", "everything", "--", "node", &script, "stdio"]));
+    let explain = |extra: &[&str]| -> Value {
+        let mut args = vec![
+            "permissions",
+            "explain",
+            "--tool",
+            "mcp__everything__echo",
+            "--args",
+            "{\"message\": \"hi\"}",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        serde_json::from_str(&ok(&env.run(&args))).unwrap()
+    };
+    // An untrusted server's tool asks in default mode (issue #12 item 12).
+    let e = explain(&[]);
+    assert_eq!(
+        (
+            e["tool"].as_str(),
+            e["behavior"].as_str(),
+            e["reasonCode"].as_str()
+        ),
+        (
+            Some("mcp__everything__echo"),
+            Some("ask"),
+            Some("tool_requires_approval")
+        ),
+        "{e}"
+    );
+    ok(&env.run(&[
+        "rules",
+        "add",
+        "--destination",
+        "global",
+        "--tool",
+        "mcp__everything__echo",
+        "--behavior",
+        "deny",
+        "--all",
+    ]));
+    let e = explain(&["--mode", "full_access"]);
+    assert_eq!(e["behavior"], "deny", "{e}");
+    assert_eq!(e["matchedRules"][0]["decisive"], true, "{e}");
+}

@@ -112,6 +112,67 @@ pub struct ProvidersConfig {
     pub ollama: ProviderConfig,
 }
 
+/// The `[browser]` table: which browser `browser_action` drives and how.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BrowserConfig {
+    /// `extension` (the user's Chrome/Edge through the paired extension, the default),
+    /// `managed` (a Chromium Suzent starts) or `cdp` (attach to `cdp_endpoint`). A chat may
+    /// override it.
+    #[serde(default)]
+    pub mode: crate::BrowserMode,
+    /// Profile of the managed browser: its cookies and logins live in
+    /// `<data>/browser/profiles/<profile>` (default `default`; letters, digits, `-`, `_`).
+    #[serde(default = "default_browser_profile")]
+    pub profile: String,
+    /// Browser binary of managed mode (default: the first Chromium, Chrome or Edge found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<PathBuf>,
+    /// Start the managed browser without a window (default false).
+    #[serde(default)]
+    pub headless: bool,
+    /// Extra command-line switches of the managed browser.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_args: Vec<String>,
+    /// DevTools endpoint of `cdp` mode, on this machine only (`http://127.0.0.1:9222`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdp_endpoint: Option<String>,
+    /// Most characters of one snapshot page (default 20000, 2000..=200000).
+    #[serde(default = "default_snapshot_page_chars")]
+    pub snapshot_page_chars: u32,
+    /// Most megabytes the managed browser may download per session (default 100).
+    #[serde(default = "default_download_quota_mb")]
+    pub download_quota_mb: u32,
+}
+
+fn default_browser_profile() -> String {
+    "default".to_string()
+}
+
+fn default_snapshot_page_chars() -> u32 {
+    20_000
+}
+
+fn default_download_quota_mb() -> u32 {
+    100
+}
+
+impl Default for BrowserConfig {
+    fn default() -> Self {
+        BrowserConfig {
+            mode: crate::BrowserMode::default(),
+            profile: default_browser_profile(),
+            binary: None,
+            headless: false,
+            extra_args: Vec::new(),
+            cdp_endpoint: None,
+            snapshot_page_chars: default_snapshot_page_chars(),
+            download_quota_mb: default_download_quota_mb(),
+        }
+    }
+}
+
 /// The user configuration. Unknown fields are an error, so a typo is never silently ignored.
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -174,6 +235,58 @@ pub struct Config {
     /// summaries off.
     #[serde(default = "default_chat_summary_idle_secs")]
     pub chat_summary_idle_secs: u32,
+    /// The browser of `browser_action` (`[browser]`).
+    #[serde(default)]
+    pub browser: BrowserConfig,
+    /// Paired devices (`[devices]`).
+    #[serde(default)]
+    pub devices: DevicesConfig,
+}
+
+/// Settings of paired devices (`[devices]` in `config.toml`).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DevicesConfig {
+    /// This device's name as paired devices see it (default: the host name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Reach paired devices on other networks through iroh's public relays (default true).
+    /// Off keeps device traffic on the local network (direct connections only).
+    #[serde(default = "default_true")]
+    pub relay: bool,
+    /// Advertise this device on the local network and list devices seen there (default true).
+    /// Adverts only suggest devices; trust comes from the key pinned at pairing.
+    #[serde(default = "default_true")]
+    pub discovery: bool,
+    /// Addresses (`ip:port`) to listen on for paired devices (default: every interface). A port
+    /// 0 takes the port used last time, or any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bind: Vec<String>,
+    /// Hours an undelivered message to a device is kept trying before it fails as expired
+    /// (default 168 = 7 days, 1..=8760).
+    #[serde(default = "default_device_retention_hours")]
+    pub retention_hours: u32,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn default_device_retention_hours() -> u32 {
+    168
+}
+
+impl Default for DevicesConfig {
+    fn default() -> Self {
+        DevicesConfig {
+            name: None,
+            relay: true,
+            discovery: true,
+            bind: Vec::new(),
+            retention_hours: default_device_retention_hours(),
+        }
+    }
 }
 
 fn default_tools() -> Vec<String> {
@@ -222,6 +335,8 @@ impl Default for Config {
             reviewer_model: None,
             reviewer_timeout_secs: default_reviewer_timeout_secs(),
             chat_summary_idle_secs: default_chat_summary_idle_secs(),
+            devices: DevicesConfig::default(),
+            browser: BrowserConfig::default(),
         }
     }
 }
@@ -300,6 +415,51 @@ impl Config {
                 field: "sandbox_image".into(),
                 message: format!(
                     "'{image}' is not a Docker image reference (e.g. debian:bookworm-slim or ghcr.io/org/image@sha256:...)"
+                ),
+            });
+        }
+        if self.devices.retention_hours == 0 || self.devices.retention_hours > 8760 {
+            return Err(ConfigError::Value {
+                field: "devices.retention_hours".into(),
+                message: format!("{} is outside 1..=8760", self.devices.retention_hours),
+            });
+        }
+        for addr in &self.devices.bind {
+            if addr.parse::<std::net::SocketAddr>().is_err() {
+                return Err(ConfigError::Value {
+                    field: "devices.bind".into(),
+                    message: format!("'{addr}' is not an ip:port address (e.g. 0.0.0.0:0)"),
+                });
+            }
+        }
+        if let Some(name) = &self.devices.name
+            && (name.trim().is_empty()
+                || name.chars().count() > 64
+                || name.chars().any(char::is_control))
+        {
+            return Err(ConfigError::Value {
+                field: "devices.name".into(),
+                message: format!("'{name}' must be 1 to 64 characters without control characters"),
+            });
+        }
+        let profile = &self.browser.profile;
+        if profile.is_empty()
+            || profile.len() > 64
+            || !profile
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(ConfigError::Value {
+                field: "browser.profile".into(),
+                message: format!("'{profile}' is not a profile name (letters, digits, '-', '_')"),
+            });
+        }
+        if !(2000..=200_000).contains(&self.browser.snapshot_page_chars) {
+            return Err(ConfigError::Value {
+                field: "browser.snapshot_page_chars".into(),
+                message: format!(
+                    "{} is outside 2000..=200000",
+                    self.browser.snapshot_page_chars
                 ),
             });
         }

@@ -209,6 +209,48 @@ pub enum AgentEvent {
         /// The surface's id.
         surface_id: String,
     },
+    /// A scheduled run was started, ended, skipped, missed or interrupted (stored before it is
+    /// sent).
+    #[serde(rename_all = "camelCase")]
+    ScheduledRunUpdated {
+        /// The run's chat (empty before it has one).
+        chat_id: String,
+        /// The job.
+        job_id: String,
+        /// The job's name.
+        job_name: String,
+        /// The run.
+        run_id: String,
+        /// Where it is now.
+        status: crate::schedule::RunStatus,
+        /// Why it exists.
+        trigger: crate::schedule::RunTrigger,
+        /// Whether the user asked to be notified when it ends (and it has ended).
+        notify: bool,
+        /// The error, the skip reason or the start of the answer.
+        detail: Option<String>,
+    },
+    /// A chat's goal was set, counted a turn, was met, paused or spent its budget (stored before
+    /// it is sent).
+    #[serde(rename_all = "camelCase")]
+    GoalUpdated {
+        /// Chat id.
+        chat_id: String,
+        /// The objective.
+        objective: String,
+        /// Where it is.
+        status: crate::schedule::GoalStatus,
+        /// Why it stopped.
+        reason: Option<String>,
+        /// Turns taken.
+        turns_used: u32,
+        /// Turn budget.
+        max_turns: u32,
+        /// Tokens used (estimated).
+        tokens_used: u64,
+        /// Token budget.
+        max_tokens: u64,
+    },
 }
 
 impl AgentEvent {
@@ -229,6 +271,8 @@ impl AgentEvent {
             AgentEvent::PlanUpdated { .. } => "plan_updated",
             AgentEvent::SurfaceUpdated { .. } => "surface_updated",
             AgentEvent::SurfaceDeleted { .. } => "surface_deleted",
+            AgentEvent::ScheduledRunUpdated { .. } => "scheduled_run_updated",
+            AgentEvent::GoalUpdated { .. } => "goal_updated",
         }
     }
 
@@ -248,7 +292,9 @@ impl AgentEvent {
             | AgentEvent::BackgroundTaskUpdate { chat_id, .. }
             | AgentEvent::PlanUpdated { chat_id, .. }
             | AgentEvent::SurfaceUpdated { chat_id, .. }
-            | AgentEvent::SurfaceDeleted { chat_id, .. } => chat_id,
+            | AgentEvent::SurfaceDeleted { chat_id, .. }
+            | AgentEvent::ScheduledRunUpdated { chat_id, .. }
+            | AgentEvent::GoalUpdated { chat_id, .. } => chat_id,
         }
     }
 }
@@ -264,7 +310,7 @@ mod tests {
         let mut decision = PermissionDecision::new(
             Behavior::Ask,
             DecisionSource::AutoClassifier,
-            "auto_classifier_ask",
+            crate::permission::ReasonCode::AutoClassifierAsk,
             "This command changes workspace files.",
             Risk::Medium,
         );

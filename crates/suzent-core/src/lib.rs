@@ -6,14 +6,18 @@
 #![deny(missing_docs)]
 
 mod background;
+mod browser;
 mod canvas;
 mod config;
 mod event;
 mod message;
 mod permission;
 mod plan;
+mod schedule;
+pub mod text;
 
 pub use background::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
+pub use browser::{BrowserCommand, BrowserCommandKind, BrowserMode, ScrollDirection};
 pub use canvas::{
     Action, ActionContextEntry, Alignment, Axis, BadgeTone, BoundValue, CATALOG_ID, CanvasError,
     CanvasErrors, Children, ChoiceOption, Component, ComponentEntry, DataUpdate, Distribution,
@@ -24,16 +28,20 @@ pub use canvas::{
     pointer_set, validate_components, validate_surface,
 };
 pub use config::{
-    Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, ProviderConfig, ProvidersConfig,
-    SandboxBackend,
+    BrowserConfig, Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, DevicesConfig,
+    ProviderConfig, ProvidersConfig, SandboxBackend,
 };
 pub use event::{AgentEvent, DecisionEvent, RunOutcome};
 pub use message::{ChatMessage, ToolCall, parse_tool_arguments};
 pub use permission::{
     ApprovalAction, ApprovalActionId, ApprovalResponse, Behavior, DecisionSource,
-    PermissionDecision, PermissionMode, Risk, Rule, RuleDestination, RuleDraft, RuleMatcher,
+    PermissionDecision, PermissionMode, ReasonCode, Risk, Rule, RuleDestination, RuleDraft,
+    RuleMatcher,
 };
 pub use plan::{PhaseDraft, PhaseStatus, Plan, PlanError, PlanPhase};
+pub use schedule::{
+    CatchUpPolicy, Delivery, DeniedCall, GoalStatus, JobKind, OverlapPolicy, RunStatus, RunTrigger,
+};
 
 /// A fresh random identifier (UUID v7, time-ordered), as a string.
 pub fn new_id() -> String {

@@ -138,6 +138,137 @@ pub enum DecisionSource {
     User,
 }
 
+/// The stable, machine-readable code of a decision (snake_case on the wire: `rule_deny`,
+/// `shell_policy_ask`, ...). The sentence for people is the decision's `reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonCode {
+    /// A path (or redirect target) resolves outside every allowed root.
+    OutsideWorkspace,
+    /// A path cannot be resolved (symlink loop, empty).
+    UnresolvablePath,
+    /// A write into a protected location (`.git` internals of the workspace).
+    ProtectedPath,
+    /// A deny rule matched.
+    RuleDeny,
+    /// A built-in dangerous command (privilege escalation, disk formatting, power, `rm -rf /`).
+    DangerousCommand,
+    /// An ask rule matched.
+    RuleAsk,
+    /// Allow rules cover the whole request.
+    RuleAllow,
+    /// More than one command (or a nested script) outside `full_access`.
+    CompoundCommand,
+    /// The shell analyser could not follow the script.
+    ShellUnparsed,
+    /// `full_access` mode allowed it without review.
+    FullAccess,
+    /// A read.
+    ReadOnly,
+    /// `auto` mode allowed a write inside the workspace.
+    AutoWorkspaceWrite,
+    /// A write that needs approval.
+    WriteRequiresApproval,
+    /// A known read-only command.
+    ReadOnlyCommand,
+    /// A command that is not known to be read-only.
+    ShellPolicyAsk,
+    /// The tool asks for approval by default.
+    ToolRequiresApproval,
+    /// The tool does not ask for approval by default.
+    ToolDefaultAllow,
+    /// An option that makes a program run other code (`git -c`, `--upload-pack`, pagers, ...).
+    CodeExecutionOption,
+    /// A variable that changes what runs (`LD_PRELOAD`, `NODE_OPTIONS`, `GIT_*`, ...).
+    RiskyEnvironment,
+    /// The auto-mode reviewer allowed the call (not blocked, medium or high confidence).
+    AutoClassifierAllow,
+    /// The auto-mode reviewer blocked the call.
+    AutoClassifierBlock,
+    /// The auto-mode reviewer was not confident enough either way.
+    AutoClassifierAsk,
+    /// The reviewer failed, timed out or answered something that is not the expected JSON.
+    AutoClassifierError,
+    /// A headless run cannot ask, so what would ask was refused.
+    HeadlessAskDenied,
+    /// The call touches Suzent's own settings and data (rules, config, MCP servers, the
+    /// database, the audit log) or runs Suzent's own CLI: refused in every mode.
+    SuzentState,
+    /// A command changes a path operand outside the allowed roots (or one whose value cannot
+    /// be known): asks outside `full_access`, never remembered, never auto-allowed.
+    WriteOutsideWorkspace,
+    /// `browser_action` was asked to open a scheme other than http, https or `about:blank`.
+    BrowserSchemeRefused,
+    /// `browser_action` was asked to open an address that does not parse.
+    BrowserBadUrl,
+    /// `browser_action` reads the page (tabs, snapshot, choosing a tab): allowed.
+    BrowserRead,
+    /// `browser_action` acts on a page or opens an address: asks unless a rule allows its host.
+    BrowserRequiresApproval,
+}
+
+impl ReasonCode {
+    /// The wire name (`rule_deny`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasonCode::OutsideWorkspace => "outside_workspace",
+            ReasonCode::UnresolvablePath => "unresolvable_path",
+            ReasonCode::ProtectedPath => "protected_path",
+            ReasonCode::RuleDeny => "rule_deny",
+            ReasonCode::DangerousCommand => "dangerous_command",
+            ReasonCode::RuleAsk => "rule_ask",
+            ReasonCode::RuleAllow => "rule_allow",
+            ReasonCode::CompoundCommand => "compound_command",
+            ReasonCode::ShellUnparsed => "shell_unparsed",
+            ReasonCode::FullAccess => "full_access",
+            ReasonCode::ReadOnly => "read_only",
+            ReasonCode::AutoWorkspaceWrite => "auto_workspace_write",
+            ReasonCode::WriteRequiresApproval => "write_requires_approval",
+            ReasonCode::ReadOnlyCommand => "read_only_command",
+            ReasonCode::ShellPolicyAsk => "shell_policy_ask",
+            ReasonCode::ToolRequiresApproval => "tool_requires_approval",
+            ReasonCode::ToolDefaultAllow => "tool_default_allow",
+            ReasonCode::CodeExecutionOption => "code_execution_option",
+            ReasonCode::RiskyEnvironment => "risky_environment",
+            ReasonCode::AutoClassifierAllow => "auto_classifier_allow",
+            ReasonCode::AutoClassifierBlock => "auto_classifier_block",
+            ReasonCode::AutoClassifierAsk => "auto_classifier_ask",
+            ReasonCode::AutoClassifierError => "auto_classifier_error",
+            ReasonCode::HeadlessAskDenied => "headless_ask_denied",
+            ReasonCode::SuzentState => "suzent_state",
+            ReasonCode::WriteOutsideWorkspace => "write_outside_workspace",
+            ReasonCode::BrowserSchemeRefused => "browser_scheme_refused",
+            ReasonCode::BrowserBadUrl => "browser_bad_url",
+            ReasonCode::BrowserRead => "browser_read",
+            ReasonCode::BrowserRequiresApproval => "browser_requires_approval",
+        }
+    }
+}
+
+impl std::fmt::Display for ReasonCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for ReasonCode {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ReasonCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for ReasonCode {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
 /// One decision of the permission engine for one tool call.
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -150,7 +281,9 @@ pub struct PermissionDecision {
     /// A sentence for the user and the model.
     pub reason: String,
     /// A stable machine-readable code, e.g. `shell_policy_ask`, `rule_deny`, `outside_workspace`.
-    pub reason_code: String,
+    /// (A string in the TypeScript bindings: the UI shows it as it is.)
+    #[cfg_attr(feature = "specta", specta(type = String))]
+    pub reason_code: ReasonCode,
     /// How risky the action is.
     pub risk: Risk,
     /// The actions an approval prompt offers, in display order (empty unless `behavior` is ask).
@@ -175,7 +308,7 @@ impl PermissionDecision {
     pub fn new(
         behavior: Behavior,
         source: DecisionSource,
-        reason_code: &str,
+        reason_code: ReasonCode,
         reason: impl Into<String>,
         risk: Risk,
     ) -> Self {
@@ -183,7 +316,7 @@ impl PermissionDecision {
             behavior,
             source,
             reason: reason.into(),
-            reason_code: reason_code.to_string(),
+            reason_code,
             risk,
             actions: Vec::new(),
             matched_rules: Vec::new(),
@@ -276,9 +409,8 @@ pub struct ApprovalResponse {
     /// Guidance for the model (with `reject`, or with any action).
     #[serde(default)]
     pub feedback: Option<String>,
-    /// The rule to remember instead of the one the action proposed, as the user edited it in the
-    /// prompt (`allow_session` and `allow_global` only). It must be an allow rule for the same
-    /// tool; its destination is the action's. `None` keeps the proposed rule.
+    /// With `allow_session` / `allow_global`: the rule as the user saw it, possibly edited
+    /// (the one saved, exactly). Absent: the rule the action offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<RuleDraft>,
 }

@@ -384,14 +384,7 @@ fn describe_block(v: &Value) -> String {
 }
 
 fn bounded(line: &str) -> &str {
-    if line.len() <= LOG_LINE_MAX {
-        return line;
-    }
-    let mut cut = LOG_LINE_MAX;
-    while !line.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    &line[..cut]
+    suzent_core::text::prefix_bytes(line, LOG_LINE_MAX)
 }
 
 /// Variables a stdio MCP server inherits from Suzent's environment (as the MCP TypeScript SDK's

@@ -4,6 +4,8 @@
 //! Prints the per-command median and p99 latency (each command evaluated 21 times, its median
 //! taken), then runs criterion on the whole batch and on three single commands.
 //!
+//! The workspace's policy protects a config and a data directory, as the app's does.
+//!
 //! Run: `cargo bench -p suzent-permissions --bench evaluate`.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -83,7 +85,11 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let ws = std::fs::canonicalize(dir.path()).unwrap();
     std::fs::create_dir_all(ws.join("src")).unwrap();
-    let policy = PathPolicy::new(&ws, &[]).unwrap();
+    // As in the app: Suzent's own config and data directories are protected (every word of
+    // every command is checked against them).
+    let policy = PathPolicy::new(&ws, &[])
+        .unwrap()
+        .protect(&[ws.join("../suzent/config"), ws.join("../suzent/data")]);
     let rules = rules();
     let ctx = PermissionContext {
         mode: PermissionMode::Default,
@@ -97,9 +103,10 @@ fn main() {
     let requests: Vec<PermissionRequest> = cmds.iter().map(|c| request(c, &ws)).collect();
 
     // Per-command latency distribution.
-    let mut per_command: Vec<Duration> = requests
+    let mut timed: Vec<(Duration, &str)> = requests
         .iter()
-        .map(|r| {
+        .zip(cmds.iter())
+        .map(|(r, c)| {
             let mut samples: Vec<Duration> = (0..21)
                 .map(|_| {
                     let t = Instant::now();
@@ -108,9 +115,11 @@ fn main() {
                 })
                 .collect();
             samples.sort();
-            samples[10]
+            (samples[10], c.as_str())
         })
         .collect();
+    timed.sort();
+    let mut per_command: Vec<Duration> = timed.iter().map(|(d, _)| *d).collect();
     per_command.sort();
     let pct = |p: f64| per_command[((per_command.len() as f64 - 1.0) * p).round() as usize];
     let mut behaviors = [0usize; 3];
@@ -128,6 +137,11 @@ fn main() {
         behaviors[1],
         behaviors[2]
     );
+
+    println!("slowest:");
+    for (d, c) in timed.iter().rev().take(5) {
+        println!("  {d:?}  {c}");
+    }
 
     let mut c = Criterion::default().configure_from_args();
     c.bench_function("evaluate/1000_commands", |b| {

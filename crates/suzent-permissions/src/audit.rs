@@ -64,9 +64,12 @@ impl AuditConfig {
     }
 }
 
-/// What one audit line records (seed 000 audit fields). Absent fields are omitted from the line.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// What one audit line records (seed 000 audit fields): the one type used both to write the
+/// log and to read it back. Absent fields are omitted from the line and read as empty; the
+/// chain fields (`seq`, `prevHash`, `hash`) are added by the writer and ignored here.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct AuditRecord {
     /// RFC 3339 time of the event.
     pub timestamp: String,
@@ -109,6 +112,9 @@ pub struct AuditRecord {
     /// The user's feedback, redacted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
+    /// For `refusal` entries and errors: what went wrong, redacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     /// Ids of the rules that matched.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub matched_rules: Vec<String>,
@@ -124,6 +130,10 @@ pub struct AuditRecord {
     /// The reviewer model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reviewer_model: Option<String>,
+    /// Who started the run when it was not the local user: `peer:<device>` for a turn that a
+    /// paired device's message started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 impl AuditRecord {
@@ -150,7 +160,7 @@ impl AuditRecord {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string)),
             reason: Some(crate::redact::redact_text(&decision.reason)),
-            reason_code: Some(decision.reason_code.clone()),
+            reason_code: Some(decision.reason_code.as_str().to_string()),
             risk: serde_json::to_value(decision.risk)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string)),
@@ -253,8 +263,23 @@ impl AuditLog {
     }
 }
 
+impl AuditRecord {
+    /// The record as written: every free-text field (reason, feedback, message) through the
+    /// same redactor as the arguments, the arguments bounded and redacted.
+    pub fn redacted(&self) -> AuditRecord {
+        let text = |t: &Option<String>| t.as_deref().map(crate::redact::redact_text);
+        AuditRecord {
+            args: self.args.as_ref().map(redact_value),
+            reason: text(&self.reason),
+            feedback: text(&self.feedback),
+            message: text(&self.message),
+            ..self.clone()
+        }
+    }
+}
+
 fn to_object(record: &AuditRecord) -> Value {
-    serde_json::to_value(record).unwrap_or_else(|e| {
+    serde_json::to_value(record.redacted()).unwrap_or_else(|e| {
         serde_json::json!({"kind": "audit_error", "message": format!("unserializable record: {e}")})
     })
 }

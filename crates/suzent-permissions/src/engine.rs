@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
 use suzent_core::{
     ApprovalAction, ApprovalActionId, Behavior, DecisionSource, PermissionDecision, PermissionMode,
-    Risk, Rule, RuleDestination, RuleDraft, RuleMatcher,
+    ReasonCode, Risk, Rule, RuleDestination, RuleDraft, RuleMatcher,
 };
 
 /// What a tool call touches, as the tool itself reports it (`Tool::access`). Paths are absolute
@@ -33,6 +33,9 @@ pub enum ToolAccess {
     },
     /// Nothing the engine can classify; decided by the tool's `requires_approval`.
     Other,
+    /// A browser call: reads, navigates to an address, or acts on the selected tab's page
+    /// (decided on the URL's host; see `browser`).
+    Browser(crate::browser::BrowserAccess),
 }
 
 /// One tool call presented to the engine.
@@ -75,47 +78,54 @@ pub struct Evaluation {
 #[derive(Debug, Clone, Default)]
 pub struct PermissionEngine {}
 
-/// Reason codes the engine produces (stable, snake_case).
+/// Reason codes the engine produces, by their old constant names (see [`ReasonCode`]).
 pub mod reason_codes {
+    use suzent_core::ReasonCode;
     /// A path (or redirect target) resolves outside every allowed root.
-    pub const OUTSIDE_WORKSPACE: &str = "outside_workspace";
+    pub const OUTSIDE_WORKSPACE: ReasonCode = ReasonCode::OutsideWorkspace;
     /// A path cannot be resolved (symlink loop, empty).
-    pub const UNRESOLVABLE_PATH: &str = "unresolvable_path";
+    pub const UNRESOLVABLE_PATH: ReasonCode = ReasonCode::UnresolvablePath;
     /// A write into `.git` internals of the workspace.
-    pub const PROTECTED_PATH: &str = "protected_path";
+    pub const PROTECTED_PATH: ReasonCode = ReasonCode::ProtectedPath;
     /// A deny rule matched.
-    pub const RULE_DENY: &str = "rule_deny";
+    pub const RULE_DENY: ReasonCode = ReasonCode::RuleDeny;
     /// A built-in dangerous command (privilege escalation, disk formatting, power, `rm -rf /`).
-    pub const DANGEROUS_COMMAND: &str = "dangerous_command";
+    pub const DANGEROUS_COMMAND: ReasonCode = ReasonCode::DangerousCommand;
     /// An ask rule matched.
-    pub const RULE_ASK: &str = "rule_ask";
+    pub const RULE_ASK: ReasonCode = ReasonCode::RuleAsk;
     /// Allow rules cover the whole request.
-    pub const RULE_ALLOW: &str = "rule_allow";
+    pub const RULE_ALLOW: ReasonCode = ReasonCode::RuleAllow;
     /// More than one command (or a nested script) outside `full_access`.
-    pub const COMPOUND_COMMAND: &str = "compound_command";
+    pub const COMPOUND_COMMAND: ReasonCode = ReasonCode::CompoundCommand;
     /// The shell analyser could not follow the script.
-    pub const SHELL_UNPARSED: &str = "shell_unparsed";
+    pub const SHELL_UNPARSED: ReasonCode = ReasonCode::ShellUnparsed;
     /// `full_access` mode allowed it without review.
-    pub const FULL_ACCESS: &str = "full_access";
+    pub const FULL_ACCESS: ReasonCode = ReasonCode::FullAccess;
     /// A read.
-    pub const READ_ONLY: &str = "read_only";
+    pub const READ_ONLY: ReasonCode = ReasonCode::ReadOnly;
     /// `auto` mode allowed a write inside the workspace.
-    pub const AUTO_WORKSPACE_WRITE: &str = "auto_workspace_write";
+    pub const AUTO_WORKSPACE_WRITE: ReasonCode = ReasonCode::AutoWorkspaceWrite;
     /// A write that needs approval.
-    pub const WRITE_REQUIRES_APPROVAL: &str = "write_requires_approval";
+    pub const WRITE_REQUIRES_APPROVAL: ReasonCode = ReasonCode::WriteRequiresApproval;
     /// A known read-only command.
-    pub const READ_ONLY_COMMAND: &str = "read_only_command";
+    pub const READ_ONLY_COMMAND: ReasonCode = ReasonCode::ReadOnlyCommand;
     /// A command that is not known to be read-only.
-    pub const SHELL_POLICY_ASK: &str = "shell_policy_ask";
+    pub const SHELL_POLICY_ASK: ReasonCode = ReasonCode::ShellPolicyAsk;
     /// The tool asks for approval by default.
-    pub const TOOL_REQUIRES_APPROVAL: &str = "tool_requires_approval";
+    pub const TOOL_REQUIRES_APPROVAL: ReasonCode = ReasonCode::ToolRequiresApproval;
     /// The tool does not ask for approval by default.
-    pub const TOOL_DEFAULT_ALLOW: &str = "tool_default_allow";
+    pub const TOOL_DEFAULT_ALLOW: ReasonCode = ReasonCode::ToolDefaultAllow;
     /// An option that makes a program run other code (`git -c`, `--config-env`, `--exec-path`,
     /// pagers, external diff tools, `--upload-pack`, `rebase --exec`).
-    pub const CODE_EXECUTION_OPTION: &str = "code_execution_option";
+    pub const CODE_EXECUTION_OPTION: ReasonCode = ReasonCode::CodeExecutionOption;
     /// A variable that changes what runs (`LD_PRELOAD`, `NODE_OPTIONS`, `PYTHONPATH`, `GIT_*`).
-    pub const RISKY_ENVIRONMENT: &str = "risky_environment";
+    pub const RISKY_ENVIRONMENT: ReasonCode = ReasonCode::RiskyEnvironment;
+    /// The call touches Suzent's own settings and data (rules, config, MCP servers, the
+    /// database, the audit log), or runs Suzent's own CLI: never, in any mode.
+    pub const SUZENT_STATE: ReasonCode = ReasonCode::SuzentState;
+    /// A command writes to a path operand outside the allowed roots (or one whose value
+    /// cannot be known): asks outside `full_access` (never remembered, never auto-allowed).
+    pub const WRITE_OUTSIDE_WORKSPACE: ReasonCode = ReasonCode::WriteOutsideWorkspace;
 }
 use reason_codes as rc;
 
@@ -157,14 +167,28 @@ impl PermissionEngine {
     }
 }
 
+/// A decision; its reason passes the redactor (it may quote the command).
 fn decision(
     behavior: Behavior,
     source: DecisionSource,
-    code: &str,
+    code: ReasonCode,
     reason: impl Into<String>,
     risk: Risk,
 ) -> PermissionDecision {
+    let reason = crate::redact::redact_text(&reason.into());
     PermissionDecision::new(behavior, source, code, reason, risk)
+}
+
+fn state_denial(what: &str) -> PermissionDecision {
+    decision(
+        Behavior::Deny,
+        DecisionSource::PathPolicy,
+        rc::SUZENT_STATE,
+        format!(
+            "{what}: Suzent's own settings and data (rules, modes, MCP servers, the database, the audit log) change only through you, never through a tool call."
+        ),
+        Risk::High,
+    )
 }
 
 fn rule_summary(rule: &Rule) -> String {
@@ -191,6 +215,40 @@ fn decide(
     let policy = ctx.paths;
     let risk = assess_risk(request, ctx, prepared);
 
+    // 0. Built-in dangerous commands: never run, in every mode (cited before anything else:
+    // `rm -rf /` is refused as the removal of `/`, not for the paths under it).
+    if let (ToolAccess::Command { cwd, .. }, Some(analysis)) = (&request.access, &prepared.analysis)
+    {
+        for segment in &analysis.segments {
+            if let Some(why) = dangerous(segment, cwd, policy) {
+                let reason = format!(
+                    "This command is never run by the agent: {why} (`{}`).",
+                    segment.full_words.join(" ")
+                );
+                return (
+                    decision(
+                        Behavior::Deny,
+                        DecisionSource::ShellPolicy,
+                        rc::DANGEROUS_COMMAND,
+                        reason,
+                        Risk::High,
+                    ),
+                    false,
+                );
+            }
+        }
+    }
+
+    // 0b. Suzent's own state: off limits in every mode.
+    if let (ToolAccess::Command { cwd, .. }, Some(analysis)) = (&request.access, &prepared.analysis)
+    {
+        let bases = crate::rules::cd_bases(analysis, cwd);
+        if let Some(hit) = crate::state::names_suzent_state(analysis, &bases, policy) {
+            let what = format!("`{}` {} '{}'", hit.word, hit.how, hit.resolved.display());
+            return (state_denial(&what), false);
+        }
+    }
+
     // 1. Hard path checks.
     let (checked, is_write): (Vec<PathBuf>, bool) = match &request.access {
         ToolAccess::Read(paths) => (paths.clone(), false),
@@ -203,15 +261,34 @@ fn decide(
                 .collect(),
             true,
         ),
-        ToolAccess::Other => (Vec::new(), false),
+        ToolAccess::Other | ToolAccess::Browser(_) => (Vec::new(), false),
     };
+    if let ToolAccess::Browser(browser) = &request.access
+        && let Some(refused) = browser.refusal()
+    {
+        return (refused, false);
+    }
     let mut resolved_writes = Vec::new();
     for path in &checked {
-        match policy.check(path) {
+        let result = if is_write {
+            policy.check(path)
+        } else {
+            policy.check_read(path)
+        };
+        match result {
             Ok(resolved) => {
                 if is_write {
                     resolved_writes.push(resolved);
                 }
+            }
+            Err(PathError::SuzentState { resolved, .. }) => {
+                let verb = if is_write { "Writing to" } else { "Reading" };
+                let what = format!(
+                    "{verb} '{}' is not allowed (it resolves to '{}')",
+                    path.display(),
+                    resolved.display()
+                );
+                return (state_denial(&what), false);
             }
             Err(PathError::OutsideRoots { resolved, .. }) => {
                 let verb = if is_write { "Writing to" } else { "Reading" };
@@ -247,7 +324,7 @@ fn decide(
         }
     }
 
-    // 2. Deny rules, then dangerous commands.
+    // 2. Deny rules.
     // Within one behavior, the most specific matcher is the one the reason cites.
     if let Some(rule) = matched
         .iter()
@@ -266,24 +343,73 @@ fn decide(
             false,
         );
     }
+    // 2b. Path operands of commands that create, change or delete files.
     if let (ToolAccess::Command { cwd, .. }, Some(analysis)) = (&request.access, &prepared.analysis)
     {
+        let bases = crate::rules::cd_bases(analysis, cwd);
         for segment in &analysis.segments {
-            if let Some(why) = dangerous(segment, cwd, policy) {
-                let reason = format!(
-                    "This command is never run by the agent: {why} (`{}`).",
-                    segment.full_words.join(" ")
-                );
-                return (
-                    decision(
-                        Behavior::Deny,
-                        DecisionSource::ShellPolicy,
-                        rc::DANGEROUS_COMMAND,
-                        reason,
-                        Risk::High,
-                    ),
-                    false,
-                );
+            for operand in crate::operands::write_operands(segment) {
+                let outside = match crate::operands::resolve_word(&operand.word, &bases) {
+                    crate::operands::WordPaths::Unknown => {
+                        Some("its value cannot be known".to_string())
+                    }
+                    crate::operands::WordPaths::Known { paths, glob } => {
+                        let mut why = None;
+                        for p in paths {
+                            match policy.check(&p) {
+                                Ok(resolved) => resolved_writes.push(resolved),
+                                Err(PathError::OutsideRoots { resolved, .. }) => {
+                                    why = Some(if glob {
+                                        format!(
+                                            "the pattern starts at '{}', outside the workspace and the allowed folders",
+                                            resolved.display()
+                                        )
+                                    } else {
+                                        format!(
+                                            "it resolves to '{}', outside the workspace and the allowed folders",
+                                            resolved.display()
+                                        )
+                                    });
+                                    break;
+                                }
+                                Err(e) => {
+                                    why = Some(e.to_string());
+                                    break;
+                                }
+                            }
+                        }
+                        why
+                    }
+                };
+                if let Some(why) = outside {
+                    let command = segment.words.join(" ");
+                    return if ctx.mode == PermissionMode::FullAccess {
+                        (
+                            decision(
+                                Behavior::Deny,
+                                DecisionSource::PathPolicy,
+                                rc::OUTSIDE_WORKSPACE,
+                                format!("`{command}` changes '{}': {why}.", operand.word),
+                                Risk::High,
+                            ),
+                            false,
+                        )
+                    } else {
+                        (
+                            decision(
+                                Behavior::Ask,
+                                DecisionSource::PathPolicy,
+                                rc::WRITE_OUTSIDE_WORKSPACE,
+                                format!(
+                                    "`{command}` changes '{}': {why}, so it needs your approval each time.",
+                                    operand.word
+                                ),
+                                Risk::High,
+                            ),
+                            false,
+                        )
+                    };
+                }
             }
         }
     }
@@ -349,37 +475,22 @@ fn decide(
         );
     }
 
-    // 5. Compound and unparsed commands.
+    // 5. Unparsed commands (compound ones are decided after the allow rules, 6b).
     if ctx.mode != PermissionMode::FullAccess
         && let Some(analysis) = &prepared.analysis
+        && !analysis.understood
     {
-        if !analysis.understood {
-            let reason = "This command could not be fully analysed, so it needs approval.";
-            return (
-                decision(
-                    Behavior::Ask,
-                    DecisionSource::ShellPolicy,
-                    rc::SHELL_UNPARSED,
-                    reason,
-                    Risk::High,
-                ),
-                false,
-            );
-        }
-        if analysis.compound {
-            let reason =
-                "This command runs several commands (or a nested script), so it needs approval.";
-            return (
-                decision(
-                    Behavior::Ask,
-                    DecisionSource::ShellPolicy,
-                    rc::COMPOUND_COMMAND,
-                    reason,
-                    risk.max(Risk::Medium),
-                ),
-                false,
-            );
-        }
+        let reason = "This command could not be fully analysed, so it needs approval.";
+        return (
+            decision(
+                Behavior::Ask,
+                DecisionSource::ShellPolicy,
+                rc::SHELL_UNPARSED,
+                reason,
+                Risk::High,
+            ),
+            false,
+        );
     }
 
     // 5b. Options and variables that change what a command runs are never covered by allow
@@ -442,11 +553,108 @@ fn decide(
         );
     }
 
+    // 6b. A script whose every command is allowed (by a rule or as known read-only), with
+    // every write target covered by a path rule, is allowed; otherwise a compound script asks.
+    if let (ToolAccess::Command { .. }, Some(analysis)) = (&request.access, &prepared.analysis)
+        && analysis.understood
+        && analysis.compound
+        && ctx.mode != PermissionMode::FullAccess
+    {
+        match every_segment_allowed(&allow_rules, request, ctx, prepared) {
+            Some(by_rule) => {
+                let (source, code, reason) = if by_rule {
+                    (
+                        DecisionSource::Rule,
+                        rc::RULE_ALLOW,
+                        "Every command of this script is allowed by your rules or known to be read-only.",
+                    )
+                } else {
+                    (
+                        DecisionSource::ShellPolicy,
+                        rc::READ_ONLY_COMMAND,
+                        "Every command of this script is known to be read-only.",
+                    )
+                };
+                return (decision(Behavior::Allow, source, code, reason, risk), false);
+            }
+            None => {
+                let reason = "This command runs several commands (or a nested script), and not all of them are allowed, so it needs approval.";
+                // Remembering is offered where the rule synthesis allows it (a nested script
+                // gets an exact rule; pipelines and lists none).
+                return (
+                    decision(
+                        Behavior::Ask,
+                        DecisionSource::ShellPolicy,
+                        rc::COMPOUND_COMMAND,
+                        reason,
+                        risk.max(Risk::Medium),
+                    ),
+                    true,
+                );
+            }
+        }
+    }
+
     // 7. Mode defaults.
     (
         mode_default(request, ctx, prepared, &resolved_writes, risk),
         true,
     )
+}
+
+/// For a script: Some(whether a rule was needed) when every segment is known read-only or
+/// covered by an allow prefix rule, and every write-redirect target by an allow path rule.
+fn every_segment_allowed(
+    allow_rules: &[&Rule],
+    request: &PermissionRequest,
+    ctx: &PermissionContext<'_>,
+    prepared: &Prepared,
+) -> Option<bool> {
+    let analysis = prepared.analysis.as_ref()?;
+    let rules: Vec<&Rule> = allow_rules
+        .iter()
+        .copied()
+        .filter(|r| crate::rules::applies(r, request, ctx))
+        .collect();
+    let globs: Vec<globset::GlobMatcher> = rules
+        .iter()
+        .filter_map(|r| match &r.matcher {
+            RuleMatcher::Path { glob } => crate::rules::compile_glob(glob).ok(),
+            _ => None,
+        })
+        .collect();
+    let ToolAccess::Command { cwd, .. } = &request.access else {
+        return None;
+    };
+    if analysis.segments.is_empty()
+        || prepared.redirects.len() != write_targets(analysis, cwd).len()
+        || !prepared
+            .redirects
+            .iter()
+            .all(|p| globs.iter().any(|g| g.is_match(p)))
+    {
+        return None;
+    }
+    let mut by_rule = false;
+    for segment in &analysis.segments {
+        let mut plain = segment.clone();
+        plain.redirects.clear();
+        if segment_is_read_only(&plain) {
+            continue;
+        }
+        let covered = rules.iter().any(|r| match &r.matcher {
+            RuleMatcher::Prefix { words } => crate::rules::prefix_matches(words, &segment.words),
+            _ => false,
+        });
+        if !covered {
+            return None;
+        }
+        by_rule = true;
+    }
+    if !prepared.redirects.is_empty() {
+        by_rule = true;
+    }
+    Some(by_rule)
 }
 
 fn mode_default(
@@ -512,6 +720,7 @@ fn mode_default(
                 risk.max(Risk::Medium),
             ),
         },
+        ToolAccess::Browser(browser) => browser.mode_default(ctx.mode),
         ToolAccess::Other => {
             if request.requires_approval {
                 decision(
@@ -568,6 +777,10 @@ fn assess_risk(
             {
                 Risk::High
             }
+            _ => Risk::Medium,
+        },
+        ToolAccess::Browser(b) => match b.kind {
+            crate::browser::BrowserAccessKind::Read => Risk::Low,
             _ => Risk::Medium,
         },
         ToolAccess::Other => {
@@ -856,6 +1069,9 @@ const READ_ONLY_PROGRAMS: &[&str] = &[
     "[[",
     "column",
     "xargs",
+    "cd",
+    "pushd",
+    "popd",
 ];
 
 /// A single, understood command (or `find -exec` / `xargs` with inner commands) whose every
@@ -1090,8 +1306,250 @@ fn escape_word(w: &str) -> String {
     w.replace('\\', "\\\\").replace('*', "\\*")
 }
 
-/// The words an allow rule should remember for a command: the program, plus the subcommand for
-/// tools that have subcommands, or `python -m module`.
+/// Programs that run code given to them (inline with `-c`/`-e`, on stdin, or from a script).
+const INTERPRETERS: &[&str] = &[
+    "python",
+    "python2",
+    "python3",
+    "pypy",
+    "pypy3",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "perl",
+    "ruby",
+    "php",
+    "lua",
+    "luajit",
+    "Rscript",
+    "julia",
+    "osascript",
+    "pwsh",
+    "powershell",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "fish",
+    "ash",
+    "mksh",
+    "csh",
+    "tcsh",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "tclsh",
+    "expect",
+    "groovy",
+    "jshell",
+    "irb",
+    "ipython",
+];
+
+/// Options that hand an interpreter its code inline.
+const INLINE_CODE_OPTIONS: &[&str] = &[
+    "-c",
+    "-e",
+    "-E",
+    "-r",
+    "-p",
+    "-x",
+    "--eval",
+    "--print",
+    "-Command",
+    "-command",
+    "--command",
+    "-EncodedCommand",
+    "-encodedcommand",
+    "-lc",
+    "-ic",
+    "-ec",
+    "-xc",
+];
+
+fn program_of(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+fn is_interpreter(prog: &str) -> bool {
+    INTERPRETERS.contains(&prog)
+        || prog.starts_with("python")
+        || prog.starts_with("pypy")
+        || prog.starts_with("ruby")
+        || prog.starts_with("perl")
+        || prog.starts_with("php")
+        || prog.starts_with("node")
+}
+
+/// Whether the command runs code written into the command itself: an interpreter with an
+/// inline-code option (`python -c`, `node -e`, `bash -c`, `deno eval`), an `awk` program, or
+/// an interpreter with no script (it reads code from a here-document or stdin).
+pub(crate) fn runs_inline_code(words: &[String]) -> bool {
+    let Some(first) = words.first() else {
+        return false;
+    };
+    let prog = program_of(first);
+    if !is_interpreter(prog) {
+        return false;
+    }
+    if prog.ends_with("awk") {
+        return true;
+    }
+    let args = &words[1..];
+    if matches!(prog, "deno" | "bun") && args.first().is_some_and(|a| a == "eval" || a == "-e") {
+        return true;
+    }
+    for a in args {
+        if INLINE_CODE_OPTIONS.contains(&a.as_str())
+            || (a.starts_with('-')
+                && !a.starts_with("--")
+                && a.len() > 2
+                && a.ends_with('c')
+                && matches!(
+                    prog,
+                    "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh"
+                ))
+        {
+            return true;
+        }
+        if !a.starts_with('-') {
+            return false; // a script file: code on disk, not inline
+        }
+        if a == "-" {
+            return true;
+        }
+    }
+    // No script: the code comes from stdin.
+    !matches!(prog, "deno" | "bun")
+}
+
+/// Whether the command deletes, overwrites or publishes (a remembered rule for it is exact).
+pub(crate) fn destroys_or_publishes(words: &[String]) -> bool {
+    let Some(first) = words.first() else {
+        return false;
+    };
+    let prog = program_of(first);
+    let rest: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    let sub = rest
+        .iter()
+        .find(|w| !w.starts_with('-'))
+        .copied()
+        .unwrap_or("");
+    let has = |w: &str| rest.contains(&w);
+    let short_has = |c: char| {
+        rest.iter()
+            .any(|w| w.starts_with('-') && !w.starts_with("--") && w[1..].contains(c))
+    };
+    match prog {
+        "rm" | "rmdir" | "unlink" | "shred" | "dd" | "truncate" | "mv" | "kill" | "pkill"
+        | "killall" | "wipefs" | "scp" | "rsync" | "ssh" | "sftp" | "ftp" | "twine" | "chmod"
+        | "chown" | "chgrp" => true,
+        p if p.starts_with("mkfs") => true,
+        "sed" => rest.iter().any(|w| w.starts_with("--in-place")) || short_has('i'),
+        "perl" => short_has('i'),
+        "git" => matches!(
+            sub,
+            "push"
+                | "reset"
+                | "clean"
+                | "rebase"
+                | "checkout"
+                | "restore"
+                | "rm"
+                | "filter-repo"
+                | "filter-branch"
+                | "gc"
+                | "prune"
+                | "stash"
+                | "switch"
+                | "merge"
+                | "cherry-pick"
+                | "revert"
+                | "am"
+                | "apply"
+                | "tag"
+                | "branch"
+                | "remote"
+                | "update-ref"
+                | "reflog"
+                | "worktree"
+                | "send-email"
+        ),
+        "npm" | "pnpm" | "yarn" | "bun" => matches!(
+            sub,
+            "publish"
+                | "unpublish"
+                | "deprecate"
+                | "dist-tag"
+                | "owner"
+                | "access"
+                | "token"
+                | "adduser"
+                | "login"
+                | "logout"
+        ),
+        "cargo" => matches!(sub, "publish" | "yank" | "owner" | "login" | "logout"),
+        "gem" => matches!(sub, "push" | "yank" | "owner"),
+        "docker" | "podman" => matches!(
+            sub,
+            "push" | "rm" | "rmi" | "prune" | "system" | "volume" | "kill" | "stop" | "login"
+        ),
+        "kubectl" | "helm" | "terraform" | "tofu" | "pulumi" => matches!(
+            sub,
+            "delete"
+                | "apply"
+                | "destroy"
+                | "uninstall"
+                | "install"
+                | "upgrade"
+                | "rollback"
+                | "patch"
+                | "replace"
+                | "scale"
+                | "drain"
+                | "up"
+                | "import"
+        ),
+        "gh" | "glab" => {
+            matches!(
+                sub,
+                "release" | "repo" | "secret" | "api" | "pr" | "issue" | "gist"
+            ) && !rest
+                .iter()
+                .any(|w| matches!(*w, "list" | "view" | "status"))
+                || has("delete")
+        }
+        "curl" | "wget" | "http" | "xh" => rest.iter().any(|w| {
+            matches!(
+                *w,
+                "-X" | "--request"
+                    | "-d"
+                    | "--data"
+                    | "--data-binary"
+                    | "--data-raw"
+                    | "--data-urlencode"
+                    | "-F"
+                    | "--form"
+                    | "-T"
+                    | "--upload-file"
+                    | "--post-data"
+                    | "--post-file"
+                    | "--method"
+            ) || w.starts_with("--data")
+                || w.starts_with("--request=")
+                || w.starts_with("-X")
+        }),
+        _ => false,
+    }
+}
+
+/// The words an allow rule should remember for a command, ending in `*`: the program, the
+/// subcommand of tools that have one (`cargo test *`), the script of `npm run X` / `npx X`,
+/// the module of `python -m X`, the script file of an interpreter (`python3 tool.py *`). None
+/// when no prefix is narrow enough (an interpreter without a script).
 pub(crate) fn suggested_prefix(words: &[String]) -> Vec<String> {
     let Some(first) = words.first() else {
         return Vec::new();
@@ -1099,16 +1557,43 @@ pub(crate) fn suggested_prefix(words: &[String]) -> Vec<String> {
     let prog = first.as_str();
     let mut out = vec![escape_word(prog)];
     let second = words.get(1).map(String::as_str);
+    let third = words.get(2).map(String::as_str);
+    fn positional(w: Option<&str>) -> Option<&str> {
+        w.filter(|s| !s.starts_with('-'))
+    }
     if SUBCOMMAND_TOOLS.contains(&prog) {
-        if let Some(sub) = second.filter(|s| !s.starts_with('-')) {
+        if let Some(sub) = positional(second) {
             out.push(escape_word(sub));
+            if matches!(sub, "run" | "exec" | "x" | "dlx" | "run-script")
+                && let Some(script) = positional(third)
+            {
+                out.push(escape_word(script));
+            }
         }
-    } else if prog.starts_with("python") && second == Some("-m") {
-        out.push("-m".to_string());
-        if let Some(module) = words.get(2) {
-            out.push(escape_word(module));
+    } else if matches!(prog, "npx" | "bunx" | "uvx" | "pnpx") {
+        if let Some(pkg) = positional(second) {
+            out.push(escape_word(pkg));
+        }
+    } else if is_interpreter(program_of(prog)) {
+        if second == Some("-m") {
+            out.push("-m".to_string());
+            match words.get(2) {
+                Some(module) => out.push(escape_word(module)),
+                None => return Vec::new(),
+            }
+        } else {
+            // The script file, after the interpreter's own options.
+            match words[1..].iter().find(|w| !w.starts_with('-')) {
+                Some(script)
+                    if words[1..].iter().take_while(|w| w.starts_with('-')).count() == 0 =>
+                {
+                    out.push(escape_word(script))
+                }
+                _ => return Vec::new(),
+            }
         }
     }
+    out.push("*".to_string());
     out
 }
 
@@ -1152,18 +1637,46 @@ fn suggest_rule(
             if command.contains('\n') || command.contains("$(") || command.contains('`') {
                 return None;
             }
-            if !analysis.understood
-                || analysis.compound
-                || analysis.segments.iter().filter(|s| !s.nested).count() != 1
-            {
+            if !analysis.understood {
                 return None;
             }
-            let words = suggested_prefix(&analysis.segments.first()?.words);
+            let primary: Vec<&CommandSegment> =
+                analysis.segments.iter().filter(|s| !s.nested).collect();
+            // Pipelines and lists (`curl ... | sh` among them) are never remembered.
+            let [segment] = primary.as_slice() else {
+                return None;
+            };
+            if !segment.redirects.is_empty() || !segment.input.is_empty() {
+                return None;
+            }
+            let exact = runs_inline_code(&segment.words)
+                || destroys_or_publishes(&segment.words)
+                || analysis
+                    .segments
+                    .iter()
+                    .any(|s| destroys_or_publishes(&s.words));
+            let words = if exact {
+                Vec::new()
+            } else {
+                suggested_prefix(&segment.words)
+            };
             if words.is_empty() {
-                return None;
+                // Exact: this command (the argument holding it) and nothing else.
+                let input = match request.args.as_object() {
+                    Some(map) => match map
+                        .iter()
+                        .find(|(_, v)| v.as_str() == Some(command.as_str()))
+                    {
+                        Some((k, v)) => serde_json::json!({ k.clone(): v.clone() }),
+                        None => request.args.clone(),
+                    },
+                    None => return None,
+                };
+                (RuleMatcher::Exact { input }, format!("exactly `{command}`"))
+            } else {
+                let what = format!("`{}` commands matching `{}`", tool, words.join(" "));
+                (RuleMatcher::Prefix { words }, what)
             }
-            let what = format!("`{}` commands starting with `{}`", tool, words.join(" "));
-            (RuleMatcher::Prefix { words }, what)
         }
         ToolAccess::Read(_) | ToolAccess::Write(_) => {
             let dir = common_dir(&prepared.paths)?;
@@ -1171,6 +1684,17 @@ fn suggest_rule(
             let glob = format!("{}/**", escape_glob(&dir.to_string_lossy()));
             let what = format!("`{}` on anything under `{}`", tool, dir.display());
             (RuleMatcher::Path { glob }, what)
+        }
+        // A browser call remembers its host ("allow browser actions on docs.test in this
+        // chat"); without a known host nothing is remembered.
+        ToolAccess::Browser(b) => {
+            let host = b.grant_host()?;
+            (
+                RuleMatcher::Destination {
+                    pattern: crate::destinations::escape_destination(&host),
+                },
+                format!("browser actions on {host}"),
+            )
         }
         // A call to exactly one known destination remembers that destination only.
         ToolAccess::Other => match prepared.destinations.found.as_slice() {
@@ -1187,13 +1711,19 @@ fn suggest_rule(
         RuleDestination::Session => "in this chat",
         RuleDestination::Global => "in every chat",
     };
-    Some(RuleDraft {
+    let draft = RuleDraft {
         tool,
         behavior: Behavior::Allow,
         matcher,
         destination,
         description: Some(format!("Allow {what} {scope}.")),
-    })
+    };
+    // A rule that would store a secret in clear is not offered.
+    let text = serde_json::to_string(&draft.matcher).ok()?;
+    if crate::redact::redact_text(&text) != text {
+        return None;
+    }
+    Some(draft)
 }
 
 fn approval_actions(
@@ -1257,22 +1787,23 @@ mod tests {
     fn the_suggested_prefix_keeps_the_subcommand_of_tools_that_have_one() {
         assert_eq!(
             suggested_prefix(&s(&["git", "status", "-s"])),
-            s(&["git", "status"])
+            s(&["git", "status", "*"])
         );
         assert_eq!(
             suggested_prefix(&s(&["python3", "-m", "pytest", "-q"])),
-            s(&["python3", "-m", "pytest"])
+            s(&["python3", "-m", "pytest", "*"])
         );
-        assert_eq!(suggested_prefix(&s(&["rm", "-rf", "x"])), s(&["rm"]));
+        assert_eq!(suggested_prefix(&s(&["make", "-j4"])), s(&["make", "*"]));
         assert_eq!(
             suggested_prefix(&s(&["git", "-C", "x", "log"])),
-            s(&["git"])
+            s(&["git", "*"])
         );
+        assert_eq!(suggested_prefix(&s(&["python3", "-u", "x.py"])), s(&[]));
     }
 
     #[test]
     fn a_literal_star_in_a_suggested_prefix_is_escaped() {
-        assert_eq!(suggested_prefix(&s(&["npm", "*"])), s(&["npm", "\\*"]));
+        assert_eq!(suggested_prefix(&s(&["npm", "*"])), s(&["npm", "\\*", "*"]));
     }
 
     #[test]

@@ -7,6 +7,7 @@ use crate::engine::{
 use crate::engine::{
     dangerous, hidden_code_option, is_protected, risky_assignment, segment_is_read_only,
 };
+use crate::redact::redact_text;
 use crate::rules::{Prepared, applies, cd_bases, compile_glob, prefix_matches, target_candidates};
 use crate::shell::CommandSegment;
 use serde::Serialize;
@@ -66,8 +67,9 @@ pub struct Explanation {
     pub mode: PermissionMode,
     /// Allow, ask or deny.
     pub behavior: Behavior,
-    /// The stable reason code.
-    pub reason_code: String,
+    /// The stable reason code (a string in the TypeScript bindings).
+    #[cfg_attr(feature = "specta", specta(type = String))]
+    pub reason_code: suzent_core::ReasonCode,
     /// The sentence shown to the user.
     pub reason: String,
     /// How risky the call is.
@@ -130,9 +132,8 @@ pub(crate) fn why_matches(
         } else {
             format!("matches every {} call", rule.tool)
         }),
-        RuleMatcher::Exact { input } => {
-            (*input == request.args).then(|| "the arguments equal its exact input".to_string())
-        }
+        RuleMatcher::Exact { input } => crate::rules::exact_matches(input, &request.args)
+            .then(|| "the arguments equal its exact input".to_string()),
         RuleMatcher::Prefix { words } => prepared.analysis.as_ref().and_then(|a| {
             a.segments.iter().enumerate().find_map(|(i, s)| {
                 let hit = if prefix_matches(words, &s.words) {
@@ -192,9 +193,11 @@ impl PermissionEngine {
                 let why = why_matches(&rule, request, ctx, &prepared)
                     .unwrap_or_else(|| format!("{} rule", rule.behavior));
                 let decisive = decisive_id.as_deref() == Some(rule.id.as_str());
+                let mut rule = rule;
+                rule.description = rule.description.as_deref().map(redact_text);
                 MatchedRule {
                     rule,
-                    why,
+                    why: redact_text(&why),
                     decisive,
                 }
             })
@@ -208,15 +211,18 @@ impl PermissionEngine {
                         .map(|s| {
                             let (verdict, verdict_reason) =
                                 segment_verdict(s, cwd, &bases, request, ctx, &prepared);
+                            let red = |v: &[String]| -> Vec<String> {
+                                v.iter().map(|w| redact_text(w)).collect()
+                            };
                             SegmentView {
-                                words: s.words.clone(),
-                                full_words: s.full_words.clone(),
-                                assignments: s.assignments.clone(),
-                                redirects: s.redirects.clone(),
+                                words: red(&s.words),
+                                full_words: red(&s.full_words),
+                                assignments: red(&s.assignments),
+                                redirects: red(&s.redirects),
                                 wrappers: s.wrappers.clone(),
                                 nested: s.nested,
                                 verdict,
-                                verdict_reason,
+                                verdict_reason: redact_text(&verdict_reason),
                             }
                         })
                         .collect(),
@@ -226,12 +232,7 @@ impl PermissionEngine {
             }
             _ => (Vec::new(), None, None),
         };
-        let reviewer_would_decide = ctx.mode == PermissionMode::Auto
-            && decision.behavior == Behavior::Ask
-            && !matches!(
-                decision.source,
-                DecisionSource::PathPolicy | DecisionSource::Rule
-            );
+        let reviewer_would_decide = crate::gate::should_review(ctx.mode, &decision);
         Explanation {
             tool: request.tool_name.clone(),
             mode: ctx.mode,
@@ -253,9 +254,9 @@ impl PermissionEngine {
 }
 
 /// The engine's answer for one command segment on its own, with every rule kind that can match
-/// it: its write targets outside every root (deny), deny rules (`all` and `exact` of this tool,
-/// command prefixes, path globs on its write targets, destinations of the call) and dangerous
-/// commands, then writes into Git internals, ask rules and options or variables that run other
+/// it: dangerous commands and Suzent's own state (deny), its write targets outside every root
+/// (deny), deny rules (`all` and `exact` of this tool, command prefixes, path globs on its write
+/// targets, destinations of the call), then writes into Git internals, ask rules and options or variables that run other
 /// code, then allow rules (`all`, `exact`, or a prefix with every write target covered by a path
 /// rule), then the mode (`full_access` allows, otherwise only known read-only commands are
 /// allowed).
@@ -267,6 +268,26 @@ fn segment_verdict(
     ctx: &PermissionContext<'_>,
     prepared: &Prepared,
 ) -> (Behavior, String) {
+    let alone = crate::shell::ShellAnalysis {
+        segments: vec![segment.clone()],
+        compound: false,
+        understood: true,
+    };
+    // The same order as the engine: dangerous commands, then Suzent's own state.
+    if let Some(why) = dangerous(segment, cwd, ctx.paths) {
+        return (Behavior::Deny, format!("never run: {why}"));
+    }
+    if let Some(hit) = crate::state::names_suzent_state(&alone, bases, ctx.paths) {
+        return (
+            Behavior::Deny,
+            format!(
+                "`{}` {} '{}': Suzent's own settings and data",
+                hit.word,
+                hit.how,
+                hit.resolved.display()
+            ),
+        );
+    }
     let targets: Vec<PathBuf> = segment
         .redirects
         .iter()
@@ -288,9 +309,8 @@ fn segment_verdict(
     let why = |rule: &Rule| -> Option<String> {
         match &rule.matcher {
             RuleMatcher::All => Some(every_call(rule)),
-            RuleMatcher::Exact { input } => {
-                (*input == request.args).then(|| "the arguments equal its exact input".to_string())
-            }
+            RuleMatcher::Exact { input } => crate::rules::exact_matches(input, &request.args)
+                .then(|| "the arguments equal its exact input".to_string()),
             RuleMatcher::Prefix { words } => (prefix_matches(words, &segment.words)
                 || prefix_matches(words, &segment.full_words))
             .then(|| format!("prefix '{}'", words.join(" "))),
@@ -319,8 +339,21 @@ fn segment_verdict(
     if let Some(why) = rule_for(Behavior::Deny) {
         return (Behavior::Deny, why);
     }
-    if let Some(why) = dangerous(segment, cwd, ctx.paths) {
-        return (Behavior::Deny, format!("never run: {why}"));
+    for operand in crate::operands::write_operands(segment) {
+        let outside = match crate::operands::resolve_word(&operand.word, bases) {
+            crate::operands::WordPaths::Unknown => Some("its value cannot be known".to_string()),
+            crate::operands::WordPaths::Known { paths, .. } => paths
+                .iter()
+                .find_map(|p| ctx.paths.check(p).err().map(|e| e.to_string())),
+        };
+        if let Some(why) = outside {
+            let behavior = if ctx.mode == PermissionMode::FullAccess {
+                Behavior::Deny
+            } else {
+                Behavior::Ask
+            };
+            return (behavior, format!("changes '{}': {why}", operand.word));
+        }
     }
     if ctx.mode != PermissionMode::FullAccess
         && let Some(p) = resolved.iter().find(|p| is_protected(p, ctx.paths))
@@ -363,7 +396,7 @@ fn segment_verdict(
         .filter_map(|r| {
             let why = match &r.matcher {
                 RuleMatcher::All => Some(every_call(r)),
-                RuleMatcher::Exact { input } => (*input == request.args)
+                RuleMatcher::Exact { input } => crate::rules::exact_matches(input, &request.args)
                     .then(|| "the arguments equal its exact input".to_string()),
                 RuleMatcher::Prefix { words }
                     if targets_covered && prefix_matches(words, &segment.words) =>

@@ -3,6 +3,13 @@
 //! Paths are resolved by following symlinks component by component (including the last
 //! component and dangling links, which resolve to their target), then `..` is applied to the
 //! already-resolved prefix. Containment is compared component-wise, never as a string prefix.
+//!
+//! Suzent's own state (the config and data directories: rules, `rules.toml`, `config.toml`,
+//! `mcp.json`, the database and its WAL files, the audit log) is protected with
+//! [`PathPolicy::protect`]: no path inside it passes [`PathPolicy::check`], whatever the roots
+//! say, except the chat's own roots nested inside it (`/shared`, `/persistence`). Folders
+//! given to [`PathPolicy::allow_reading`] (skills) stay readable through
+//! [`PathPolicy::check_read`].
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -21,6 +28,19 @@ pub enum PathError {
         requested: String,
         /// After resolving `..` and symlinks.
         resolved: PathBuf,
+    },
+    /// The resolved path is inside Suzent's own config or data directory.
+    #[error(
+        "path '{requested}' resolves to '{resolved}', inside Suzent's own settings and data \
+         ('{protected}'), which the agent may not touch"
+    )]
+    SuzentState {
+        /// As given.
+        requested: String,
+        /// After resolving `..` and symlinks.
+        resolved: PathBuf,
+        /// The protected directory it is in.
+        protected: PathBuf,
     },
     /// The path could not be resolved (too many symlinks, invalid).
     #[error("cannot resolve path '{requested}': {message}")]
@@ -41,6 +61,37 @@ pub struct PathPolicy {
     /// The workspace's volume ignores case (macOS and Windows defaults): containment is then
     /// compared case-folded.
     case_insensitive: bool,
+    /// Suzent's config and data directories, resolved.
+    protected: Vec<PathBuf>,
+    /// Folders inside `protected` that may be read (skills), resolved.
+    readable: Vec<PathBuf>,
+    /// Path rules that deny or ask for reading (see [`PathPolicy::with_read_rules`]).
+    read_rules: Vec<ReadRule>,
+}
+
+/// A path rule that refuses reading, compiled (see [`PathPolicy::with_read_rules`]).
+#[derive(Debug, Clone)]
+struct ReadRule {
+    glob: globset::GlobMatcher,
+    summary: String,
+}
+
+/// Why a reading tool must leave a path out (see [`PathPolicy::read_refusal`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadRefusal {
+    /// Inside Suzent's own settings and data.
+    SuzentState,
+    /// A deny or ask rule for reading covers it; the rule in words.
+    Rule(String),
+}
+
+impl std::fmt::Display for ReadRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadRefusal::SuzentState => f.write_str("Suzent's own settings and data"),
+            ReadRefusal::Rule(r) => write!(f, "the rule {r}"),
+        }
+    }
 }
 
 impl PathPolicy {
@@ -64,7 +115,115 @@ impl PathPolicy {
             workspace,
             roots,
             case_insensitive,
+            protected: Vec::new(),
+            readable: Vec::new(),
+            read_rules: Vec::new(),
         })
+    }
+
+    /// Protects Suzent's own state: `dirs` (the config and the data directory, resolved like
+    /// any path; they need not exist) are off limits to every tool in every mode. Roots nested
+    /// inside one of them (the chat's `/shared` and `/persistence`) stay allowed; a workspace
+    /// that holds them (a portable install) does not make them allowed.
+    pub fn protect(mut self, dirs: &[PathBuf]) -> PathPolicy {
+        for dir in dirs {
+            if let Ok(resolved) = self.resolve(dir)
+                && !self.protected.contains(&resolved)
+            {
+                self.protected.push(resolved);
+            }
+        }
+        self
+    }
+
+    /// Folders inside the protected directories that may be read but not changed (skill
+    /// folders, whose scripts the agent runs).
+    pub fn allow_reading(mut self, dirs: &[PathBuf]) -> PathPolicy {
+        for dir in dirs {
+            if let Ok(resolved) = self.resolve(dir)
+                && !self.readable.contains(&resolved)
+            {
+                self.readable.push(resolved);
+            }
+        }
+        self
+    }
+
+    /// Makes the deny and ask path rules for reading (see [`crate::is_reading_tool`]) known to
+    /// the tools, so a search rooted above a refused folder leaves it out
+    /// ([`PathPolicy::read_refusal`]). Rules of other tools, other chats, or other matchers are
+    /// ignored here (the engine applies them).
+    pub fn with_read_rules(mut self, rules: &[suzent_core::Rule], chat_id: &str) -> PathPolicy {
+        use suzent_core::{Behavior, RuleDestination, RuleMatcher};
+        self.read_rules = rules
+            .iter()
+            .filter(|r| r.behavior != Behavior::Allow)
+            .filter(|r| r.tool == "*" || crate::rules::is_reading_tool(&r.tool))
+            .filter(|r| match r.destination {
+                RuleDestination::Global => true,
+                RuleDestination::Session => r.chat_id.as_deref().is_none_or(|c| c == chat_id),
+            })
+            .filter_map(|r| match &r.matcher {
+                RuleMatcher::Path { glob } => {
+                    crate::rules::compile_glob(glob).ok().map(|m| ReadRule {
+                        glob: m,
+                        summary: format!("{} {}({glob})", r.behavior, r.tool),
+                    })
+                }
+                RuleMatcher::All => None,
+                _ => None,
+            })
+            .collect();
+        self
+    }
+
+    /// The protected directories (Suzent's own state), resolved.
+    pub fn protected(&self) -> &[PathBuf] {
+        &self.protected
+    }
+
+    /// The protected directory an already-resolved path is in, for reading (`write == false`:
+    /// folders given to [`PathPolicy::allow_reading`] are not protected) or for writing.
+    pub fn suzent_state(&self, resolved: &Path, write: bool) -> Option<&Path> {
+        if self.protected.is_empty() {
+            return None;
+        }
+        let ci = self.case_insensitive;
+        let p = self.protected.iter().find(|p| contains(p, resolved, ci))?;
+        // A root of this chat nested inside the protected directory stays allowed.
+        let nested_root = self
+            .roots
+            .iter()
+            .any(|r| r != p && contains(p, r, ci) && contains(r, resolved, ci));
+        if nested_root {
+            return None;
+        }
+        if !write && self.readable.iter().any(|r| contains(r, resolved, ci)) {
+            return None;
+        }
+        Some(p)
+    }
+
+    /// Whether an already-resolved path is a proper ancestor of a protected directory (deleting,
+    /// moving or extracting into it reaches Suzent's own state).
+    pub fn holds_suzent_state(&self, resolved: &Path) -> bool {
+        self.protected
+            .iter()
+            .any(|p| p != resolved && contains(resolved, p, self.case_insensitive))
+    }
+
+    /// Why a reading tool must leave this already-resolved path out of what it returns (a
+    /// search walking a tree skips it and says so), if it must.
+    pub fn read_refusal(&self, resolved: &Path) -> Option<ReadRefusal> {
+        if self.suzent_state(resolved, false).is_some() {
+            return Some(ReadRefusal::SuzentState);
+        }
+        // A folder the rule covers as a whole (`secret/**` covers `secret`) is refused too.
+        let probe = resolved.join(crate::rules::DIRECTORY_PROBE);
+        self.read_rules
+            .iter()
+            .find(|r| r.glob.is_match(resolved) || r.glob.is_match(&probe))
+            .map(|r| ReadRefusal::Rule(r.summary.clone()))
     }
 
     /// Whether containment is compared case-folded (the workspace's volume ignores case).
@@ -89,9 +248,32 @@ impl PathPolicy {
         resolve_from(&self.workspace, path)
     }
 
-    /// Resolves `path` and requires it to be inside some root.
+    /// [`PathPolicy::resolve`] of `path` taken against `base` when relative.
+    pub fn resolve_in(&self, base: &Path, path: &Path) -> Result<PathBuf, PathError> {
+        resolve_from(base, path)
+    }
+
+    /// Resolves `path` and requires it to be inside some root and outside Suzent's own state
+    /// (for changing it: see [`PathPolicy::check_read`] for reading).
     pub fn check(&self, path: &Path) -> Result<PathBuf, PathError> {
+        self.check_for(path, true)
+    }
+
+    /// Like [`PathPolicy::check`], for reading: folders given to
+    /// [`PathPolicy::allow_reading`] pass.
+    pub fn check_read(&self, path: &Path) -> Result<PathBuf, PathError> {
+        self.check_for(path, false)
+    }
+
+    fn check_for(&self, path: &Path, write: bool) -> Result<PathBuf, PathError> {
         let resolved = self.resolve(path)?;
+        if let Some(protected) = self.suzent_state(&resolved, write) {
+            return Err(PathError::SuzentState {
+                requested: path.display().to_string(),
+                protected: protected.to_path_buf(),
+                resolved,
+            });
+        }
         #[cfg(windows)]
         {
             let roots: Vec<crate::paths_windows::WinPath> = self
@@ -203,6 +385,20 @@ pub(crate) fn expand_home(path: &str) -> PathBuf {
 }
 
 fn resolve_from(base: &Path, path: &Path) -> Result<PathBuf, PathError> {
+    resolve_with(base, false, path)
+}
+
+impl PathPolicy {
+    /// [`PathPolicy::resolve`] for the shell analysis's many words: a relative path is taken
+    /// against the canonical workspace without re-reading its components (they were resolved
+    /// when the policy was made).
+    pub(crate) fn resolve_fast(&self, base: &Path, path: &Path) -> Result<PathBuf, PathError> {
+        resolve_with(base, base == self.workspace, path)
+    }
+}
+
+/// Resolves `path` against `base`; `base_canonical` says `base` has no symlinks or dots left.
+fn resolve_with(base: &Path, base_canonical: bool, path: &Path) -> Result<PathBuf, PathError> {
     let requested = path.display().to_string();
     let unresolvable = |message: &str| PathError::Unresolvable {
         requested: requested.clone(),
@@ -215,15 +411,16 @@ fn resolve_from(base: &Path, path: &Path) -> Result<PathBuf, PathError> {
         Some(s) => expand_home(s),
         None => path.to_path_buf(),
     };
-    let absolute = if path.is_absolute() {
-        path
-    } else {
-        base.join(path)
-    };
-
     let mut pending: VecDeque<OsString> = VecDeque::new();
     let mut resolved = PathBuf::new();
-    push_components(&absolute, &mut resolved, &mut pending);
+    if path.is_absolute() {
+        push_components(&path, &mut resolved, &mut pending);
+    } else if base_canonical {
+        resolved = base.to_path_buf();
+        push_components(&path, &mut PathBuf::new(), &mut pending);
+    } else {
+        push_components(&base.join(path), &mut resolved, &mut pending);
+    }
     let mut followed = 0usize;
     while let Some(part) = pending.pop_front() {
         if part == ".." {

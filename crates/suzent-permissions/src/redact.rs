@@ -70,10 +70,7 @@ fn redact_at(value: &Value, depth: usize) -> Value {
 }
 
 fn bound_string(s: &str) -> String {
-    match s.char_indices().nth(MAX_STRING_CHARS) {
-        Some((cut, _)) => format!("{}…{TRUNCATED}", &s[..cut]),
-        None => s.to_string(),
-    }
+    suzent_core::text::truncate_chars(s, MAX_STRING_CHARS, &format!("…{TRUNCATED}"))
 }
 
 /// Whether a key (JSON object key, header, variable or option name) names a secret.
@@ -148,6 +145,16 @@ static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
 static FLAG: LazyLock<Regex> =
     LazyLock::new(|| regex_or_never(r#"(--?[A-Za-z][A-Za-z0-9_\-]*)([ \t]+)([^\s"'\-][^\s"']*)"#));
 
+/// Matches wherever any of the patterns of [`redact_text`] could (a superset: provider key
+/// prefixes, auth schemes, URL credentials, and the fragments every sensitive key name
+/// contains). Text without a match is returned unchanged without running them.
+static MAY_HOLD_SECRET: LazyLock<Regex> = LazyLock::new(|| {
+    regex_or_never(concat!(
+        r"(?i)private key|bearer|basic|sk-|aiza|akia|asia|gh[pousr]_|github_pat_|xox|eyj",
+        r"|://[^/\s]*@|token|secret|pass|pwd|key|auth|cookie|credential|session|sig",
+    ))
+});
+
 /// A regex that never matches, for the (impossible) case a built-in pattern fails to compile.
 fn regex_or_never(pattern: &str) -> Regex {
     match Regex::new(pattern) {
@@ -162,6 +169,17 @@ fn regex_or_never(pattern: &str) -> Regex {
 /// (`sk-...`, `AIza...`, `AKIA...`, `ghp_...`, `github_pat_...`, `xox?-...`), JWTs, PEM private
 /// keys, `user:pass@` in URLs, secret query values and `token=value` style assignments.
 pub fn redact_text(text: &str) -> String {
+    // Most text holds nothing that any pattern below could mask: one pass decides (a second
+    // without the `_`, `.`, `-` that key names may hide their words behind: `TO_KEN`).
+    if !MAY_HOLD_SECRET.is_match(text) {
+        let joined: String = text
+            .chars()
+            .filter(|c| !matches!(c, '_' | '.' | '-'))
+            .collect();
+        if !MAY_HOLD_SECRET.is_match(&joined) {
+            return text.to_string();
+        }
+    }
     let s = PEM.replace_all(
         text,
         "-----BEGIN ${1}PRIVATE KEY----- [redacted] -----END ${1}PRIVATE KEY-----",

@@ -25,7 +25,13 @@ pub(crate) struct Prepared {
     pub redirects: Vec<PathBuf>,
     /// The destinations the arguments address (for `destination` rules).
     pub destinations: Destinations,
+    /// Resolved Read paths that are directories (search roots): a deny or ask path rule that
+    /// covers everything in one refuses the search.
+    pub dirs: Vec<PathBuf>,
 }
+
+/// A file name no glob names literally: a rule matching `DIR/<probe>` covers everything in DIR.
+pub(crate) const DIRECTORY_PROBE: &str = "\u{1}suzent-probe\u{1}";
 
 impl Prepared {
     pub(crate) fn new(request: &PermissionRequest, policy: &PathPolicy) -> Prepared {
@@ -33,15 +39,24 @@ impl Prepared {
         // or commands (their arguments are file names and scripts: `icon@2x.png`).
         let destinations = extract(&request.args, request.access == ToolAccess::Other);
         match &request.access {
-            ToolAccess::Read(paths) | ToolAccess::Write(paths) => Prepared {
-                analysis: None,
-                paths: paths
+            ToolAccess::Read(paths) | ToolAccess::Write(paths) => {
+                let resolved: Vec<PathBuf> = paths
                     .iter()
                     .filter_map(|p| policy.resolve(p).ok())
-                    .collect(),
-                redirects: Vec::new(),
-                destinations,
-            },
+                    .collect();
+                let dirs = if matches!(request.access, ToolAccess::Read(_)) {
+                    resolved.iter().filter(|p| p.is_dir()).cloned().collect()
+                } else {
+                    Vec::new()
+                };
+                Prepared {
+                    analysis: None,
+                    paths: resolved,
+                    redirects: Vec::new(),
+                    destinations,
+                    dirs,
+                }
+            }
             ToolAccess::Command { command, cwd } => {
                 let analysis = analyze_command(command);
                 let redirects = write_targets(&analysis, cwd)
@@ -53,6 +68,7 @@ impl Prepared {
                     paths: Vec::new(),
                     redirects,
                     destinations,
+                    dirs: Vec::new(),
                 }
             }
             ToolAccess::Other => Prepared {
@@ -60,6 +76,15 @@ impl Prepared {
                 paths: Vec::new(),
                 redirects: Vec::new(),
                 destinations,
+                dirs: Vec::new(),
+            },
+            // The host of the page (or of the address to open), never the arguments' text.
+            ToolAccess::Browser(browser) => Prepared {
+                analysis: None,
+                paths: Vec::new(),
+                redirects: Vec::new(),
+                destinations: browser.destinations(),
+                dirs: Vec::new(),
             },
         }
     }
@@ -168,12 +193,140 @@ pub fn validate_rule(draft: &RuleDraft) -> Result<(), String> {
     }
 }
 
+/// Splits the text of a command-prefix rule into words with shell quoting, like the commands
+/// it matches: `git commit -m 'a b'` is four words, quotes removed. An unquoted `*` is a
+/// wildcard; a `*` inside quotes (or escaped, `\*`) is a literal star and comes back escaped
+/// (`\*`), as [`prefix_matches`] expects. Errors name an unterminated quote.
+pub fn split_rule_words(text: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = text.chars().peekable();
+    let literal = |word: &mut String, c: char| {
+        if c == '*' || c == '\\' {
+            word.push('\\');
+        }
+        word.push(c);
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => literal(&mut word, c),
+                        None => return Err(format!("unterminated single quote in '{text}'")),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(n @ ('"' | '\\' | '$' | '`')) => literal(&mut word, n),
+                            Some(n) => {
+                                literal(&mut word, '\\');
+                                literal(&mut word, n);
+                            }
+                            None => return Err(format!("unterminated double quote in '{text}'")),
+                        },
+                        Some(c) => literal(&mut word, c),
+                        None => return Err(format!("unterminated double quote in '{text}'")),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                match chars.next() {
+                    Some(n) => literal(&mut word, n),
+                    None => literal(&mut word, '\\'),
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+/// Warnings about a rule that is valid but may cover more than it seems to: a command-prefix
+/// rule with a wildcard before its last word (`git * main`), shown with a command it also
+/// covers. Empty when there is nothing to warn about.
+pub fn rule_warnings(draft: &RuleDraft) -> Vec<String> {
+    let RuleMatcher::Prefix { words } = &draft.matcher else {
+        return Vec::new();
+    };
+    let wild = |w: &str| {
+        let mut escaped = false;
+        for c in w.chars() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '*' if !escaped => return true,
+                _ => escaped = false,
+            }
+        }
+        false
+    };
+    let last = words.len().saturating_sub(1);
+    let Some(i) = words.iter().take(last).position(|w| wild(w)) else {
+        return Vec::new();
+    };
+    // An example: the wildcard filled with an extra flag and argument.
+    let example: Vec<String> = words
+        .iter()
+        .enumerate()
+        .map(|(k, w)| {
+            let w = if k == i && w == "*" {
+                "--force anything".to_string()
+            } else if wild(w) && k <= last {
+                w.replacen('*', "-anything-", 1)
+            } else {
+                w.clone()
+            };
+            w.replace("\\*", "*").replace('*', "")
+        })
+        .collect();
+    let pattern = words.join(" ");
+    let mut warning = format!(
+        "the wildcard in '{pattern}' stands before the end, so the rule also covers commands such as `{}`",
+        example.join(" ")
+    );
+    if draft.behavior == suzent_core::Behavior::Allow {
+        warning.push_str("; an allow rule like this may allow more than you mean");
+    }
+    vec![warning]
+}
+
 /// Whether `rule` matches any part of `request` (any command segment at any nesting, any path
 /// or redirect target), for the chat in `ctx`. This is the sense in which deny and ask rules
 /// apply; allow rules also need to cover the whole request.
 pub fn rule_matches(rule: &Rule, request: &PermissionRequest, ctx: &PermissionContext<'_>) -> bool {
     let prepared = Prepared::new(request, ctx.paths);
     matches_any(rule, request, ctx, &prepared)
+}
+
+/// The built-in tools that read files. A deny or ask path rule written for any of them is a
+/// rule for reading: it applies to every call that reads (`ToolAccess::Read`), whatever the
+/// tool (searches, document conversion, canvas images, MCP-free future readers).
+pub const READING_TOOLS: &[&str] = &["read_file", "glob_search", "grep_search"];
+
+/// Whether `tool` is one of [`READING_TOOLS`].
+pub fn is_reading_tool(tool: &str) -> bool {
+    READING_TOOLS.contains(&tool)
 }
 
 /// Whether a rule is in force for this chat and tool.
@@ -186,7 +339,51 @@ pub(crate) fn applies(
         RuleDestination::Global => true,
         RuleDestination::Session => rule.chat_id.as_deref().is_none_or(|c| c == ctx.chat_id),
     };
-    scope_ok && (rule.tool == "*" || rule.tool == request.tool_name)
+    let reading_rule = rule.behavior != suzent_core::Behavior::Allow
+        && matches!(rule.matcher, RuleMatcher::Path { .. })
+        && is_reading_tool(&rule.tool)
+        && matches!(request.access, ToolAccess::Read(_));
+    scope_ok && (rule.tool == "*" || rule.tool == request.tool_name || reading_rule)
+}
+
+/// Whether an exact-input rule matches the arguments: every field of `input` equals the same
+/// field of `args` (fields the rule does not name may differ: a command's `description` or
+/// `timeout`); for inputs that are not objects, the whole value.
+pub fn exact_matches(input: &serde_json::Value, args: &serde_json::Value) -> bool {
+    match (input.as_object(), args.as_object()) {
+        (Some(want), Some(have)) => {
+            !want.is_empty() && want.iter().all(|(k, v)| have.get(k) == Some(v))
+        }
+        _ => input == args,
+    }
+}
+
+/// The words of a command with its program named by its file name (`/usr/bin/rm -r x` ->
+/// `rm -r x`), when it was invoked by a path; None otherwise.
+fn by_program_name(words: &[String]) -> Option<Vec<String>> {
+    let first = words.first()?;
+    if !first.contains('/') {
+        return None;
+    }
+    let name = first.rsplit('/').next().filter(|n| !n.is_empty())?;
+    let mut out = Vec::with_capacity(words.len());
+    out.push(name.to_string());
+    out.extend(words[1..].iter().cloned());
+    Some(out)
+}
+
+/// Whether deny/ask prefix `words` match a segment: as written, with its wrappers, or with the
+/// program invoked by a path named by its file name.
+fn segment_matches_prefix(
+    words: &[String],
+    s: &crate::shell::CommandSegment,
+    by_name: bool,
+) -> bool {
+    prefix_matches(words, &s.words)
+        || prefix_matches(words, &s.full_words)
+        || (by_name
+            && (by_program_name(&s.words).is_some_and(|w| prefix_matches(words, &w))
+                || by_program_name(&s.full_words).is_some_and(|w| prefix_matches(words, &w))))
 }
 
 pub(crate) fn matches_any(
@@ -198,20 +395,30 @@ pub(crate) fn matches_any(
     if !applies(rule, request, ctx) {
         return false;
     }
+    // Deny and ask rules match a command however it is invoked; allow rules bare names only.
+    let by_name = rule.behavior != suzent_core::Behavior::Allow;
     match &rule.matcher {
         RuleMatcher::All => true,
-        RuleMatcher::Exact { input } => *input == request.args,
+        RuleMatcher::Exact { input } => exact_matches(input, &request.args),
         RuleMatcher::Prefix { words } => prepared.analysis.as_ref().is_some_and(|a| {
             a.segments
                 .iter()
-                .any(|s| prefix_matches(words, &s.words) || prefix_matches(words, &s.full_words))
+                .any(|s| segment_matches_prefix(words, s, by_name))
         }),
         RuleMatcher::Path { glob } => match compile_glob(glob) {
-            Ok(m) => prepared
+            Ok(m) => {
+                prepared
                 .paths
                 .iter()
                 .chain(prepared.redirects.iter())
-                .any(|p| m.is_match(p)),
+                .any(|p| m.is_match(p))
+                // A search rooted in a folder the rule covers as a whole.
+                || (by_name
+                    && prepared
+                        .dirs
+                        .iter()
+                        .any(|d| m.is_match(d.join(DIRECTORY_PROBE))))
+            }
             Err(_) => false,
         },
         RuleMatcher::Destination { pattern } => prepared
@@ -241,9 +448,13 @@ pub(crate) fn covers_request(
     if rules.is_empty() {
         return false;
     }
+    // A script of several commands (or a nested one) is covered as a whole only by an exact
+    // rule; otherwise each of its commands must be (see the engine's per-segment check), so an
+    // `all` rule never lets a nested `sh -c` through unseen.
+    let compound = prepared.analysis.as_ref().is_some_and(|a| a.compound);
     let whole = |r: &&Rule| match &r.matcher {
-        RuleMatcher::All => true,
-        RuleMatcher::Exact { input } => *input == request.args,
+        RuleMatcher::All => !compound,
+        RuleMatcher::Exact { input } => exact_matches(input, &request.args),
         _ => false,
     };
     if rules.iter().any(whole) {
@@ -294,7 +505,7 @@ pub(crate) fn covers_request(
                 && prepared.redirects.len() == redirect_count
                 && prepared.redirects.iter().all(path_covered)
         }
-        ToolAccess::Other => destinations.determined(),
+        ToolAccess::Other | ToolAccess::Browser(_) => destinations.determined(),
     }
 }
 
@@ -357,7 +568,30 @@ fn token_matches(pattern: &str, word: &str) -> bool {
 
 /// Compiles a gitignore-style glob: `~` is the home directory, `*` stays within a path
 /// component, `**` crosses components, and a glob without `/` matches a name at any depth.
+/// Compiled globs are kept per thread (a rule's glob is compiled once, not on every call).
 pub(crate) fn compile_glob(glob: &str) -> Result<GlobMatcher, String> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, Result<GlobMatcher, String>>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    /// Globs kept per thread before the cache starts over.
+    const MAX_CACHED: usize = 4096;
+    if let Some(hit) = CACHE.with(|c| c.try_borrow().ok().and_then(|m| m.get(glob).cloned())) {
+        return hit;
+    }
+    let compiled = compile_glob_uncached(glob);
+    CACHE.with(|c| {
+        if let Ok(mut m) = c.try_borrow_mut() {
+            if m.len() >= MAX_CACHED {
+                m.clear();
+            }
+            m.insert(glob.to_string(), compiled.clone());
+        }
+    });
+    compiled
+}
+
+fn compile_glob_uncached(glob: &str) -> Result<GlobMatcher, String> {
     let expanded = if glob == "~" || glob.starts_with("~/") {
         expand_home(glob).to_string_lossy().into_owned()
     } else {
@@ -374,6 +608,19 @@ pub(crate) fn compile_glob(glob: &str) -> Result<GlobMatcher, String> {
         .build()
         .map(|g| g.compile_matcher())
         .map_err(|e| e.to_string())
+}
+
+/// Whether one path component matches one glob component (`*`, `?`, `[..]` within it),
+/// compiled once per thread like [`compile_glob`].
+pub(crate) fn component_matches(pattern: &str, component: &str) -> bool {
+    // A literal component needs no glob.
+    if !pattern.contains(['*', '?', '[', '{', '\\']) {
+        return pattern == component;
+    }
+    match compile_glob(&format!("/{pattern}")) {
+        Ok(m) => m.is_match(format!("/{component}")),
+        Err(_) => true,
+    }
 }
 
 #[cfg(test)]

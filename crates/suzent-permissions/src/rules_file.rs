@@ -140,7 +140,9 @@ fn entry_to_draft(value: toml::Value) -> Result<RuleDraft, String> {
     }
     if let Some(prefix) = entry.prefix {
         let words = match prefix {
-            PrefixWords::Text(t) => t.split_whitespace().map(str::to_string).collect(),
+            PrefixWords::Text(t) => {
+                crate::rules::split_rule_words(&t).map_err(|e| format!("prefix: {e}"))?
+            }
             PrefixWords::Words(w) => w,
         };
         matchers.push(RuleMatcher::Prefix { words });

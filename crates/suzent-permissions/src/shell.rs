@@ -124,6 +124,9 @@ pub struct CommandSegment {
     pub full_words: Vec<String>,
     /// True for the inner command of `xargs`, `find -exec` or `sh -c`.
     pub nested: bool,
+    /// Text fed to the command's standard input by here-documents and here-strings (an
+    /// interpreter reads it as code).
+    pub input: Vec<String>,
 }
 
 /// Analyses a shell script. Never fails: problems show as `understood == false`.
@@ -145,6 +148,29 @@ pub fn analyze_command(script: &str) -> ShellAnalysis {
     analysis
 }
 
+thread_local! {
+    /// One bash parser per thread, made once (creating one and loading the grammar costs more
+    /// than parsing a typical command).
+    static PARSER: std::cell::RefCell<Option<Parser>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Parses `script` with this thread's parser (the tree outlives the borrow).
+fn parse(script: &str) -> Option<tree_sitter::Tree> {
+    PARSER.with(|cell| {
+        let mut slot = cell.try_borrow_mut().ok()?;
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .ok()?;
+            *slot = Some(parser);
+        }
+        let parser = slot.as_mut()?;
+        parser.reset();
+        parser.parse(script, None)
+    })
+}
+
 /// Parses `script` and appends its commands to `out`.
 fn analyze_into(
     script: &str,
@@ -154,14 +180,6 @@ fn analyze_into(
     nested: bool,
 ) {
     if depth > MAX_NESTING {
-        out.understood = false;
-        return;
-    }
-    let mut parser = Parser::new();
-    if parser
-        .set_language(&tree_sitter_bash::LANGUAGE.into())
-        .is_err()
-    {
         out.understood = false;
         return;
     }
@@ -183,7 +201,7 @@ fn analyze_into(
                 .collect(),
         )
     };
-    let Some(tree) = parser.parse(ascii.as_ref(), None) else {
+    let Some(tree) = parse(ascii.as_ref()) else {
         out.understood = false;
         return;
     };
@@ -203,6 +221,7 @@ fn analyze_into(
         wrappers,
         depth,
         nested,
+        input: Vec::new(),
     };
     walker.walk(root, &[]);
 }
@@ -213,6 +232,8 @@ struct Walker<'a, 'b> {
     wrappers: &'a [String],
     depth: usize,
     nested: bool,
+    /// Here-document and here-string text for the next segment pushed.
+    input: Vec<String>,
 }
 
 impl Walker<'_, '_> {
@@ -376,9 +397,21 @@ impl Walker<'_, '_> {
                         "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                             self.redirect(child, targets, extra_args)
                         }
-                        _ => self.walk(child, &[]),
+                        kind => {
+                            self.walk(child, &[]);
+                            if kind == "heredoc_body" {
+                                let text = self.text(child);
+                                self.input.push(text);
+                            }
+                        }
                     }
                 }
+            }
+            "herestring_redirect" => {
+                self.walk(node, &[]);
+                let text = self.text(node);
+                let text = text.trim_start().trim_start_matches("<<<").trim_start();
+                self.input.push(text.to_string());
             }
             _ => self.walk(node, &[]),
         }
@@ -436,11 +469,15 @@ impl Walker<'_, '_> {
     ) {
         let wrappers = self.wrappers.to_vec();
         let nested = self.nested;
+        let input = std::mem::take(&mut self.input);
         emit(
             self.out,
-            words,
-            assignments,
-            redirects,
+            Emitted {
+                words,
+                assignments,
+                redirects,
+                input,
+            },
             wrappers,
             nested,
             self.depth,
@@ -636,17 +673,40 @@ fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
+/// What a command contributes before its wrappers are unwrapped.
+struct Emitted {
+    words: Vec<String>,
+    assignments: Vec<String>,
+    redirects: Vec<String>,
+    input: Vec<String>,
+}
+
+impl Emitted {
+    fn words(words: Vec<String>) -> Emitted {
+        Emitted {
+            words,
+            assignments: Vec::new(),
+            redirects: Vec::new(),
+            input: Vec::new(),
+        }
+    }
+}
+
 /// Pushes a segment for `words`, unwrapping transparent wrappers and adding inner segments for
 /// programs that run other commands.
 fn emit(
     out: &mut ShellAnalysis,
-    words: Vec<String>,
-    mut assignments: Vec<String>,
-    redirects: Vec<String>,
+    emitted: Emitted,
     mut wrappers: Vec<String>,
     nested: bool,
     depth: usize,
 ) {
+    let Emitted {
+        words,
+        mut assignments,
+        redirects,
+        input,
+    } = emitted;
     if depth > MAX_NESTING {
         out.understood = false;
         return;
@@ -689,6 +749,30 @@ fn emit(
                 out,
             ),
             "command" => skip_options(&words, start + 1, &[], out),
+            // `busybox rm ...` runs the applet named by its first argument.
+            "busybox" | "toybox" => match words.get(start + 1) {
+                Some(w) if !w.starts_with('-') => Some(start + 1),
+                _ => None,
+            },
+            "setsid" | "unbuffer" => skip_options(&words, start + 1, &[], out),
+            "ionice" => skip_options(
+                &words,
+                start + 1,
+                &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"],
+                out,
+            ),
+            "taskset" => skip_options(&words, start + 1, &["-c", "--cpu-list"], out).map(|i| {
+                // Without `-c`, the first word is the CPU mask.
+                if words[start + 1..]
+                    .iter()
+                    .any(|w| w == "-c" || w.starts_with("--cpu-list"))
+                {
+                    i
+                } else {
+                    i + 1
+                }
+            }),
+            "chrt" => skip_options(&words, start + 1, &["-T", "-P", "-D"], out).map(|i| i + 1),
             "eval" => {
                 out.understood = false;
                 None
@@ -761,6 +845,7 @@ fn emit(
         wrappers: wrappers.clone(),
         full_words,
         nested,
+        input,
     });
 
     // Programs that run other commands.
@@ -770,9 +855,7 @@ fn emit(
         {
             emit(
                 out,
-                words[i..].to_vec(),
-                Vec::new(),
-                Vec::new(),
+                Emitted::words(words[i..].to_vec()),
                 inner_wrappers,
                 true,
                 depth + 1,
@@ -793,9 +876,7 @@ fn emit(
                 }
                 emit(
                     out,
-                    words[begin..end].to_vec(),
-                    Vec::new(),
-                    Vec::new(),
+                    Emitted::words(words[begin..end].to_vec()),
                     inner_wrappers.clone(),
                     true,
                     depth + 1,

@@ -16,7 +16,7 @@ fn record(i: usize) -> AuditRecord {
     let decision = PermissionDecision::new(
         Behavior::Ask,
         DecisionSource::ShellPolicy,
-        "shell_policy_ask",
+        suzent_core::ReasonCode::ShellPolicyAsk,
         "needs approval",
         Risk::Medium,
     );

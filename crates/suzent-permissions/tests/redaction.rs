@@ -49,6 +49,11 @@ fn every_redaction_text_case_masks_secrets_and_keeps_the_rest() {
         ),
         ("token=inline-secret npm test", "token=[redacted] npm test"),
         (
+            "TO_KEN=inline-secret npm test",
+            "TO_KEN=[redacted] npm test",
+        ),
+        ("--pass-word hunter2 x", "--pass-word [redacted] x"),
+        (
             "//registry.npmjs.org/:_authToken=npm_abcdef",
             "//registry.npmjs.org/:_authToken=[redacted]",
         ),

@@ -186,9 +186,9 @@ fn a_saved_rule_never_covers_newlines_substitutions_or_backticks() {
     }
     // The remembered prefix keeps the subcommand for tools that have one.
     for (cmd, words) in [
-        ("npm run build", vec!["npm", "run"]),
-        ("cargo test -p x", vec!["cargo", "test"]),
-        ("git log --oneline", vec!["git", "log"]),
+        ("npm run build", vec!["npm", "run", "build", "*"]),
+        ("cargo test -p x", vec!["cargo", "test", "*"]),
+        ("git log --oneline", vec!["git", "log", "*"]),
     ] {
         let eval = eval_simple(D, &[], Cmd(cmd));
         let rule = eval.decision.actions[1].rule.clone().unwrap();
@@ -219,7 +219,7 @@ fn an_ordinary_ask_offers_once_session_global_and_reject_in_order() {
     assert_eq!(
         rule.matcher,
         RuleMatcher::Prefix {
-            words: vec!["git".into(), "status".into()]
+            words: vec!["git".into(), "status".into(), "*".into()]
         }
     );
     assert_eq!(rule.behavior, Behavior::Allow);
@@ -237,8 +237,8 @@ fn a_compound_or_multiline_command_offers_only_once_and_reject() {
     for cmd in [
         "git status && git log",
         "git status\ngit log",
-        "echo $(date)",
-        "echo `date`",
+        "echo $(make)",
+        "echo `make`",
     ] {
         let eval = eval_simple(D, &[], Cmd(cmd));
         assert_eq!(

@@ -31,7 +31,7 @@ fn case1_compound_commands() -> Vec<Case> {
         case!("deny wins in full access", FULL, CASE1, Cmd("git status; rm -rf x") => DENY, "rule_deny"),
         case!("deny wins in auto", AUTO, CASE1, Cmd("git status; rm -rf x") => DENY, "rule_deny"),
         case!("allowed git alone runs", D, CASE1, Cmd("git status") => ALLOW, "rule_allow"),
-        case!("two allowed commands still ask", D, CASE1, Cmd("git status && git log") => ASK, "compound_command"),
+        case!("two allowed commands are allowed (issue 12 item 9)", D, CASE1, Cmd("git status && git log") => ALLOW, "rule_allow"),
         case!("git prefix does not match gitk", D, CASE1, Cmd("gitk --all") => ASK, "shell_policy_ask"),
         case!("process substitution hides rm", D, CASE1, Cmd("diff <(rm -rf x) y") => DENY, "rule_deny"),
         case!("here-doc substitution hides rm", D, CASE1, Cmd("cat <<EOF\n$(rm -rf x)\nEOF") => DENY, "rule_deny"),
@@ -47,7 +47,7 @@ fn case1_compound_commands() -> Vec<Case> {
         case!("crlf line ending splits commands", D, CASE1, Cmd("git status\r\nrm -rf x") => DENY, "rule_deny"),
         case!("a comment does not hide a command after a newline", D, CASE1, Cmd("git status # fine\nrm -rf x") => DENY, "rule_deny"),
         case!("arithmetic substitution is checked", D, CASE1, Cmd("echo $(( $(rm -rf x) ))") => DENY, "rule_deny"),
-        case!("a pipeline of read-only commands asks in default", D, NONE, Cmd("cat src/main.rs | grep main") => ASK, "compound_command"),
+        case!("a pipeline of read-only commands is allowed (issue 12 item 9)", D, NONE, Cmd("cat src/main.rs | grep main") => ALLOW, "read_only_command"),
         case!("compound allowed in full access", FULL, NONE, Cmd("ls && pwd") => ALLOW, "full_access"),
     ]
 }

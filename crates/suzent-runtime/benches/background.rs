@@ -53,6 +53,15 @@ fn context(root: &std::path::Path) -> ToolContext {
     ToolContext::new("bench", "bench", ws, persist, shared, Arc::new(policy))
 }
 
+/// A script in the context's workspace, on the host.
+fn shell<'a>(ctx: &'a ToolContext, script: &'a str) -> suzent_tools::exec::ShellRequest<'a> {
+    suzent_tools::exec::ShellRequest {
+        script,
+        cwd: &ctx.workspace_root,
+        sandbox: None,
+    }
+}
+
 async fn start_latency_and_throughput() {
     let dir = tempfile::tempdir().unwrap();
     let commands =
@@ -64,7 +73,11 @@ async fn start_latency_and_throughput() {
     for _ in 0..N {
         let t = Instant::now();
         let id = commands
-            .start("sleep 2; echo done", &ctx, Duration::from_secs(60))
+            .start(
+                &ctx.chat_id,
+                &shell(&ctx, "sleep 2; echo done"),
+                Duration::from_secs(60),
+            )
             .unwrap();
         latencies.push(t.elapsed());
         ids.push(id);
@@ -89,8 +102,8 @@ async fn start_latency_and_throughput() {
     let t = Instant::now();
     let id = commands
         .start(
-            "head -c 1073741824 /dev/zero | tr '\\0' 'x'",
-            &ctx,
+            &ctx.chat_id,
+            &shell(&ctx, "head -c 1073741824 /dev/zero | tr '\\0' 'x'"),
             Duration::from_secs(600),
         )
         .unwrap();

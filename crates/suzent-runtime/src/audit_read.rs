@@ -5,9 +5,9 @@
 //! error; unknown fields are ignored.
 
 use crate::error::RuntimeError;
-use crate::runtime::Runtime;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::path::Path;
 
 /// The most entries one read returns.
 pub const MAX_AUDIT_LIMIT: u32 = 5000;
@@ -88,6 +88,10 @@ pub struct AuditEntry {
     /// Ids of the rules that matched, for evaluations.
     #[serde(default)]
     pub matched_rules: Vec<String>,
+    /// Who started the run when it was not the local user: `peer:<device>` for a turn that a
+    /// paired device's message started.
+    #[serde(default)]
+    pub origin: Option<String>,
 }
 
 /// The result of [`Runtime::read_audit_log`].
@@ -99,66 +103,66 @@ pub struct AuditRead {
     pub skipped: usize,
 }
 
-impl Runtime {
-    /// Reads the audit log newest first (the current file, then the rotated ones), keeping the
-    /// entries that match `filter`.
-    ///
-    /// Errors: [`RuntimeError::InvalidInput`] for a limit outside 1..=5000,
-    /// [`RuntimeError::Io`] when the file exists but cannot be read. A missing file is no entries.
-    pub async fn read_audit_log(&self, filter: AuditFilter) -> Result<AuditRead, RuntimeError> {
-        if filter.limit == 0 || filter.limit > MAX_AUDIT_LIMIT {
-            return Err(RuntimeError::InvalidInput {
-                field: "limit".into(),
-                message: format!("{} is outside 1..={MAX_AUDIT_LIMIT}", filter.limit),
-            });
-        }
-        let path = self.paths().audit_log();
-        let mut read = AuditRead {
-            entries: Vec::new(),
-            skipped: 0,
+/// Reads the audit log at `path` newest first (the current file, then the rotated ones),
+/// keeping the entries that match `filter`.
+///
+/// Errors: [`RuntimeError::InvalidInput`] for a limit outside 1..=5000,
+/// [`RuntimeError::Io`] when the file exists but cannot be read. A missing file is no entries.
+pub(crate) async fn read_audit_log(
+    path: &Path,
+    filter: AuditFilter,
+) -> Result<AuditRead, RuntimeError> {
+    if filter.limit == 0 || filter.limit > MAX_AUDIT_LIMIT {
+        return Err(RuntimeError::InvalidInput {
+            field: "limit".into(),
+            message: format!("{} is outside 1..={MAX_AUDIT_LIMIT}", filter.limit),
+        });
+    }
+    let path = path.to_path_buf();
+    let mut read = AuditRead {
+        entries: Vec::new(),
+        skipped: 0,
+    };
+    // The current file, then the rotated ones (`.1` is the newest), until the limit.
+    let mut n = 0;
+    loop {
+        let file = if n == 0 {
+            path.clone()
+        } else {
+            suzent_permissions::audit::rotated_path(&path, n)
         };
-        // The current file, then the rotated ones (`.1` is the newest), until the limit.
-        let mut n = 0;
-        loop {
-            let file = if n == 0 {
-                path.clone()
-            } else {
-                suzent_permissions::audit::rotated_path(&path, n)
-            };
-            let bytes = match tokio::fs::read(&file).await {
-                Ok(b) => b,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    if n == 0 {
-                        n += 1;
-                        continue;
-                    }
-                    break;
+        let bytes = match tokio::fs::read(&file).await {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if n == 0 {
+                    n += 1;
+                    continue;
                 }
-                Err(e) => {
-                    return Err(RuntimeError::Io {
-                        path: file.display().to_string(),
-                        message: e.to_string(),
-                    });
-                }
-            };
-            let remaining =
-                filter.limit - u32::try_from(read.entries.len()).unwrap_or(filter.limit);
-            let page = parse_newest_first(
-                &bytes,
-                &AuditFilter {
-                    limit: remaining,
-                    ..filter.clone()
-                },
-            );
-            read.entries.extend(page.entries);
-            read.skipped += page.skipped;
-            if read.entries.len() >= filter.limit as usize {
                 break;
             }
-            n += 1;
+            Err(e) => {
+                return Err(RuntimeError::Io {
+                    path: file.display().to_string(),
+                    message: e.to_string(),
+                });
+            }
+        };
+        let remaining = filter.limit - u32::try_from(read.entries.len()).unwrap_or(filter.limit);
+        let page = parse_newest_first(
+            &bytes,
+            &AuditFilter {
+                limit: remaining,
+                ..filter.clone()
+            },
+        );
+        read.entries.extend(page.entries);
+        read.skipped += page.skipped;
+        if read.entries.len() >= filter.limit as usize {
+            break;
         }
-        Ok(read)
+        n += 1;
     }
+    Ok(read)
 }
 
 fn parse_newest_first(bytes: &[u8], filter: &AuditFilter) -> AuditRead {

@@ -54,4 +54,7 @@ pub enum RuntimeError {
     /// An MCP server operation failed (configuration, connection, call).
     #[error(transparent)]
     Mcp(#[from] suzent_mcp::McpError),
+    /// A paired-device operation failed (key, pairing, transport).
+    #[error(transparent)]
+    Device(#[from] suzent_devices::DeviceError),
 }

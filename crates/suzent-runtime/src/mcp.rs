@@ -3,7 +3,7 @@
 //! MCP API (what ConfigView's MCP panel and `suzent mcp` use).
 
 use crate::error::RuntimeError;
-use crate::runtime::Runtime;
+use crate::toolset::Toolset;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -155,7 +155,7 @@ impl SchemaCache for StoreSchemaCache {
     }
 }
 
-/// The result of [`Runtime::test_mcp_server`].
+/// The result of [`crate::Runtime::test_mcp_server`].
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -166,7 +166,7 @@ pub struct McpTestResult {
     pub tools: Vec<McpTestTool>,
 }
 
-/// One tool listed by [`Runtime::test_mcp_server`].
+/// One tool listed by [`crate::Runtime::test_mcp_server`].
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -182,7 +182,7 @@ pub struct McpTestTool {
     pub read_only_hint: Option<bool>,
 }
 
-/// The result of [`Runtime::import_mcp_servers`].
+/// The result of [`crate::Runtime::import_mcp_servers`].
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -193,18 +193,29 @@ pub struct McpImport {
     pub skipped: Vec<String>,
 }
 
-impl Runtime {
+/// The MCP service: the servers of `mcp.json`, their tools and the schema cache, over the
+/// toolset that holds the registry.
+pub(crate) struct McpService {
+    toolset: Arc<Toolset>,
+}
+
+impl McpService {
+    /// The service over `toolset`'s MCP registry.
+    pub(crate) fn new(toolset: Arc<Toolset>) -> McpService {
+        McpService { toolset }
+    }
+
     fn mcp(&self) -> &McpRegistry {
-        &self.toolset().mcp
+        &self.toolset.mcp
     }
 
     /// The configured MCP servers with their state and tools (ConfigView's MCP panel).
-    pub fn mcp_servers(&self) -> Vec<McpServerInfo> {
+    pub(crate) fn mcp_servers(&self) -> Vec<McpServerInfo> {
         self.mcp().servers()
     }
 
     /// Adds an MCP server to `mcp.json`. Its tools are listed when first needed.
-    pub fn add_mcp_server(
+    pub(crate) fn add_mcp_server(
         &self,
         name: &str,
         config: McpServerConfig,
@@ -221,12 +232,12 @@ impl Runtime {
     }
 
     /// Removes an MCP server (its connection is closed and its cached schemas dropped).
-    pub async fn remove_mcp_server(&self, name: &str) -> Result<(), RuntimeError> {
+    pub(crate) async fn remove_mcp_server(&self, name: &str) -> Result<(), RuntimeError> {
         Ok(self.mcp().remove_server(name).await?)
     }
 
     /// Enables or disables an MCP server.
-    pub fn set_mcp_server_enabled(
+    pub(crate) fn set_mcp_server_enabled(
         &self,
         name: &str,
         enabled: bool,
@@ -237,7 +248,7 @@ impl Runtime {
 
     /// Marks an MCP server trusted (its `readOnlyHint` tools run without asking in `default`
     /// mode) or not.
-    pub fn set_mcp_server_trusted(
+    pub(crate) fn set_mcp_server_trusted(
         &self,
         name: &str,
         trusted: bool,
@@ -247,7 +258,7 @@ impl Runtime {
     }
 
     /// Connects to a server on a fresh connection and lists its tools (`suzent mcp test`).
-    pub async fn test_mcp_server(&self, name: &str) -> Result<McpTestResult, RuntimeError> {
+    pub(crate) async fn test_mcp_server(&self, name: &str) -> Result<McpTestResult, RuntimeError> {
         let tools = self.mcp().test_server(name).await?;
         let pairs: Vec<(&str, &str)> = tools.iter().map(|t| (name, t.name.as_str())).collect();
         let names = qualify_all(&pairs);
@@ -269,7 +280,10 @@ impl Runtime {
     /// Lists one server's tools now on its pooled connection (started if needed) and caches
     /// their schemas; returns the server's tools as the registry knows them afterwards. A
     /// failure is recorded: the server shows `failed` with the error until its backoff ends.
-    pub async fn refresh_mcp_server(&self, name: &str) -> Result<Vec<McpToolInfo>, RuntimeError> {
+    pub(crate) async fn refresh_mcp_server(
+        &self,
+        name: &str,
+    ) -> Result<Vec<McpToolInfo>, RuntimeError> {
         self.mcp().refresh(name).await?;
         Ok(self
             .mcp()
@@ -283,8 +297,8 @@ impl Runtime {
     /// The capability catalog ConfigView shows: the built-in capabilities, then one toolset per
     /// MCP server with known tools (id `mcp:SERVER`, tools by their model-facing names; servers
     /// that are disabled are left out). No I/O: servers not listed yet have no toolset.
-    pub fn tool_catalog(&self) -> Vec<Capability> {
-        let mut catalog = self.registry().catalog();
+    pub(crate) fn tool_catalog(&self) -> Vec<Capability> {
+        let mut catalog = self.toolset.registry.catalog();
         let mut by_server: Vec<(String, Vec<CatalogTool>)> = Vec::new();
         for t in self.mcp().snapshot().iter() {
             if t.status == McpToolStatus::Disabled {
@@ -314,38 +328,45 @@ impl Runtime {
     }
 
     /// Imports the servers of a Claude Desktop configuration file.
-    pub fn import_mcp_servers(&self, path: &Path) -> Result<McpImport, RuntimeError> {
+    pub(crate) fn import_mcp_servers(&self, path: &Path) -> Result<McpImport, RuntimeError> {
         let (added, skipped) = self.mcp().import_claude_desktop(path)?;
         Ok(McpImport { added, skipped })
     }
 
     /// MCP discovery (seed 003): known MCP tools matching `filter`; with `load_schemas`,
     /// servers without fresh schemas are connected and listed first.
-    pub async fn mcp_tools(&self, filter: Option<&str>, load_schemas: bool) -> Vec<McpToolInfo> {
+    pub(crate) async fn mcp_tools(
+        &self,
+        filter: Option<&str>,
+        load_schemas: bool,
+    ) -> Vec<McpToolInfo> {
         self.mcp().discover(filter, load_schemas).await
     }
 
     /// Lists every enabled server without fresh schemas and caches them (seed 003
     /// `prewarm_schemas`). Returns the number of MCP tools known afterwards.
-    pub async fn prewarm_mcp_schemas(&self) -> usize {
+    pub(crate) async fn prewarm_mcp_schemas(&self) -> usize {
         self.mcp().prewarm().await
     }
 
     /// Drops the cached MCP schemas of one server, or of all (seed 003 `invalidate_mcp_cache`).
-    pub async fn invalidate_mcp_cache(&self, server: Option<&str>) -> Result<(), RuntimeError> {
+    pub(crate) async fn invalidate_mcp_cache(
+        &self,
+        server: Option<&str>,
+    ) -> Result<(), RuntimeError> {
         Ok(self.mcp().invalidate(server).await?)
     }
 
     /// The tools activated in a chat with `tool_search`, in activation order.
-    pub async fn activated_tools(&self, chat_id: &str) -> Result<Vec<String>, RuntimeError> {
-        Ok(self.toolset().store_activated(chat_id).await?)
+    pub(crate) async fn activated_tools(&self, chat_id: &str) -> Result<Vec<String>, RuntimeError> {
+        Ok(self.toolset.store_activated(chat_id).await?)
     }
 
     /// Limits which tools `tool_search` may activate in a chat (for sub-agents): `Some(names)`
     /// allows only these (runtime or class names; an empty list allows none), `None` lifts the
     /// limit. Held in memory for the life of the runtime.
-    pub fn limit_activation(&self, chat_id: &str, allowed: Option<Vec<String>>) {
-        self.toolset().set_activation_limit(chat_id, allowed);
+    pub(crate) fn limit_activation(&self, chat_id: &str, allowed: Option<Vec<String>>) {
+        self.toolset.set_activation_limit(chat_id, allowed);
     }
 }
 

@@ -9,12 +9,15 @@
 //! `medium` or `high` confidence allows; `should_block: true` denies; `low` confidence asks; an
 //! error, a timeout or a malformed answer asks (interactive) or denies (headless). A reviewer
 //! decision never creates a rule and is never cached.
+//!
+//! The permission gate (`suzent_permissions::PermissionGate`) decides when the reviewer is asked;
+//! `crate::permissions` implements its `Reviewer` trait with [`review`].
 
 use crate::provider::{ModelProvider, ModelRequest};
 use serde::Deserialize;
 use serde_json::Value;
 use std::time::Duration;
-use suzent_core::{Behavior, ChatMessage, DecisionSource, PermissionDecision, PermissionMode};
+use suzent_core::{Behavior, ChatMessage, DecisionSource, PermissionDecision};
 use suzent_permissions::{redact_text, redact_value};
 
 /// Messages of the transcript the reviewer sees (the most recent ones).
@@ -26,30 +29,21 @@ pub const MAX_TOTAL_CHARS: usize = 16_000;
 /// Characters kept of the tool call's arguments.
 pub const MAX_ARGS_CHARS: usize = 8_000;
 
-/// Reason codes of reviewer decisions.
+/// Reason codes of reviewer decisions (see [`ReasonCode`]).
 pub mod codes {
+    use suzent_core::ReasonCode;
     /// The reviewer allowed the call (not blocked, medium or high confidence).
-    pub const ALLOW: &str = "auto_classifier_allow";
+    pub const ALLOW: ReasonCode = ReasonCode::AutoClassifierAllow;
     /// The reviewer blocked the call.
-    pub const BLOCK: &str = "auto_classifier_block";
+    pub const BLOCK: ReasonCode = ReasonCode::AutoClassifierBlock;
     /// The reviewer was not confident enough either way.
-    pub const ASK: &str = "auto_classifier_ask";
+    pub const ASK: ReasonCode = ReasonCode::AutoClassifierAsk;
     /// The reviewer failed, timed out or answered something that is not the expected JSON.
-    pub const ERROR: &str = "auto_classifier_error";
+    pub const ERROR: ReasonCode = ReasonCode::AutoClassifierError;
 }
 
-/// Whether a deterministic decision goes to the reviewer: in `auto` mode, an ask of the shell or
-/// tool policy. Hard path checks, protected paths and ask rules stay with the user; allow and
-/// deny never go to the reviewer.
-pub fn should_review(mode: PermissionMode, decision: &PermissionDecision) -> bool {
-    mode == PermissionMode::Auto
-        && decision.behavior == Behavior::Ask
-        && !matches!(
-            decision.source,
-            DecisionSource::PathPolicy | DecisionSource::Rule | DecisionSource::User
-        )
-        && !matches!(decision.reason_code.as_str(), "protected_path" | "rule_ask")
-}
+/// Whether a deterministic decision goes to the reviewer (decided by the permission gate).
+pub use suzent_permissions::should_review;
 
 /// What the reviewer is shown.
 #[derive(Debug, Clone)]
@@ -122,12 +116,7 @@ Answer with ONE JSON object and nothing else: \
 }
 
 fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(max).collect();
-    out.push_str("…[truncated]");
-    out
+    suzent_core::text::truncate_chars(text, max, "…[truncated]")
 }
 
 /// The transcript tail as text: the last [`MAX_MESSAGES`] messages, each bounded, the whole
@@ -314,6 +303,7 @@ pub async fn review(
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use suzent_core::{PermissionMode, ReasonCode};
 
     #[test]
     fn a_fenced_answer_is_accepted_and_extra_fields_are_not() {
@@ -360,26 +350,32 @@ mod tests {
 
     #[test]
     fn only_shell_and_tool_policy_asks_in_auto_mode_are_reviewed() {
-        let d = |source, code: &str| {
+        let d = |source, code: ReasonCode| {
             PermissionDecision::new(Behavior::Ask, source, code, "r", suzent_core::Risk::Medium)
         };
         let auto = PermissionMode::Auto;
         assert!(should_review(
             auto,
-            &d(DecisionSource::ShellPolicy, "shell_policy_ask")
+            &d(DecisionSource::ShellPolicy, ReasonCode::ShellPolicyAsk)
         ));
         assert!(should_review(
             auto,
-            &d(DecisionSource::ToolDefault, "tool_requires_approval")
+            &d(
+                DecisionSource::ToolDefault,
+                ReasonCode::ToolRequiresApproval
+            )
         ));
         assert!(!should_review(
             PermissionMode::Default,
-            &d(DecisionSource::ShellPolicy, "shell_policy_ask")
+            &d(DecisionSource::ShellPolicy, ReasonCode::ShellPolicyAsk)
         ));
-        assert!(!should_review(auto, &d(DecisionSource::Rule, "rule_ask")));
         assert!(!should_review(
             auto,
-            &d(DecisionSource::PathPolicy, "protected_path")
+            &d(DecisionSource::Rule, ReasonCode::RuleAsk)
+        ));
+        assert!(!should_review(
+            auto,
+            &d(DecisionSource::PathPolicy, ReasonCode::ProtectedPath)
         ));
     }
 }

@@ -1,104 +1,50 @@
-//! The runtime: chats, the agent loop, approvals.
+//! The [`Runtime`] facade: it opens the services, holds them, and delegates each public call to
+//! the one service that owns it. No agent logic lives here; see the service modules.
 
-mod agents;
-mod background;
-mod canvas;
-mod content;
-mod inbox;
-mod permissions_api;
-mod review_hook;
-mod summaries;
-
-pub use canvas::{CANVAS_ACTION_KIND, CANVAS_SENDER, MAX_ACTION_CONTEXT_BYTES, action_text};
-pub use content::{
-    DEFAULT_MODEL_SOURCE, EMBEDDING_MODEL_ENV, EmbeddingStatus, MAX_BLOCK_CHARS, SKILL_DIRS_ENV,
-};
-pub use permissions_api::{PermissionState, RULES_FILE};
-
-use crate::audit::AuditLog;
+use crate::agents::AgentService;
+use crate::approvals::ApprovalService;
+use crate::audit_read::{AuditFilter, AuditRead};
+use crate::background::BackgroundService;
+use crate::browser::BrowserService;
+use crate::canvas::CanvasService;
+use crate::chats::{ChatService, CreateChat};
+use crate::devices::{Devices, RuntimeDeviceHost};
+use crate::dirs::Paths;
+use crate::doctor::{DoctorReport, DoctorService};
 use crate::error::RuntimeError;
-use crate::paths::Paths;
-use crate::provider::resolve::{EnvAndKeychain, KeySource, build_provider, parse_model};
-use crate::provider::{ModelProvider, ModelRequest, ProviderError, ToolDefinition};
-use chrono::Utc;
-use serde_json::{Value, json};
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use crate::event_bus::Events;
+use crate::inbox::{Dispatcher, InboxService};
+use crate::mcp::{McpImport, McpService, McpTestResult};
+use crate::memory::{EmbeddingStatus, MemoryService, SummaryService};
+use crate::permissions::PermissionService;
+use crate::plans::PlanService;
+use crate::provider::{EnvAndKeychain, KeySource};
+use crate::rules::{PermissionState, RuleService};
+use crate::sessions::Sessions;
+use crate::settings::{Settings, SettingsPatch, SettingsService, load_config};
+use crate::skills::SkillService;
+use crate::toolset::Toolset;
+use crate::turn::{RunOptions, RunSummary, TurnService, TurnServices};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
 use suzent_core::{
-    AgentEvent, ApprovalActionId, ApprovalResponse, Behavior, ChatMessage, Config, DecisionSource,
-    PermissionDecision, PermissionMode, Rule, RuleDestination, RuleDraft, RunOutcome, ToolCall,
-    new_id, parse_tool_arguments,
+    AgentEvent, ApprovalResponse, BackgroundTask, Config, PermissionMode, Plan, Rule, RuleDraft,
+    Surface, SurfaceAction, SurfaceHistoryEntry,
 };
-use suzent_permissions::{
-    PathPolicy, PermissionContext, PermissionEngine, PermissionRequest, redact_text, redact_value,
-    validate_rule,
-};
+use suzent_mcp::{McpServerConfig, McpServerInfo, McpToolInfo};
+use suzent_permissions::audit::AuditLog;
+use suzent_permissions::{Explanation, PermissionGate, RuleFile};
 use suzent_store::{
-    ApprovalStatus, ChatPatch, ChatRecord, NewChat, PendingApproval, Store, StoredMessage,
-    ToolStepStatus,
+    ChatRecord, InboxMessage, NewInboxMessage, PendingApproval, Store, StoredMessage,
 };
-use suzent_tools::{ReadTracker, ToolContext, ToolError, ToolRegistry, default_registry};
+use suzent_tools::{
+    Capability, MemorySearchResult, Skill, ToolCategory, ToolMetadata, ToolRegistry, ToolSummary,
+    default_registry,
+};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
-
-/// Capacity of the event channel; slow subscribers lose the oldest events (they can re-read the
-/// transcript, which is stored before any event is sent).
-const EVENT_CAPACITY: usize = 4096;
-
-/// Environment variable naming a point where the process pauses (for crash tests, which then
-/// SIGKILL it): `after_tool_ran` pauses after a tool ran and before its result is stored.
-const HOLD_ENV: &str = "SUZENT_TEST_HOLD_AT";
-
-/// How a run answers calls that need approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OnAsk {
-    /// Store the pending approvals and end the run as suspended (interactive shells).
-    #[default]
-    Suspend,
-    /// Refuse them with a clear reason (headless runs that nobody answers).
-    Deny,
-}
-
-/// Options of one run.
-#[derive(Debug, Clone, Default)]
-pub struct RunOptions {
-    /// What to do with calls that need approval.
-    pub on_ask: OnAsk,
-}
-
-/// How a run (`send_message`, `resume_approvals`) ended.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
-pub struct RunSummary {
-    /// Run id.
-    pub run_id: String,
-    /// Completed, suspended (waiting for approvals), cancelled or failed.
-    pub outcome: RunOutcome,
-    /// The approvals waiting when suspended.
-    pub pending: Vec<PendingApproval>,
-    /// The last assistant text of the run.
-    pub text: String,
-    /// The error message when the run failed.
-    pub error: Option<String>,
-}
-
-/// Arguments of [`Runtime::create_chat`]. Missing fields come from the configuration.
-#[derive(Debug, Clone, Default)]
-pub struct CreateChat {
-    /// Title (default "New chat").
-    pub title: Option<String>,
-    /// Workspace folder; must exist.
-    pub workspace: Option<PathBuf>,
-    /// Model string `provider/model`.
-    pub model: Option<String>,
-    /// Permission mode.
-    pub mode: Option<PermissionMode>,
-    /// Selected tools (runtime or legacy names).
-    pub tools: Option<Vec<String>>,
-}
 
 /// How to open a runtime.
 pub struct RuntimeOptions {
@@ -125,85 +71,97 @@ impl RuntimeOptions {
     }
 }
 
-/// One check of `doctor`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct DoctorCheck {
-    /// What was checked.
-    pub name: String,
-    /// Whether it is fine.
-    pub ok: bool,
-    /// What was found.
-    pub detail: String,
-}
-
-/// The result of [`Runtime::doctor`].
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct DoctorReport {
-    /// Every check, in order.
-    pub checks: Vec<DoctorCheck>,
-}
-
-struct Session {
-    run_lock: tokio::sync::Mutex<()>,
-    reads: ReadTracker,
-    cancel: Mutex<CancellationToken>,
-}
-
-struct Inner {
+/// The services of one runtime (Codex's `SessionServices`): each owns its state; they reach
+/// each other through the handles they were given when the runtime opened. A new capability is
+/// a new service here (browser, devices, scheduler, channels), not new logic on [`Runtime`].
+pub(crate) struct Services {
     paths: Paths,
-    /// Replaced as a whole by `save_settings`; runs take a snapshot when they start.
-    config: std::sync::RwLock<Config>,
-    store: Store,
-    registry: ToolRegistry,
-    engine: PermissionEngine,
-    keys: Arc<dyn KeySource>,
-    events: broadcast::Sender<AgentEvent>,
+    events: Events,
+    settings: Arc<SettingsService>,
+    sessions: Arc<Sessions>,
+    chats: Arc<ChatService>,
+    rules: Arc<RuleService>,
+    toolset: Arc<Toolset>,
+    mcp: McpService,
+    permissions: Arc<PermissionService>,
+    approvals: Arc<ApprovalService>,
+    turn: Arc<TurnService>,
+    inbox: Arc<InboxService>,
+    dispatcher: Arc<Dispatcher>,
+    background: Arc<BackgroundService>,
+    memory: Arc<MemoryService>,
+    summaries: Arc<SummaryService>,
+    skills: Arc<SkillService>,
+    plans: Arc<PlanService>,
+    canvas: Arc<CanvasService>,
+    // ---- providers and chat search ----
+
+    /// The models `provider` offers (see [`crate::ProviderCheck::list_models`]).
+    pub async fn list_models(
+        &self,
+        provider: &str,
+        base_url: Option<&str>,
+        api_key: Option<&str>,
+    ) -> Result<Vec<String>, RuntimeError> {
+        crate::ProviderCheck::new(self.config().providers, self.s.settings.key_handle())
+            .list_models(provider, base_url, api_key)
+            .await
+    }
+
+    /// One real request to `model` (see [`crate::ProviderCheck::test_connection`]).
+    pub async fn test_connection(
+        &self,
+        model: &str,
+        base_url: Option<&str>,
+    ) -> Result<crate::ConnectionCheck, RuntimeError> {
+        crate::ProviderCheck::new(self.config().providers, self.s.settings.key_handle())
+            .test_connection(model, base_url)
+            .await
+    }
+
+    /// Chats whose title or messages contain every word of `query` (see [`crate::ChatSearch`]).
+    pub async fn search_chats(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<suzent_store::ChatSearchHit>, RuntimeError> {
+        self.s.search.search(query, limit).await
+    }
+
+    /// Goes back to the default model for a chat.
+    pub async fn clear_model(&self, chat_id: &str) -> Result<ChatRecord, RuntimeError> {
+        self.s.chats.clear_model(chat_id).await
+    }
+
+    /// Paired devices: pairing, the device list, the peer outbox (see `devices/`).
+    devices: Arc<Devices>,
+    /// Full-text search over chat titles and messages (SQLite FTS5).
+    search: crate::ChatSearch,
+    /// Scheduled jobs, heartbeats, dreams and the scheduler (see `schedules/`).
+    schedules: crate::schedules::Schedules,
+    /// Chat goals (see `goals/`).
+    goals: crate::goals::Goals,
+    /// The browser of `browser_action` (managed Chromium, a DevTools endpoint or the extension).
+    browser: Arc<BrowserService>,
+    /// The audit log's writer (the gate's; the browser bridge appends pairing decisions).
     audit: AuditLog,
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
-    /// Built-in and MCP tools, deferred-tool activations (see `toolset.rs`).
-    toolset: Arc<crate::toolset::Toolset>,
-    /// Background commands, sub-agents, the inbox dispatcher (see `runtime/background.rs`).
-    bg: background::BackgroundState,
-    /// Plans, memory and skills (see `runtime/content.rs`).
-    content: content::ContentState,
+    doctor: DoctorService,
 }
 
-/// The agent runtime. Cheap to clone; all clones share state.
-#[derive(Clone)]
-pub struct Runtime {
-    inner: Arc<Inner>,
-}
-
-impl std::fmt::Debug for Runtime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime")
-            .field("paths", &self.inner.paths)
-            .finish()
-    }
-}
-
-/// Reads `config.toml`; a missing file means the defaults.
-pub fn load_config(paths: &Paths) -> Result<Config, RuntimeError> {
-    let file = paths.config_file();
-    match std::fs::read_to_string(&file) {
-        Ok(text) => Ok(Config::from_toml(&text, &file)?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-        Err(e) => Err(RuntimeError::Io {
-            path: file.display().to_string(),
-            message: e.to_string(),
-        }),
-    }
-}
-
-impl Runtime {
-    /// Opens the runtime: reads the configuration, opens (and migrates) the database.
-    pub async fn open(options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
-        let config = match options.config {
+impl Services {
+    /// Opens every service over the configuration, the database and the directories.
+    async fn open(options: RuntimeOptions) -> Result<Services, RuntimeError> {
+        let RuntimeOptions {
+            paths,
+            keys,
+            config,
+        } = options;
+        let config = match config {
             Some(c) => {
                 c.validate()?;
                 c
             }
-            None => load_config(&options.paths)?,
+            None => load_config(&paths)?,
         };
         let registry = default_registry();
         // Unknown tool names in the configuration are an error now, not at the first turn.
@@ -213,10 +171,11 @@ impl Runtime {
                 field: "tools".into(),
                 message: e.to_string(),
             })?;
-        let store = Store::open(&options.paths.database()).await?;
-        let (events, _) = broadcast::channel(EVENT_CAPACITY);
-        let audit = AuditLog::start(options.paths.audit_log());
-        permissions_api::report_rule_file(&options.paths.config_dir);
+        let store = Store::open(&paths.database()).await?;
+        let events = Events::new();
+        let audit = AuditLog::start(paths.audit_log());
+        let rules = Arc::new(RuleService::new(store.clone(), &paths.config_dir));
+        rules.report_rule_file();
         if config.sandbox {
             let image = config
                 .sandbox_image
@@ -229,197 +188,332 @@ impl Runtime {
                 }
             })?;
         }
-        let bg = background::BackgroundState::new(&options.paths.data_dir)?;
-        let mcp = crate::mcp::open_registry(
-            options.paths.config_file().with_file_name("mcp.json"),
-            Arc::clone(&options.keys),
+        let sessions = Arc::new(Sessions::default());
+        let inbox = Arc::new(InboxService::new(store.clone()));
+        let mcp_registry = crate::mcp::open_registry(
+            paths.config_file().with_file_name("mcp.json"),
+            Arc::clone(&keys),
             store.clone(),
         )?;
-        mcp.load_cache().await?;
-        let toolset = crate::toolset::Toolset::new(registry, mcp, store.clone(), events.clone());
+        mcp_registry.load_cache().await?;
+        let toolset = Toolset::new(
+            registry,
+            mcp_registry,
+            store.clone(),
+            events.clone(),
+            Arc::clone(&rules),
+        );
+        // The built-in tools with `tool_search`.
         let registry = toolset.registry.clone();
-        let content_state = content::ContentState::new(&options.paths, store.clone());
+        let settings = Arc::new(SettingsService::new(
+            config,
+            paths.clone(),
+            keys,
+            registry.clone(),
+        ));
+        let background = Arc::new(BackgroundService::new(
+            &paths.data_dir,
+            store.clone(),
+            events.clone(),
+            Arc::clone(&settings),
+            Arc::clone(&sessions),
+            Arc::clone(&inbox),
+        )?);
+        let chats = Arc::new(ChatService::new(
+            store.clone(),
+            Arc::clone(&settings),
+            registry.clone(),
+            Arc::clone(&sessions),
+        ));
+        let plans = Arc::new(PlanService::new(
+            store.clone(),
+            events.clone(),
+            Arc::clone(&chats),
+        ));
+        let canvas = Arc::new(CanvasService::new(
+            store.clone(),
+            events.clone(),
+            Arc::clone(&chats),
+            Arc::clone(&inbox),
+        ));
+        let memory = Arc::new(MemoryService::new(
+            &paths,
+            store.clone(),
+            Arc::clone(&settings),
+        ));
+        let skills = Arc::new(SkillService::new(&paths, store.clone()));
+        let summaries = Arc::new(SummaryService::new(
+            store.clone(),
+            Arc::clone(&chats),
+            Arc::clone(&memory),
+            Arc::clone(&settings),
+            Arc::clone(&sessions),
+        ));
+        let browser = Arc::new(BrowserService::new(
+            paths.data_dir.clone(),
+            store.clone(),
+            settings.config().browser,
+        ));
+        let gate = PermissionGate::new(audit.clone(), Arc::new(events.clone()));
+        let permissions = Arc::new(PermissionService::new(
+            gate,
+            Arc::clone(&rules),
+            Arc::clone(&toolset),
+            Arc::clone(&chats),
+            Arc::clone(&settings),
+            store.clone(),
+            paths.clone(),
+        ));
+        let approvals = Arc::new(ApprovalService::new(
+            store.clone(),
+            events.clone(),
+            Arc::clone(&rules),
+            Arc::clone(&toolset),
+            Arc::clone(&permissions),
+        ));
+        let devices = Arc::new(Devices::new(store.clone(), &paths.data_dir));
+        let turn = Arc::new_cyclic(|turn: &Weak<TurnService>| {
+            let agents = Arc::new(AgentService::new(
+                turn.clone(),
+                store.clone(),
+                Arc::clone(&chats),
+                Arc::clone(&sessions),
+                Arc::clone(&settings),
+                Arc::clone(&inbox),
+                Arc::clone(&background),
+                registry.clone(),
+                Arc::clone(&devices),
+            ));
+            let services = TurnServices {
+                store: store.clone(),
+                events: events.clone(),
+                paths: paths.clone(),
+                settings: Arc::clone(&settings),
+                chats: Arc::clone(&chats),
+                sessions: Arc::clone(&sessions),
+                toolset: Arc::clone(&toolset),
+                permissions: Arc::clone(&permissions),
+                approvals: Arc::clone(&approvals),
+                inbox: Arc::clone(&inbox),
+                background: Arc::clone(&background),
+                plans: Arc::clone(&plans),
+                memory: Arc::clone(&memory),
+                skills: Arc::clone(&skills),
+                canvas: Arc::clone(&canvas),
+                browser: Arc::clone(&browser),
+            };
+            TurnService::new(services, agents)
+        });
+        let dispatcher = Arc::new(Dispatcher::new(
+            Arc::clone(&inbox),
+            Arc::clone(&turn),
+            Arc::clone(&chats),
+            Arc::clone(&sessions),
+            store.clone(),
+            Arc::clone(&summaries),
+            Arc::clone(&memory),
+            Arc::clone(&settings),
+            CancellationToken::new(),
+        ));
+        devices.set_host(Arc::new(RuntimeDeviceHost {
+            settings: Arc::clone(&settings),
+            inbox: Arc::clone(&inbox),
+            chats: Arc::clone(&chats),
+            sessions: Arc::clone(&sessions),
+            store: store.clone(),
+            agents: Arc::downgrade(turn.agents()),
+        }));
+        let doctor = DoctorService::new(
+            paths.clone(),
+            store.clone(),
+            Arc::clone(&settings),
+            Arc::clone(&background),
+        );
+        let schedules = crate::schedules::Schedules::new(store.clone(), events.clone());
+        let goals = crate::goals::Goals::new(store.clone(), events.clone());
+        Ok(Services {
+            schedules,
+            goals,
+            devices,
+            search: crate::ChatSearch::new(store.clone()),
+            mcp: McpService::new(Arc::clone(&toolset)),
+            paths,
+            events,
+            settings,
+            sessions,
+            chats,
+            rules,
+            toolset,
+            permissions,
+            approvals,
+            turn,
+            inbox,
+            dispatcher,
+            background,
+            memory,
+            summaries,
+            skills,
+            plans,
+            canvas,
+            browser,
+            audit,
+            doctor,
+        })
+    }
+}
+
+/// The agent runtime: the one public API of Suzent. Cheap to clone; all clones share state.
+///
+/// A thin facade: every method hands the call to the service that owns it (`chats`, `turn`,
+/// `approvals`, `rules`, `permissions`, `inbox`, `background`, `agents`, `memory`, `skills`,
+/// `plans`, `canvas`, `mcp`, `doctor`, `settings`).
+#[derive(Clone)]
+pub struct Runtime {
+    s: Arc<Services>,
+}
+
+/// A runtime handle that does not keep it alive (held by services the runtime owns: the
+/// schedules and goals run turns through the public API).
+#[derive(Clone)]
+pub(crate) struct WeakRuntime(Weak<Services>);
+
+impl WeakRuntime {
+    /// The runtime, while it is open.
+    pub(crate) fn upgrade(&self) -> Option<Runtime> {
+        self.0.upgrade().map(|s| Runtime { s })
+    }
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("paths", &self.s.paths)
+            .finish()
+    }
+}
+
+impl Runtime {
+    /// Opens the runtime: reads the configuration, opens (and migrates) the database.
+    pub async fn open(options: RuntimeOptions) -> Result<Runtime, RuntimeError> {
         let runtime = Runtime {
-            inner: Arc::new(Inner {
-                paths: options.paths,
-                config: std::sync::RwLock::new(config),
-                store,
-                registry,
-                engine: PermissionEngine::new(),
-                keys: options.keys,
-                events,
-                audit,
-                sessions: Mutex::new(HashMap::new()),
-                toolset,
-                bg,
-                content: content_state,
-            }),
+            s: Arc::new(Services::open(options).await?),
         };
-        runtime.init_background();
+        let weak = WeakRuntime(Arc::downgrade(&runtime.s));
+        runtime.s.schedules.bind(weak.clone());
+        runtime.s.goals.bind(weak);
         Ok(runtime)
     }
 
-    /// Built-in and MCP tools with the chats' activations.
-    pub(crate) fn toolset(&self) -> &Arc<crate::toolset::Toolset> {
-        &self.inner.toolset
+    // ---- unattended runs: schedules, heartbeats, goals ----
+
+    /// Scheduled jobs, heartbeats and the scheduler (add, list, run now, history...).
+    pub fn schedules(&self) -> &crate::schedules::Schedules {
+        &self.s.schedules
     }
+
+    /// Chat goals (`/goal`): set, pause, resume, and the judge that ends them.
+    pub fn goals(&self) -> &crate::goals::Goals {
+        &self.s.goals
+    }
+
+    /// Starts what runs unattended in a long-lived process (the desktop app, `suzent serve`):
+    /// the scheduler (or stands by when another process schedules; the status says which), the
+    /// built-in memory consolidation job, and the goals that were active before a restart.
+    pub async fn start_unattended(&self) -> crate::scheduler::SchedulerStatus {
+        let status = self.s.schedules.start(None).await;
+        if let Err(e) = self.s.schedules.ensure_dream().await {
+            tracing::warn!("registering the memory consolidation job: {e}");
+        }
+        if let Err(e) = self.s.goals.resume_active().await {
+            tracing::warn!("resuming goals: {e}");
+        }
+        status
+    }
+
+    // ---- configuration and settings ----
 
     /// A snapshot of the configuration in use (runs started later see saved changes).
     pub fn config(&self) -> Config {
-        match self.inner.config.read() {
-            Ok(c) => c.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-
-    /// Replaces the configuration in memory (after `save_settings` wrote it).
-    pub(crate) fn replace_config(&self, config: Config) {
-        match self.inner.config.write() {
-            Ok(mut c) => *c = config,
-            Err(poisoned) => *poisoned.into_inner() = config,
-        }
-    }
-
-    /// Where API keys come from.
-    pub(crate) fn key_source(&self) -> &dyn KeySource {
-        self.inner.keys.as_ref()
+        self.s.settings.config()
     }
 
     /// The directories in use.
     pub fn paths(&self) -> &Paths {
-        &self.inner.paths
+        &self.s.paths
     }
 
-    /// The tool registry.
+    /// The tool registry (built-in tools and `tool_search`).
     pub fn registry(&self) -> &ToolRegistry {
-        &self.inner.registry
+        &self.s.toolset.registry
     }
 
     /// Checks that `model` (or the configured default) names a provider whose key is available.
     pub fn check_model(&self, model: Option<&str>) -> Result<(), RuntimeError> {
-        let config = self.config();
-        let model = model.or(config.default_model.as_deref()).ok_or_else(|| {
-            RuntimeError::InvalidInput {
-                field: "model".into(),
-                message:
-                    "no model set: pass --model provider/model or set default_model in config.toml"
-                        .into(),
-            }
-        })?;
-        build_provider(model, &config.providers, self.inner.keys.as_ref())?;
-        Ok(())
+        self.s.settings.check_model(model)
+    }
+
+    /// The current settings and which providers have a key.
+    pub fn settings(&self) -> Settings {
+        self.s.settings.settings()
+    }
+
+    /// Applies `patch` to the configuration, validates the result, writes `config.toml`
+    /// atomically and makes it the configuration of runs that start from now on.
+    ///
+    /// Errors: [`RuntimeError::InvalidInput`] or [`RuntimeError::Config`] naming the bad field
+    /// (nothing is written), [`RuntimeError::Io`] when the file cannot be written.
+    pub fn save_settings(&self, patch: SettingsPatch) -> Result<Settings, RuntimeError> {
+        let saved = self.s.settings.save(patch)?;
+        self.s.browser.set_config(self.s.settings.config().browser);
+        Ok(saved)
+    }
+
+    /// Where API keys come from (the goal judge builds its provider with them).
+    pub(crate) fn key_source(&self) -> &dyn KeySource {
+        self.s.settings.keys()
+    }
+
+    /// Paired devices: pairing, the device list, the peer outbox (see `devices/`).
+    pub fn devices(&self) -> &Arc<Devices> {
+        &self.s.devices
+    }
+
+    /// The browser service (`browser_action`; the extension bridge connects here).
+    pub fn browser(&self) -> &Arc<BrowserService> {
+        &self.s.browser
+    }
+
+    /// The permission audit log's writer (one per runtime, so the hash chain stays whole); the
+    /// browser bridge appends pairing decisions to it.
+    pub fn audit_log(&self) -> AuditLog {
+        self.s.audit.clone()
     }
 
     /// Subscribes to every event of every chat, from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<AgentEvent> {
-        self.inner.events.subscribe()
+        self.s.events.subscribe()
     }
 
-    /// The capability catalog (what ConfigView shows), as JSON:
-    /// `[{id, label, description, tools:[{id, name, description, runtimeName, requiresApproval}]}]`.
-    pub fn catalog(&self) -> Value {
-        serde_json::to_value(self.inner.registry.catalog()).unwrap_or(Value::Null)
+    /// Checks configuration, keys, database and providers.
+    pub async fn doctor(&self) -> DoctorReport {
+        self.s.doctor.report().await
     }
 
     // ---- chats ----
 
     /// Creates a chat. The workspace must be an existing directory.
     pub async fn create_chat(&self, args: CreateChat) -> Result<ChatRecord, RuntimeError> {
-        let new = self.new_chat(args)?;
-        Ok(self.inner.store.create_chat(&new).await?)
-    }
-
-    /// The chat [`Runtime::create_chat`] would store for `args` (workspace canonicalized,
-    /// defaults from the configuration, model and tools checked), with a fresh id; nothing is
-    /// stored. Errors as [`Runtime::create_chat`].
-    pub(crate) fn new_chat(&self, args: CreateChat) -> Result<NewChat, RuntimeError> {
-        let cfg = &self.config();
-        let workspace = match args.workspace.or_else(|| cfg.workspace.clone()) {
-            Some(w) => w,
-            None => std::env::current_dir().map_err(|e| RuntimeError::Io {
-                path: ".".into(),
-                message: e.to_string(),
-            })?,
-        };
-        let workspace =
-            std::fs::canonicalize(&workspace).map_err(|e| RuntimeError::InvalidInput {
-                field: "workspace".into(),
-                message: format!("'{}': {e}", workspace.display()),
-            })?;
-        if !workspace.is_dir() {
-            return Err(RuntimeError::InvalidInput {
-                field: "workspace".into(),
-                message: format!("'{}' is not a directory", workspace.display()),
-            });
-        }
-        if let Some(model) = &args.model {
-            parse_model(model)?;
-        }
-        if let Some(tools) = &args.tools {
-            self.inner.registry.expand_selection(tools).map_err(|e| {
-                RuntimeError::InvalidInput {
-                    field: "tools".into(),
-                    message: e.to_string(),
-                }
-            })?;
-        }
-        let new = NewChat {
-            id: new_id(),
-            title: args.title.unwrap_or_else(|| crate::DEFAULT_TITLE.into()),
-            workspace: workspace.display().to_string(),
-            model: args.model.or_else(|| cfg.default_model.clone()),
-            mode: args.mode.unwrap_or(cfg.default_mode),
-            tools: args.tools,
-        };
-        Ok(new)
+        self.s.chats.create(args).await
     }
 
     /// One chat.
     pub async fn chat(&self, chat_id: &str) -> Result<ChatRecord, RuntimeError> {
-        self.inner
-            .store
-            .get_chat(chat_id)
-            .await?
-            .ok_or_else(|| RuntimeError::ChatNotFound(chat_id.to_string()))
+        self.s.chats.get(chat_id).await
     }
 
     /// Every chat, most recently updated first.
     pub async fn list_chats(&self) -> Result<Vec<ChatRecord>, RuntimeError> {
-        Ok(self.inner.store.list_chats().await?)
-    }
-
-    /// The models `provider` offers (see [`crate::ProviderCheck::list_models`]).
-    pub async fn list_models(
-        &self,
-        provider: &str,
-        base_url: Option<&str>,
-        api_key: Option<&str>,
-    ) -> Result<Vec<String>, RuntimeError> {
-        crate::ProviderCheck::new(self.config().providers, Arc::clone(&self.inner.keys))
-            .list_models(provider, base_url, api_key)
-            .await
-    }
-
-    /// One real request to `model` (see [`crate::ProviderCheck::test_connection`]).
-    pub async fn test_connection(
-        &self,
-        model: &str,
-        base_url: Option<&str>,
-    ) -> Result<crate::ConnectionCheck, RuntimeError> {
-        crate::ProviderCheck::new(self.config().providers, Arc::clone(&self.inner.keys))
-            .test_connection(model, base_url)
-            .await
-    }
-
-    /// Chats whose title or messages contain every word of `query` (see [`crate::ChatSearch`]).
-    pub async fn search_chats(
-        &self,
-        query: &str,
-        limit: usize,
-    ) -> Result<Vec<suzent_store::ChatSearchHit>, RuntimeError> {
-        crate::ChatSearch::new(self.inner.store.clone())
-            .search(query, limit)
-            .await
+        self.s.chats.list().await
     }
 
     /// Renames a chat.
@@ -428,30 +522,14 @@ impl Runtime {
         chat_id: &str,
         title: &str,
     ) -> Result<ChatRecord, RuntimeError> {
-        if title.trim().is_empty() {
-            return Err(RuntimeError::InvalidInput {
-                field: "title".into(),
-                message: "empty".into(),
-            });
-        }
-        self.chat(chat_id).await?;
-        let patch = ChatPatch {
-            title: Some(title.trim().to_string()),
-            ..Default::default()
-        };
-        Ok(self.inner.store.update_chat(chat_id, &patch).await?)
+        self.s.chats.rename(chat_id, title).await
     }
 
     /// Deletes a chat with its transcript, approvals and session rules, and the end-of-chat
     /// summaries of it in archival memory (source `summary`); the chat is not summarized.
     /// Entries archived on purpose (`memory_archive`, other sources) stay.
     pub async fn delete_chat(&self, chat_id: &str) -> Result<(), RuntimeError> {
-        self.chat(chat_id).await?;
-        self.inner.store.delete_chat(chat_id).await?;
-        if let Ok(mut sessions) = self.inner.sessions.lock() {
-            sessions.remove(chat_id);
-        }
-        Ok(())
+        self.s.chats.delete(chat_id).await
     }
 
     /// Sets a chat's permission mode.
@@ -460,49 +538,17 @@ impl Runtime {
         chat_id: &str,
         mode: PermissionMode,
     ) -> Result<ChatRecord, RuntimeError> {
-        self.chat(chat_id).await?;
-        let patch = ChatPatch {
-            mode: Some(mode),
-            ..Default::default()
-        };
-        Ok(self.inner.store.update_chat(chat_id, &patch).await?)
+        self.s.chats.set_mode(chat_id, mode).await
+    }
+
+    /// A chat's permission mode.
+    pub async fn get_mode(&self, chat_id: &str) -> Result<PermissionMode, RuntimeError> {
+        Ok(self.s.chats.get(chat_id).await?.mode)
     }
 
     /// Sets a chat's model (`provider/model`).
     pub async fn set_model(&self, chat_id: &str, model: &str) -> Result<ChatRecord, RuntimeError> {
-        parse_model(model)?;
-        self.chat(chat_id).await?;
-        let patch = ChatPatch {
-            model: Some(Some(model.to_string())),
-            ..Default::default()
-        };
-        Ok(self.inner.store.update_chat(chat_id, &patch).await?)
-    }
-
-    /// A chat still called [`crate::DEFAULT_TITLE`] with no message yet is named after `text`
-    /// (see [`crate::title_from`]); other chats are returned as they are.
-    async fn name_after_first_message(
-        &self,
-        chat: ChatRecord,
-        text: &str,
-    ) -> Result<ChatRecord, RuntimeError> {
-        if chat.title != crate::DEFAULT_TITLE || !self.inner.store.messages(&chat.id).await?.is_empty() {
-            return Ok(chat);
-        }
-        match crate::title_from(text) {
-            Some(title) => Ok(self.rename_chat(&chat.id, &title).await?),
-            None => Ok(chat),
-        }
-    }
-
-    /// Goes back to the default model for a chat.
-    pub async fn clear_model(&self, chat_id: &str) -> Result<ChatRecord, RuntimeError> {
-        self.chat(chat_id).await?;
-        let patch = ChatPatch {
-            model: Some(None),
-            ..Default::default()
-        };
-        Ok(self.inner.store.update_chat(chat_id, &patch).await?)
+        self.s.chats.set_model(chat_id, model).await
     }
 
     /// Sets a chat's tool selection (None: the configuration's).
@@ -511,118 +557,15 @@ impl Runtime {
         chat_id: &str,
         tools: Option<Vec<String>>,
     ) -> Result<ChatRecord, RuntimeError> {
-        if let Some(t) = &tools {
-            self.inner
-                .registry
-                .expand_selection(t)
-                .map_err(|e| RuntimeError::InvalidInput {
-                    field: "tools".into(),
-                    message: e.to_string(),
-                })?;
-        }
-        self.chat(chat_id).await?;
-        let patch = ChatPatch {
-            tools: Some(tools),
-            ..Default::default()
-        };
-        Ok(self.inner.store.update_chat(chat_id, &patch).await?)
+        self.s.chats.set_tools(chat_id, tools).await
     }
 
     /// The stored transcript.
     pub async fn messages(&self, chat_id: &str) -> Result<Vec<StoredMessage>, RuntimeError> {
-        self.chat(chat_id).await?;
-        Ok(self.inner.store.messages(chat_id).await?)
+        self.s.chats.messages(chat_id).await
     }
 
-    // ---- rules ----
-
-    /// Global rules plus the chat's session rules (every rule when `chat_id` is None).
-    pub async fn list_rules(&self, chat_id: Option<&str>) -> Result<Vec<Rule>, RuntimeError> {
-        let mut rules = self.inner.store.list_rules(chat_id).await?;
-        rules.extend(self.rule_file().rules); // hand-written global rules (`rules.toml`)
-        Ok(rules)
-    }
-
-    /// Adds a rule. Session rules need a chat.
-    pub async fn add_rule(
-        &self,
-        draft: RuleDraft,
-        chat_id: Option<&str>,
-    ) -> Result<Rule, RuntimeError> {
-        validate_rule(&draft).map_err(|message| RuntimeError::InvalidInput {
-            field: "rule".into(),
-            message,
-        })?;
-        if draft.tool != "*"
-            && self.inner.toolset.get(&draft.tool).is_none()
-            && !draft.tool.starts_with(suzent_mcp::PREFIX)
-        {
-            return Err(RuntimeError::InvalidInput {
-                field: "rule.tool".into(),
-                message: format!("unknown tool '{}'", draft.tool),
-            });
-        }
-        let chat_id = match draft.destination {
-            RuleDestination::Session => {
-                let id = chat_id.ok_or_else(|| RuntimeError::InvalidInput {
-                    field: "chat_id".into(),
-                    message: "a session rule needs a chat".into(),
-                })?;
-                self.chat(id).await?;
-                Some(id.to_string())
-            }
-            RuleDestination::Global => None,
-        };
-        let tool = match self.inner.toolset.get(&draft.tool) {
-            Some(t) => t.spec().runtime_name.to_string(),
-            None => draft.tool.clone(),
-        };
-        let rule = Rule {
-            id: new_id(),
-            tool,
-            behavior: draft.behavior,
-            matcher: draft.matcher,
-            destination: draft.destination,
-            chat_id,
-            created_at: Utc::now(),
-            description: draft.description,
-        };
-        self.inner.store.add_rule(&rule).await?;
-        Ok(rule)
-    }
-
-    /// Deletes a rule by id.
-    pub async fn delete_rule(&self, rule_id: &str) -> Result<(), RuntimeError> {
-        if self.inner.store.delete_rule(rule_id).await? {
-            Ok(())
-        } else {
-            Err(RuntimeError::InvalidInput {
-                field: "rule_id".into(),
-                message: format!("no rule '{rule_id}'"),
-            })
-        }
-    }
-
-    // ---- approvals ----
-
-    /// Pending approvals, of one chat or of all.
-    pub async fn pending_approvals(
-        &self,
-        chat_id: Option<&str>,
-    ) -> Result<Vec<PendingApproval>, RuntimeError> {
-        Ok(self.inner.store.pending_approvals(chat_id).await?)
-    }
-
-    // ---- runs ----
-
-    /// Stops the chat's running turn (the model stream and any running tool).
-    pub fn cancel(&self, chat_id: &str) {
-        if let Some(session) = self.existing_session(chat_id)
-            && let Ok(token) = session.cancel.lock()
-        {
-            token.cancel();
-        }
-    }
+    // ---- turns ----
 
     /// Sends a user message and runs the turn until the model stops, the turn waits for
     /// approvals, or it fails. Provider errors end the run with outcome `Failed` (and a
@@ -633,37 +576,7 @@ impl Runtime {
         text: &str,
         options: RunOptions,
     ) -> Result<RunSummary, RuntimeError> {
-        if text.trim().is_empty() {
-            return Err(RuntimeError::InvalidInput {
-                field: "text".into(),
-                message: "empty message".into(),
-            });
-        }
-        let chat = self.chat(chat_id).await?;
-        // A missing key or a bad model is an error before anything is stored.
-        self.check_model(chat.model.as_deref())?;
-        let session = self.session(chat_id);
-        let _guard = session.run_lock.lock().await;
-        // Tool calls waiting for the user are answered first: a message after them would leave
-        // calls without results in the transcript, which model providers refuse.
-        let pending = self.inner.store.pending_approvals(Some(chat_id)).await?;
-        if !pending.is_empty() {
-            let names: Vec<&str> = pending.iter().map(|p| p.tool_name.as_str()).collect();
-            return Err(RuntimeError::InvalidInput {
-                field: "text".into(),
-                message: format!(
-                    "chat '{chat_id}' is waiting for the user's approval of {} tool call(s) ({}); answer them (resume_approvals) before sending a new message",
-                    pending.len(),
-                    names.join(", ")
-                ),
-            });
-        }
-        let chat = self.name_after_first_message(chat, text).await?;
-        // The message is stored by the run, after the calls an interrupted turn left open are
-        // settled.
-        let mut opening = Some(Opening::User(text.to_string()));
-        self.run_with(&session, &chat, new_id(), options, &mut opening)
-            .await
+        self.s.turn.send_message(chat_id, text, options).await
     }
 
     /// Answers pending approvals and continues the suspended turn (seed 000 `resume_approvals`).
@@ -676,1031 +589,423 @@ impl Runtime {
         answers: Vec<ApprovalResponse>,
         options: RunOptions,
     ) -> Result<RunSummary, RuntimeError> {
-        let chat = self.chat(chat_id).await?;
-        let session = self.session(chat_id);
-        let _guard = session.run_lock.lock().await;
-        let mut checked = Vec::new();
-        for answer in &answers {
-            let record = self
-                .inner
-                .store
-                .get_approval(&answer.request_id)
-                .await?
-                .ok_or_else(|| RuntimeError::UnknownApproval(answer.request_id.clone()))?;
-            if record.approval.chat_id != chat_id || record.status != ApprovalStatus::Pending {
-                return Err(RuntimeError::StaleApproval(answer.request_id.clone()));
-            }
-            if let Some(tc) = &answer.tool_call_id
-                && tc != &record.approval.tool_call_id
-            {
-                return Err(RuntimeError::InvalidInput {
-                    field: "tool_call_id".into(),
-                    message: format!("'{tc}' does not belong to approval '{}'", answer.request_id),
-                });
-            }
-            let offered = &record.approval.decision.actions;
-            let offered_ids = || {
-                offered
-                    .iter()
-                    .map(|a| a.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let action_id = ApprovalActionId::parse(&answer.action_id).map_err(|_| {
-                RuntimeError::UnknownAction {
-                    approval: answer.request_id.clone(),
-                    action: answer.action_id.clone(),
-                    offered: offered_ids(),
-                }
-            })?;
-            let action = offered.iter().find(|a| a.id == action_id).cloned();
-            let always_allowed = matches!(
-                action_id,
-                ApprovalActionId::AllowOnce | ApprovalActionId::Reject
-            );
-            if action.is_none() && !always_allowed {
-                return Err(RuntimeError::UnknownAction {
-                    approval: answer.request_id.clone(),
-                    action: answer.action_id.clone(),
-                    offered: offered_ids(),
-                });
-            }
-            if checked
-                .iter()
-                .any(|(r, _, _): &(suzent_store::ApprovalRecord, _, Option<RuleDraft>)| {
-                    r.approval.id == record.approval.id
-                })
-            {
-                return Err(RuntimeError::InvalidInput {
-                    field: "resume_approvals".into(),
-                    message: format!("approval '{}' answered twice", answer.request_id),
-                });
-            }
-            let remembered = remembered_rule(answer, &record.approval.tool_name, action.as_ref())?;
-            checked.push((record, action_id, remembered));
-        }
-        for ((record, action_id, remembered), answer) in checked.into_iter().zip(&answers) {
-            let feedback = answer.feedback.as_deref().filter(|f| !f.trim().is_empty());
-            if !self
-                .inner
-                .store
-                .resolve_approval(&record.approval.id, action_id, feedback)
-                .await?
-            {
-                return Err(RuntimeError::StaleApproval(record.approval.id.clone()));
-            }
-            let mut added = None;
-            if let Some(draft) = remembered {
-                let rule = self.add_rule(draft, Some(chat_id)).await?;
-                added = Some(rule);
-            }
-            self.inner
-                .audit
-                .append_value(json!({
-                    "timestamp": Utc::now().to_rfc3339(),
-                    "kind": "resolution",
-                    "chatId": chat_id,
-                    "runId": record.approval.run_id,
-                    "toolCallId": record.approval.tool_call_id,
-                    "tool": record.approval.tool_name,
-                    "userAction": action_id.as_str(),
-                    "feedback": feedback.map(redact_text),
-                    "ruleId": added.as_ref().map(|r| r.id.clone()),
-                }))
-                .await;
-            self.emit(AgentEvent::ToolPermissionResolution {
-                chat_id: chat_id.to_string(),
-                approval_id: record.approval.id.clone(),
-                tool_call_id: record.approval.tool_call_id.clone(),
-                action_id,
-                scope: added.as_ref().map(|r| r.destination),
-                rule: added,
-                feedback: feedback.map(str::to_string),
-            });
-        }
-        self.run(&session, &chat, new_id(), options).await
+        self.s.turn.resume(chat_id, answers, options).await
     }
 
-    /// Checks configuration, keys, database and providers.
-    pub async fn doctor(&self) -> DoctorReport {
-        let mut checks = Vec::new();
-        let cfg_file = self.inner.paths.config_file();
-        checks.push(DoctorCheck {
-            name: "config".into(),
-            ok: true,
-            detail: if cfg_file.exists() {
-                format!("{} is valid", cfg_file.display())
-            } else {
-                format!("{} not present; using defaults", cfg_file.display())
-            },
-        });
-        let db = self.inner.store.list_chats().await;
-        checks.push(DoctorCheck {
-            name: "database".into(),
-            ok: db.is_ok(),
-            detail: match db {
-                Ok(chats) => format!(
-                    "{} ({} chats)",
-                    self.inner.paths.database().display(),
-                    chats.len()
-                ),
-                Err(e) => e.to_string(),
-            },
-        });
-        let config = self.config();
-        match &config.default_model {
-            None => checks.push(DoctorCheck {
-                name: "model".into(),
-                ok: false,
-                detail: "no default_model in config.toml (e.g. default_model = \"openai/gpt-4.1\"); pass --model".into(),
-            }),
-            Some(model) => match build_provider(model, &config.providers, self.inner.keys.as_ref()) {
-                Ok((_provider, _)) => {
-                    checks.push(DoctorCheck { name: "model".into(), ok: true, detail: format!("{model}: key present") });
-                }
-                Err(e) => checks.push(DoctorCheck { name: "model".into(), ok: false, detail: e.to_string() }),
-            },
-        }
-        for provider in ["openai", "anthropic", "gemini"] {
-            let present = self.inner.keys.api_key(provider).is_some();
-            checks.push(DoctorCheck {
-                name: format!("key:{provider}"),
-                ok: true,
-                detail: if present {
-                    "present".into()
-                } else {
-                    "not set".into()
-                },
-            });
-        }
-        if let Some(model) = &config.default_model {
-            checks.push(self.reachability(model).await);
-        }
-        checks.push(self.sandbox_check());
-        DoctorReport { checks }
+    /// Stops the chat's running turn (the model stream and any running tool).
+    pub fn cancel(&self, chat_id: &str) {
+        self.s.sessions.cancel(chat_id)
     }
 
-    async fn reachability(&self, model: &str) -> DoctorCheck {
-        let url = match parse_model(model) {
-            Ok((kind, _)) => crate::provider::resolve::base_url(kind, &self.config().providers),
-            Err(e) => {
-                return DoctorCheck {
-                    name: "reachable".into(),
-                    ok: false,
-                    detail: e.to_string(),
-                };
-            }
-        };
-        let client = reqwest::Client::builder()
-            .timeout(std::time::Duration::from_secs(5))
-            .build();
-        let result = match client {
-            Ok(c) => c
-                .get(&url)
-                .send()
-                .await
-                .map(|r| r.status().as_u16())
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-        match result {
-            Ok(status) => DoctorCheck {
-                name: "reachable".into(),
-                ok: true,
-                detail: format!("{url} answered HTTP {status}"),
-            },
-            Err(e) => DoctorCheck {
-                name: "reachable".into(),
-                ok: false,
-                detail: format!("{url}: {e}"),
-            },
-        }
-    }
+    // ---- approvals, rules, permissions ----
 
-    // ---- internals ----
-
-    fn emit(&self, event: AgentEvent) {
-        let _ = self.inner.events.send(event);
-    }
-
-    fn existing_session(&self, chat_id: &str) -> Option<Arc<Session>> {
-        self.inner
-            .sessions
-            .lock()
-            .ok()
-            .and_then(|s| s.get(chat_id).cloned())
-    }
-
-    fn session(&self, chat_id: &str) -> Arc<Session> {
-        let fresh = || {
-            Arc::new(Session {
-                run_lock: tokio::sync::Mutex::new(()),
-                reads: Default::default(),
-                cancel: Mutex::new(CancellationToken::new()),
-            })
-        };
-        match self.inner.sessions.lock() {
-            Ok(mut s) => s.entry(chat_id.to_string()).or_insert_with(fresh).clone(),
-            Err(_) => fresh(),
-        }
-    }
-
-    fn tool_context(
+    /// Pending approvals, of one chat or of all.
+    pub async fn pending_approvals(
         &self,
-        chat: &ChatRecord,
-        session: &Session,
-        cancel: CancellationToken,
-    ) -> Result<ToolContext, RuntimeError> {
-        let workspace = PathBuf::from(&chat.workspace);
-        let persistence = self.inner.paths.persistence_dir(&chat.id);
-        let shared = self.inner.paths.shared_dir();
-        for dir in [&persistence, &shared] {
-            std::fs::create_dir_all(dir).map_err(|e| RuntimeError::Io {
-                path: dir.display().to_string(),
-                message: e.to_string(),
-            })?;
-        }
-        let policy =
-            PathPolicy::new(&workspace, &[persistence.clone(), shared.clone()]).map_err(|e| {
-                RuntimeError::Io {
-                    path: workspace.display().to_string(),
-                    message: format!("workspace unavailable: {e}"),
-                }
-            })?;
-        Ok(ToolContext {
-            chat_id: chat.id.clone(),
-            user_id: whoami(),
-            workspace_root: policy.workspace().to_path_buf(),
-            persistence_dir: persistence,
-            shared_dir: shared,
-            paths: Arc::new(policy),
-            reads: session.reads.clone(),
-            cancel,
-            // Filled in by `equip_context`.
-            commands: None,
-            agents: None,
-            sandbox: None,
-            plans: None,
-            memory: None,
-            canvas: None,
-            tool_call_id: None,
-            skills: None,
-        })
+        chat_id: Option<&str>,
+    ) -> Result<Vec<PendingApproval>, RuntimeError> {
+        self.s.approvals.pending(chat_id).await
     }
 
-    fn selected_tools(&self, chat: &ChatRecord) -> Vec<String> {
-        let selection = chat.tools.clone().unwrap_or_else(|| self.config().tools);
-        self.inner
-            .registry
-            .expand_selection(&selection)
-            .unwrap_or_default()
+    /// Global rules plus the chat's session rules (every rule when `chat_id` is None).
+    pub async fn list_rules(&self, chat_id: Option<&str>) -> Result<Vec<Rule>, RuntimeError> {
+        self.s.rules.list(chat_id).await
     }
 
-    async fn run(
+    /// Adds a rule. Session rules need a chat.
+    pub async fn add_rule(
         &self,
-        session: &Session,
-        chat: &ChatRecord,
-        run_id: String,
-        options: RunOptions,
-    ) -> Result<RunSummary, RuntimeError> {
-        self.run_with(session, chat, run_id, options, &mut None)
-            .await
+        draft: RuleDraft,
+        chat_id: Option<&str>,
+    ) -> Result<Rule, RuntimeError> {
+        self.s.rules.add(draft, chat_id, &self.s.toolset).await
     }
 
-    /// Runs a turn that first stores `opening` (taken out of the option once stored): after the
-    /// tool calls the last turn left without results are settled, so the transcript never has
-    /// a message between calls and their results. Left in place when the run ends before that:
-    /// calls still wait for the user's approval, the run was cancelled, or it failed.
-    async fn run_with(
+    /// Deletes a rule by id.
+    pub async fn delete_rule(&self, rule_id: &str) -> Result<(), RuntimeError> {
+        self.s.rules.delete(rule_id).await
+    }
+
+    /// The path of `rules.toml`.
+    pub fn rules_file_path(&self) -> PathBuf {
+        self.s.rules.file_path()
+    }
+
+    /// Global rules from `rules.toml` (read on every call, so edits apply to the next tool call)
+    /// and the entries that were ignored. A missing file has no rules; an unreadable one is one
+    /// problem.
+    pub fn rule_file(&self) -> RuleFile {
+        self.s.rules.rule_file()
+    }
+
+    /// A chat's mode, the rules in force for it, and the problems of `rules.toml`.
+    pub async fn permission_state(&self, chat_id: &str) -> Result<PermissionState, RuntimeError> {
+        self.s.rules.permission_state(chat_id).await
+    }
+
+    /// The decision simulator: what the permission gate would decide for `tool` with `args`, in
+    /// `mode` (default: the chat's, else the configured default), for `chat_id` (its workspace
+    /// and session rules; without a chat: the configured workspace or the current directory, and
+    /// global rules only). Nothing runs and nothing is stored; the `auto` mode reviewer is not
+    /// called (`reviewerWouldDecide` says whether it would be).
+    pub async fn explain_permission(
         &self,
-        session: &Session,
-        chat: &ChatRecord,
-        run_id: String,
-        options: RunOptions,
-        opening: &mut Option<Opening>,
-    ) -> Result<RunSummary, RuntimeError> {
-        let cancel = CancellationToken::new();
-        if let Ok(mut token) = session.cancel.lock() {
-            *token = cancel.clone();
-        }
-        let model = chat.model.clone().unwrap_or_default();
-        self.emit(AgentEvent::RunStarted {
-            chat_id: chat.id.clone(),
-            run_id: run_id.clone(),
-            model: model.clone(),
-        });
-        let result = self
-            .run_loop(session, chat, &run_id, &options, &cancel, opening)
-            .await;
-        // Everything this run audited is on disk before the run is announced as finished (a
-        // CLI process may exit right after).
-        self.inner.audit.flush().await;
-        let summary = match result {
-            Ok(summary) => summary,
-            Err(LoopError::Runtime(e)) => {
-                self.emit(AgentEvent::RunError {
-                    chat_id: chat.id.clone(),
-                    run_id: run_id.clone(),
-                    message: e.to_string(),
-                });
-                self.emit(AgentEvent::RunFinished {
-                    chat_id: chat.id.clone(),
-                    run_id: run_id.clone(),
-                    outcome: RunOutcome::Failed,
-                    pending_approvals: Vec::new(),
-                });
-                return Err(e);
-            }
-            Err(LoopError::Provider(ProviderError::Cancelled)) => RunSummary {
-                run_id: run_id.clone(),
-                outcome: RunOutcome::Cancelled,
-                pending: Vec::new(),
-                text: String::new(),
-                error: None,
-            },
-            Err(LoopError::Provider(e)) => {
-                let message = e.to_string();
-                self.emit(AgentEvent::RunError {
-                    chat_id: chat.id.clone(),
-                    run_id: run_id.clone(),
-                    message: message.clone(),
-                });
-                RunSummary {
-                    run_id: run_id.clone(),
-                    outcome: RunOutcome::Failed,
-                    pending: Vec::new(),
-                    text: String::new(),
-                    error: Some(message),
-                }
-            }
-        };
-        self.emit(AgentEvent::RunFinished {
-            chat_id: chat.id.clone(),
-            run_id: run_id.clone(),
-            outcome: summary.outcome,
-            pending_approvals: summary.pending.iter().map(|p| p.id.clone()).collect(),
-        });
-        // The agent is idle again: the inbox dispatcher may deliver what waited for it.
-        self.inner.bg.inbox_wake.notify_one();
-        Ok(summary)
-    }
-
-    async fn run_loop(
-        &self,
-        session: &Session,
-        chat: &ChatRecord,
-        run_id: &str,
-        options: &RunOptions,
-        cancel: &CancellationToken,
-        opening: &mut Option<Opening>,
-    ) -> Result<RunSummary, LoopError> {
-        let store = &self.inner.store;
-        let config = self.config();
-        let ctx = self.tool_context(chat, session, cancel.clone())?;
-        let mut ctx = self.equip_context(chat, ctx).await?;
-        self.equip_content(&mut ctx).await?; // plans, memory, skills (runtime/content.rs)
-        self.equip_canvas(&mut ctx); // render_ui's surfaces (runtime/canvas.rs)
-        let selected = self.selected_tools(chat);
-        self.inner.toolset.set_selection(&chat.id, &selected);
-        let mut provider: Option<(Box<dyn ModelProvider>, String)> = None;
-        let mut last_text = String::new();
-        let mut steps = 0u32;
-        loop {
-            if cancel.is_cancelled() {
-                return Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), last_text));
-            }
-            let messages = store.messages(&chat.id).await.map_err(RuntimeError::from)?;
-            // This step's tools: the selection, tool_search and the tools activated so far.
-            let loaded = self
-                .inner
-                .toolset
-                .loaded(&chat.id, &selected)
-                .await
-                .map_err(RuntimeError::from)?;
-            // Settle the tool calls of the last assistant message first (also after a crash).
-            if let Some((calls, answered)) = unanswered_calls(&messages)
-                && !calls.is_empty()
-            {
-                let mut waiting = Vec::new();
-                for call in calls {
-                    if answered.contains(&call.id) {
-                        continue;
-                    }
-                    if let Some(p) = self
-                        .settle_call(chat, run_id, &call, &loaded, &ctx, options)
-                        .await?
-                    {
-                        waiting.push(p);
-                    }
-                }
-                if !waiting.is_empty() {
-                    let pending = store
-                        .pending_approvals(Some(&chat.id))
-                        .await
-                        .map_err(RuntimeError::from)?;
-                    return Ok(self.summary(run_id, RunOutcome::Suspended, pending, last_text));
-                }
-                if cancel.is_cancelled() {
-                    return Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), last_text));
-                }
-                continue;
-            }
-            // Every call has its result: the message that opens this run joins the transcript.
-            if let Some(first) = opening.take() {
-                self.store_opening(chat, run_id, first).await?;
-                continue;
-            }
-            match messages.last().map(|m| &m.message) {
-                Some(ChatMessage::Assistant { text, .. }) => {
-                    return Ok(self.summary(
-                        run_id,
-                        RunOutcome::Completed,
-                        Vec::new(),
-                        text.clone(),
-                    ));
-                }
-                None => {
-                    return Ok(self.summary(run_id, RunOutcome::Completed, Vec::new(), last_text));
-                }
-                _ => {}
-            }
-            // Inbox messages for this agent join the running turn before the next model step.
-            if self.deliver_in_place(&chat.id, run_id).await? {
-                continue;
-            }
-            if steps >= config.max_steps {
-                let note = format!("Stopped after {steps} model steps (max_steps in config.toml).");
-                store
-                    .append_message(
-                        &chat.id,
-                        Some(run_id),
-                        &ChatMessage::Assistant {
-                            text: note.clone(),
-                            tool_calls: Vec::new(),
-                        },
-                    )
-                    .await
-                    .map_err(RuntimeError::from)?;
-                return Ok(self.summary(run_id, RunOutcome::Completed, Vec::new(), note));
-            }
-            steps += 1;
-            if provider.is_none() {
-                let model = chat.model.clone().ok_or_else(|| RuntimeError::InvalidInput {
-                    field: "model".into(),
-                    message: "no model set: pass --model provider/model or set default_model in config.toml".into(),
-                })?;
-                provider = Some(build_provider(
-                    &model,
-                    &config.providers,
-                    self.inner.keys.as_ref(),
-                )?);
-            }
-            let Some((client, model_id)) = provider.as_ref() else {
-                continue;
-            };
-            let request = ModelRequest {
-                model: model_id.clone(),
-                system: self.full_system_prompt(chat, &ctx).await?,
-                messages: messages.into_iter().map(|m| m.message).collect(),
-                tools: self.tool_definitions(&loaded),
-            };
-            let chat_id = chat.id.clone();
-            let run = run_id.to_string();
-            let events = self.inner.events.clone();
-            let on_text = move |delta: &str| {
-                let _ = events.send(AgentEvent::TextDelta {
-                    chat_id: chat_id.clone(),
-                    run_id: run.clone(),
-                    delta: delta.to_string(),
-                });
-            };
-            let response = tokio::select! {
-                r = client.stream(&request, &on_text) => r.map_err(LoopError::Provider)?,
-                _ = cancel.cancelled() => return Err(LoopError::Provider(ProviderError::Cancelled)),
-            };
-            last_text = response.text.clone();
-            let assistant = ChatMessage::Assistant {
-                text: response.text.clone(),
-                tool_calls: response.tool_calls.clone(),
-            };
-            store
-                .append_message(&chat.id, Some(run_id), &assistant)
-                .await
-                .map_err(RuntimeError::from)?;
-            for call in &response.tool_calls {
-                self.emit(AgentEvent::ToolCallStart {
-                    chat_id: chat.id.clone(),
-                    run_id: run_id.to_string(),
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    args: display_args(&call.arguments),
-                });
-            }
-        }
-    }
-
-    /// Stores the message that opens a run (see [`Opening`]).
-    async fn store_opening(
-        &self,
-        chat: &ChatRecord,
-        run_id: &str,
-        opening: Opening,
-    ) -> Result<(), RuntimeError> {
-        let store = &self.inner.store;
-        match opening {
-            Opening::User(text) => {
-                store
-                    .append_message(&chat.id, Some(run_id), &ChatMessage::User { text })
-                    .await?;
-            }
-            Opening::Inbox { message_id, text } => {
-                // `None`: recorded by an earlier attempt that died; the run continues from the
-                // transcript as it is (a finished answer ends it without a model call).
-                store
-                    .record_inbox_delivery(
-                        &message_id,
-                        &chat.id,
-                        Some(run_id),
-                        &ChatMessage::User { text },
-                    )
-                    .await?;
-                hold_point("inbox_recorded").await;
-            }
-        }
-        Ok(())
-    }
-
-    fn summary(
-        &self,
-        run_id: &str,
-        outcome: RunOutcome,
-        pending: Vec<PendingApproval>,
-        text: String,
-    ) -> RunSummary {
-        RunSummary {
-            run_id: run_id.to_string(),
-            outcome,
-            pending,
-            text,
-            error: None,
-        }
-    }
-
-    fn tool_definitions(&self, selected: &[String]) -> Vec<ToolDefinition> {
-        selected
-            .iter()
-            .filter_map(|name| self.inner.toolset.get(name))
-            .map(|tool| {
-                let spec = tool.spec();
-                ToolDefinition {
-                    name: spec.runtime_name.to_string(),
-                    description: spec.description.to_string(),
-                    parameters: spec.parameters.clone(),
-                }
-            })
-            .collect()
-    }
-
-    /// Decides, runs or refuses one call. Returns the pending approval when it must wait.
-    async fn settle_call(
-        &self,
-        chat: &ChatRecord,
-        run_id: &str,
-        call: &ToolCall,
-        selected: &[String],
-        ctx: &ToolContext,
-        options: &RunOptions,
-    ) -> Result<Option<String>, RuntimeError> {
-        let store = &self.inner.store;
-        // A call that was answered by the user.
-        if let Some(record) = store.get_approval(&call.id).await? {
-            match (record.status, record.action) {
-                (ApprovalStatus::Pending, _) => return Ok(Some(record.approval.id)),
-                (ApprovalStatus::Resolved, Some(ApprovalActionId::Reject))
-                | (ApprovalStatus::Resolved, None) => {
-                    let mut text =
-                        format!("The user rejected this {} call; it did not run.", call.name);
-                    if let Some(f) = record.feedback {
-                        text.push_str(&format!(" User feedback: {f}"));
-                    }
-                    self.finish(chat, run_id, call, Err(text), 0).await?;
-                    return Ok(None);
-                }
-                (ApprovalStatus::Resolved, Some(_)) => {
-                    let args = parse_tool_arguments(&call.arguments).unwrap_or_default();
-                    self.execute(chat, run_id, call, args, ctx, record.feedback)
-                        .await?;
-                    return Ok(None);
-                }
-            }
-        }
-        // A call that started running in a process that died.
-        if store.tool_step_status(&call.id).await? == Some(ToolStepStatus::Running) {
-            let text = format!(
-                "The {} call was interrupted: Suzent stopped while it was running, so its effects are unknown. Check the current state before retrying.",
-                call.name
-            );
-            self.finish(chat, run_id, call, Err(text), 0).await?;
-            return Ok(None);
-        }
-        let args = match parse_tool_arguments(&call.arguments) {
-            Ok(a) => a,
-            Err(message) => {
-                self.finish(chat, run_id, call, Err(message), 0).await?;
-                return Ok(None);
-            }
-        };
-        let mut found = self.inner.toolset.get(&call.name);
-        if found.is_none() && call.name.starts_with(suzent_mcp::PREFIX) {
-            // An MCP tool of a server not listed yet.
-            self.inner.toolset.ensure_discovered().await;
-            found = self.inner.toolset.get(&call.name);
-        }
-        let Some(tool) = found else {
-            let known = selected.join(", ");
-            self.finish(
-                chat,
-                run_id,
-                call,
-                Err(format!(
-                    "unknown tool '{}'. Available tools: {known}",
-                    call.name
-                )),
-                0,
-            )
-            .await?;
-            return Ok(None);
-        };
-        if !selected.iter().any(|s| s == tool.spec().runtime_name) {
-            // Deferred tools are not loaded until tool_search activates them (mcp case 3).
-            let msg = if tool.spec().deferrable {
-                format!(
-                    "tool '{}' is not loaded in this chat: it is a deferred tool and did not run. Activate it first with tool_search(query=\"{}\"); it is callable from the next step.",
-                    call.name,
-                    tool.spec().runtime_name
-                )
-            } else {
-                format!(
-                    "tool '{}' is not enabled in this chat. Enabled tools: {}",
-                    call.name,
-                    selected.join(", ")
-                )
-            };
-            self.finish(chat, run_id, call, Err(msg), 0).await?;
-            return Ok(None);
-        }
-        let access = match tool.access(&args, ctx) {
-            Ok(a) => a,
-            Err(e) => {
-                self.finish(chat, run_id, call, Err(e.to_string()), 0)
-                    .await?;
-                return Ok(None);
-            }
-        };
-        let mut rules = store.list_rules(Some(&chat.id)).await?;
-        rules.extend(self.rule_file().rules);
-        let request = PermissionRequest {
-            tool_name: tool.spec().runtime_name.to_string(),
-            args: args.clone(),
-            requires_approval: tool.needs_approval(&args, ctx),
-            access,
-        };
-        let pctx = PermissionContext {
-            mode: chat.mode,
-            paths: &ctx.paths,
-            rules: &rules,
-            chat_id: &chat.id,
-        };
-        let evaluation = self.inner.engine.evaluate(&request, &pctx);
-        let mut decision = evaluation.decision;
-        if crate::reviewer::should_review(chat.mode, &decision) {
-            decision = self.review_call(chat, &request, &decision, options).await;
-        }
-        if decision.behavior == Behavior::Ask && options.on_ask == OnAsk::Deny {
-            let mut headless = PermissionDecision::new(
-                Behavior::Deny,
-                DecisionSource::Headless,
-                "headless_ask_denied",
-                format!(
-                    "{} This run cannot ask for approval (headless), so the call was refused.",
-                    decision.reason
-                ),
-                decision.risk,
-            );
-            headless.matched_rules = decision.matched_rules.clone();
-            decision = headless;
-        }
-        self.audit_decision(chat, run_id, call, &args, &decision, &evaluation.matched)
-            .await;
-        self.emit(AgentEvent::ToolPermissionDecision(
-            suzent_core::DecisionEvent {
-                chat_id: chat.id.clone(),
-                tool_call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                decision: decision.clone(),
-            },
-        ));
-        match decision.behavior {
-            Behavior::Allow => {
-                self.execute(chat, run_id, call, args, ctx, None).await?;
-                Ok(None)
-            }
-            Behavior::Deny => {
-                let msg = format!(
-                    "Permission denied ({}): {}",
-                    decision.reason_code, decision.reason
-                );
-                self.finish(chat, run_id, call, Err(msg), 0).await?;
-                Ok(None)
-            }
-            Behavior::Ask => {
-                let shown = redact_value(&args);
-                let approval = PendingApproval {
-                    id: call.id.clone(),
-                    chat_id: chat.id.clone(),
-                    run_id: run_id.to_string(),
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    args: shown.clone(),
-                    decision: decision.clone(),
-                    created_at: Utc::now(),
-                };
-                store.insert_pending_approval(&approval).await?;
-                self.emit(AgentEvent::ToolApprovalRequest {
-                    chat_id: chat.id.clone(),
-                    run_id: run_id.to_string(),
-                    approval_id: approval.id.clone(),
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    args: shown,
-                    decision,
-                });
-                Ok(Some(approval.id))
-            }
-        }
-    }
-
-    async fn execute(
-        &self,
-        chat: &ChatRecord,
-        run_id: &str,
-        call: &ToolCall,
+        tool: &str,
         args: Value,
-        ctx: &ToolContext,
-        feedback: Option<String>,
-    ) -> Result<(), RuntimeError> {
-        let store = &self.inner.store;
-        if !store
-            .begin_tool_step(&chat.id, &call.id, &call.name, &call.arguments)
-            .await?
-        {
-            // Another process began it; it never finished (else a result would exist).
-            let text = format!(
-                "The {} call was interrupted before its result was recorded; its effects are unknown.",
-                call.name
-            );
-            return self.finish(chat, run_id, call, Err(text), 0).await;
-        }
-        let Some(tool) = self.inner.toolset.get(&call.name) else {
-            return self
-                .finish(
-                    chat,
-                    run_id,
-                    call,
-                    Err(format!("unknown tool '{}'", call.name)),
-                    0,
-                )
-                .await;
-        };
-        let started = Instant::now();
-        // The call's own context knows its id (`render_ui` records which call drew a surface).
-        let mut ctx = ctx.clone();
-        ctx.tool_call_id = Some(call.id.clone());
-        let result = tool.call(args, &ctx).await;
-        let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        hold_point("after_tool_ran").await;
-        let result = match result {
-            Ok(mut out) => {
-                if let Some(f) = feedback {
-                    out.push_str(&format!("\n\nUser note with the approval: {f}"));
-                }
-                Ok(out)
-            }
-            Err(ToolError::Cancelled) => Err("the call was cancelled by the user".to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-        self.finish(chat, run_id, call, result, elapsed).await
+        mode: Option<PermissionMode>,
+        chat_id: Option<&str>,
+    ) -> Result<Explanation, RuntimeError> {
+        self.s.permissions.explain(tool, args, mode, chat_id).await
     }
 
-    /// Stores a call's result, then announces it.
-    async fn finish(
+    /// Reads the audit log newest first (the current file, then the rotated ones), keeping the
+    /// entries that match `filter`.
+    ///
+    /// Errors: [`RuntimeError::InvalidInput`] for a limit outside 1..=5000,
+    /// [`RuntimeError::Io`] when the file exists but cannot be read. A missing file is no entries.
+    pub async fn read_audit_log(&self, filter: AuditFilter) -> Result<AuditRead, RuntimeError> {
+        crate::audit_read::read_audit_log(&self.s.paths.audit_log(), filter).await
+    }
+
+    // ---- inbox, background work, sub-agents ----
+
+    /// Queues a message in the durable inbox and wakes the dispatcher. The same id with the same
+    /// content returns the existing message; with other content it is an error.
+    pub async fn enqueue_inbox(
         &self,
-        chat: &ChatRecord,
-        run_id: &str,
-        call: &ToolCall,
-        result: Result<String, String>,
-        duration_ms: u64,
-    ) -> Result<(), RuntimeError> {
-        let (ok, content) = match result {
-            Ok(c) => (true, c),
-            Err(e) => (false, e),
-        };
-        let message = ChatMessage::Tool {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            content: content.clone(),
-            is_error: !ok,
-        };
-        self.inner
-            .store
-            .finish_tool_step(&chat.id, Some(run_id), &call.id, &message)
-            .await?;
-        self.emit(AgentEvent::ToolCallEnd {
-            chat_id: chat.id.clone(),
-            run_id: run_id.to_string(),
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            ok,
-            output: bounded(&content, 8000),
-            duration_ms,
-        });
-        Ok(())
+        message: NewInboxMessage,
+    ) -> Result<InboxMessage, RuntimeError> {
+        self.s.inbox.enqueue(message).await
     }
 
-    async fn audit_decision(
+    /// Inbox messages, of one chat or all, oldest first.
+    pub async fn inbox(&self, chat_id: Option<&str>) -> Result<Vec<InboxMessage>, RuntimeError> {
+        self.s.inbox.list(chat_id).await
+    }
+
+    /// Starts the inbox dispatcher (once per runtime; later calls do nothing), with the
+    /// end-of-chat summary sweep and the memory backfill beside it. It runs until
+    /// [`Runtime::shutdown`]. Needs a Tokio runtime.
+    pub fn start_dispatcher(&self) {
+        self.s.dispatcher.start()
+    }
+
+    /// Background commands and sub-agents of every chat (running and recent), oldest first: the
+    /// sidebar's data. Live changes arrive as `background_task_update` events.
+    pub fn background_tasks(&self) -> Vec<BackgroundTask> {
+        self.s.background.tasks()
+    }
+
+    /// Stops a background command (with its process tree) or a sub-agent, from the UI. A stopped
+    /// command sends no completion message. Returns its final state.
+    pub async fn stop_background_task(&self, id: &str) -> Result<BackgroundTask, RuntimeError> {
+        self.s.background.stop(id).await
+    }
+
+    /// Stops every background command and the dispatcher (on app exit). Turns in progress are
+    /// cancelled; queued inbox messages stay queued for the next start.
+    pub async fn shutdown(&self) {
+        self.s.schedules.stop().await;
+        self.s.dispatcher.stop();
+        self.s.background.shutdown().await;
+        self.s.devices.shutdown().await;
+    }
+
+    /// Turns sandbox mode on or off for one chat (`None`: follow `sandbox` in config.toml).
+    /// Turning it on where no sandbox is available is an error.
+    pub async fn set_sandbox(
         &self,
-        chat: &ChatRecord,
-        run_id: &str,
-        call: &ToolCall,
-        args: &Value,
-        decision: &PermissionDecision,
-        matched: &[Rule],
-    ) {
-        self.inner.audit.append_value(json!({
-            "timestamp": Utc::now().to_rfc3339(),
-            "kind": "evaluation",
-            "chatId": chat.id,
-            "runId": run_id,
-            "toolCallId": call.id,
-            "tool": call.name,
-            "args": redact_value(args),
-            "mode": chat.mode.as_str(),
-            "decision": decision.behavior.as_str(),
-            "source": decision.source,
-            "reason": decision.reason,
-            "reasonCode": decision.reason_code,
-            "risk": decision.risk,
-            "matchedRules": matched.iter().map(|r| json!({"id": r.id, "tool": r.tool, "behavior": r.behavior, "destination": r.destination})).collect::<Vec<_>>(),
-            "confidence": decision.confidence,
-            "riskCategories": decision.risk_categories,
-            "reviewerModel": decision.reviewer_model,
-        })).await;
+        chat_id: &str,
+        enabled: Option<bool>,
+    ) -> Result<(), RuntimeError> {
+        self.s.background.set_sandbox(chat_id, enabled).await
     }
-}
 
-/// The message that opens a run, stored once the calls of the last turn all have results.
-pub(crate) enum Opening {
-    /// The user's message (`send_message`).
-    User(String),
-    /// An inbox message, stored with its delivery record: a redelivery after a crash finds the
-    /// record and stores nothing.
-    Inbox {
-        /// The inbox message id.
-        message_id: String,
-        /// Its transcript text ([`inbox::transcript_text`]).
-        text: String,
-    },
-}
-
-enum LoopError {
-    Runtime(RuntimeError),
-    Provider(ProviderError),
-}
-
-impl From<RuntimeError> for LoopError {
-    fn from(e: RuntimeError) -> Self {
-        LoopError::Runtime(e)
+    /// Whether a chat's commands run in the sandbox.
+    pub async fn sandbox_enabled(&self, chat_id: &str) -> Result<bool, RuntimeError> {
+        self.s.background.sandbox_enabled(chat_id).await
     }
-}
 
-impl From<ProviderError> for LoopError {
-    fn from(e: ProviderError) -> Self {
-        LoopError::Runtime(RuntimeError::Provider(e))
-    }
-}
+    // ---- plans, canvas ----
 
-/// The tool calls of the last assistant message and the ids already answered after it, when the
-/// transcript ends in tool work (an assistant message with calls, possibly followed by results).
-fn unanswered_calls(messages: &[StoredMessage]) -> Option<(Vec<ToolCall>, Vec<String>)> {
-    let idx = messages
-        .iter()
-        .rposition(|m| matches!(m.message, ChatMessage::Assistant { .. }))?;
-    if messages[idx + 1..]
-        .iter()
-        .any(|m| matches!(m.message, ChatMessage::User { .. }))
-    {
-        return None;
+    /// The chat's plan, if it has one.
+    pub async fn plan(&self, chat_id: &str) -> Result<Option<Plan>, RuntimeError> {
+        self.s.plans.plan(chat_id).await
     }
-    let ChatMessage::Assistant { tool_calls, .. } = &messages[idx].message else {
-        return None;
-    };
-    if tool_calls.is_empty() {
-        return None;
-    }
-    let answered: Vec<String> = messages[idx + 1..]
-        .iter()
-        .filter_map(|m| match &m.message {
-            ChatMessage::Tool { tool_call_id, .. } => Some(tool_call_id.clone()),
-            _ => None,
-        })
-        .collect();
-    let open: Vec<ToolCall> = tool_calls
-        .iter()
-        .filter(|c| !answered.contains(&c.id))
-        .cloned()
-        .collect();
-    Some((open, answered))
-}
 
-fn display_args(raw: &str) -> Value {
-    match parse_tool_arguments(raw) {
-        Ok(v) => redact_value(&v),
-        Err(_) => Value::String(redact_text(&bounded(raw, 2000))),
+    /// The chat's live surfaces, oldest first.
+    ///
+    /// Errors: [`RuntimeError::ChatNotFound`], [`RuntimeError::Store`].
+    pub async fn surfaces(&self, chat_id: &str) -> Result<Vec<Surface>, RuntimeError> {
+        self.s.canvas.surfaces(chat_id).await
     }
-}
 
-fn bounded(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
+    /// Every recorded change of a surface (renders, data updates, user actions, deletes),
+    /// oldest first; kept after the surface is deleted.
+    ///
+    /// Errors: [`RuntimeError::ChatNotFound`], [`RuntimeError::Store`].
+    pub async fn surface_history(
+        &self,
+        chat_id: &str,
+        surface_id: &str,
+    ) -> Result<Vec<SurfaceHistoryEntry>, RuntimeError> {
+        self.s.canvas.surface_history(chat_id, surface_id).await
     }
-    let mut cut = max;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}… [{} more bytes]", &text[..cut], text.len() - cut)
-}
 
-fn system_prompt(chat: &ChatRecord, ctx: &ToolContext) -> String {
-    format!(
-        "You are Suzent, a desktop AI agent working in the user's workspace.\n\
-         Workspace root: {} (also reachable as /workspace). /persistence is private storage of this chat; /shared is shared by all chats.\n\
-         Permission mode: {}. Some tool calls need the user's approval; a refused call returns an error that says why: adapt instead of retrying the same call.\n\
-         Read files before editing them. Keep answers short.",
-        ctx.workspace_root.display(),
-        chat.mode
-    )
-}
-
-fn whoami() -> String {
-    std::env::var("USER")
-        .or_else(|_| std::env::var("USERNAME"))
-        .unwrap_or_else(|_| "local".into())
-}
-
-async fn hold_point(name: &str) {
-    if std::env::var(HOLD_ENV).ok().as_deref() == Some(name) {
-        eprintln!("suzent: holding at {name}");
-        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+    /// Closes a surface for the user: deletes it (history kept) and announces
+    /// `surface_deleted`. Returns `false` when the chat has no such surface.
+    ///
+    /// Errors: [`RuntimeError::ChatNotFound`], [`RuntimeError::Store`].
+    pub async fn delete_surface(
+        &self,
+        chat_id: &str,
+        surface_id: &str,
+    ) -> Result<bool, RuntimeError> {
+        self.s.canvas.delete_surface(chat_id, surface_id).await
     }
-}
 
-/// The rule an answer remembers: the one its action proposed, or the user's edit of it. An edit
-/// must keep the tool and stay an allow rule (the destination is always the action's), and only
-/// an action that proposes a rule can carry one.
-fn remembered_rule(
-    answer: &ApprovalResponse,
-    tool_name: &str,
-    action: Option<&suzent_core::ApprovalAction>,
-) -> Result<Option<RuleDraft>, RuntimeError> {
-    let proposed = action.and_then(|a| a.rule.clone());
-    let Some(edited) = answer.rule.clone() else {
-        return Ok(proposed);
-    };
-    let invalid = |message: String| RuntimeError::InvalidInput {
-        field: "rule".into(),
-        message,
-    };
-    let Some(proposed) = proposed else {
-        return Err(invalid(format!(
-            "approval '{}': action '{}' remembers no rule, so it cannot carry an edited one",
-            answer.request_id, answer.action_id
-        )));
-    };
-    if edited.tool != tool_name {
-        return Err(invalid(format!(
-            "approval '{}': the edited rule is for '{}', but the call is '{tool_name}'",
-            answer.request_id, edited.tool
-        )));
+    /// Sends a button press to the agent that owns the surface (A2UI `userAction`).
+    ///
+    /// The surface must exist and `action.sourceComponentId` must be a Button whose action
+    /// is `action.name`; `action.context` may only hold keys of that button's context and at
+    /// most [`crate::MAX_ACTION_CONTEXT_BYTES`] of JSON. Values of context entries bound to an
+    /// absolute path are written into the surface's data model (a new version, announced with
+    /// `surface_updated`, recorded as a `user_action`); then a message whose text shows what
+    /// was sent ([`crate::action_text`]) is queued in the durable inbox of the chat, from
+    /// [`crate::CANVAS_SENDER`]. The dispatcher delivers it in place to a running turn, or starts
+    /// a turn of the idle chat. Returns the queued message.
+    ///
+    /// Errors: [`RuntimeError::ChatNotFound`]; [`RuntimeError::InvalidInput`] naming
+    /// `action.surfaceId`, `action.sourceComponentId`, `action.name` or `action.context`;
+    /// [`RuntimeError::Store`].
+    pub async fn submit_surface_action(
+        &self,
+        chat_id: &str,
+        action: SurfaceAction,
+    ) -> Result<InboxMessage, RuntimeError> {
+        self.s.canvas.submit_action(chat_id, action).await
     }
-    if edited.behavior != suzent_core::Behavior::Allow {
-        return Err(invalid(format!(
-            "approval '{}': an approval can only remember an allow rule, not '{}'",
-            answer.request_id,
-            edited.behavior.as_str()
-        )));
+
+    // ---- memory, skills ----
+
+    /// Uses a provider's embedding model (`openai/text-embedding-3-small`; OpenAI-compatible
+    /// `/embeddings` endpoints: `openai/...` with its base URL and key, `ollama/...`) for
+    /// archival memory instead of the local model, or the local model again with `None`. The
+    /// choice is stored. Vectors of entries stored with another model are not compared.
+    pub async fn set_embedding_provider(&self, model: Option<&str>) -> Result<(), RuntimeError> {
+        self.s.memory.set_embedding_provider(model).await
     }
-    Ok(Some(RuleDraft {
-        destination: proposed.destination,
-        ..edited
-    }))
+
+    /// Downloads the local embedding model (all-MiniLM-L6-v2) once into the data folder (or the
+    /// folder named by `SUZENT_EMBEDDING_MODEL`) from `source` (default
+    /// [`crate::DEFAULT_MODEL_SOURCE`]). Returns the folder and whether anything was downloaded;
+    /// files already in place are kept. Then loads the embedding model in use (this one unless a
+    /// provider's is chosen) and starts embedding, in the background, the memories stored
+    /// without a vector ([`Runtime::embedding_status`] tells how many are left).
+    pub async fn download_embedding_model(
+        &self,
+        source: Option<&str>,
+    ) -> Result<(PathBuf, bool), RuntimeError> {
+        self.s.memory.download_embedding_model(source).await
+    }
+
+    /// Whether memory search compares meanings, with which model, or why not; and how many of
+    /// the local user's memories still wait for a vector. Cheap: it loads no model (an unused
+    /// local model counts as on when its files are in place) and calls no provider.
+    pub async fn embedding_status(&self) -> Result<EmbeddingStatus, RuntimeError> {
+        self.s.memory.embedding_status().await
+    }
+
+    /// The local user's core memory blocks that have content, as `(block, content)`.
+    pub async fn memory_blocks(&self) -> Result<Vec<(String, String)>, RuntimeError> {
+        self.s.memory.memory_blocks().await
+    }
+
+    /// Sets a core memory block of the local user (the desktop app's editor).
+    pub async fn set_memory_block(
+        &self,
+        block: &str,
+        content: &str,
+    ) -> Result<String, RuntimeError> {
+        self.s.memory.set_memory_block(block, content).await
+    }
+
+    /// Stores archival memories of the local user (imports, end-of-chat summaries); embeds them
+    /// when a model is available. Returns their ids.
+    pub async fn archive_memories(
+        &self,
+        chat_id: Option<&str>,
+        source: &str,
+        texts: &[String],
+    ) -> Result<Vec<i64>, RuntimeError> {
+        self.s.memory.archive_memories(chat_id, source, texts).await
+    }
+
+    /// Hybrid search of the local user's archival memory (what `memory_search` does): at most
+    /// `limit` hits, best first.
+    ///
+    /// Errors: [`RuntimeError::InvalidInput`] with field `query` (empty, or the search failed)
+    /// or `limit` (outside 1..=[`suzent_tools::MAX_MEMORY_RESULTS`]).
+    pub async fn search_memory(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Result<MemorySearchResult, RuntimeError> {
+        self.s.memory.search_memory(query, limit).await
+    }
+
+    /// Writes a summary of what was said in the chat since its last summary into archival
+    /// memory (source `summary`, text `Summary of chat '<title>': ...`): the chat's model (or
+    /// the default model) is asked for the durable facts, decisions and open items. Returns the
+    /// entry id, or `None` when there is nothing new with a user message in it (the stretch is
+    /// then marked as covered) or the model answered nothing.
+    ///
+    /// The runtime calls it itself when the chat has been idle for `chat_summary_idle_secs`
+    /// (see [`Runtime::start_dispatcher`]); `suzent memory summarize --chat ID` calls it on
+    /// demand. [`Runtime::delete_chat`] removes the summaries of the chat it deletes.
+    ///
+    /// Errors: [`RuntimeError::ChatNotFound`], [`RuntimeError::InvalidInput`] (`model`) when no
+    /// model is set or the model request failed, store errors.
+    pub async fn archive_chat_summary(&self, chat_id: &str) -> Result<Option<i64>, RuntimeError> {
+        self.s.summaries.archive_chat_summary(chat_id).await
+    }
+
+    /// Every skill (enabled or not), by name; a user skill hides a built-in one of its name.
+    pub async fn skills(&self) -> Result<Vec<Skill>, RuntimeError> {
+        self.s.skills.list().await
+    }
+
+    /// Enables or disables a skill by name.
+    pub async fn set_skill_enabled(&self, name: &str, enabled: bool) -> Result<(), RuntimeError> {
+        self.s.skills.set_enabled(name, enabled).await
+    }
+
+    // ---- tools and MCP ----
+
+    /// The capability catalog (what ConfigView shows), as JSON:
+    /// `[{id, label, description, tools:[{id, name, description, runtimeName, requiresApproval}]}]`.
+    pub fn catalog(&self) -> Value {
+        serde_json::to_value(self.s.toolset.registry.catalog()).unwrap_or(Value::Null)
+    }
+
+    /// The capability catalog ConfigView shows: the built-in capabilities, then one toolset per
+    /// MCP server with known tools (id `mcp:SERVER`, tools by their model-facing names; servers
+    /// that are disabled are left out). No I/O: servers not listed yet have no toolset.
+    pub fn tool_catalog(&self) -> Vec<Capability> {
+        self.s.mcp.tool_catalog()
+    }
+
+    /// Every tool (built-in, and MCP tools known so far) by category (seed 003
+    /// `get_tools_by_category`), each list sorted by weight then name.
+    pub fn tools_by_category(&self) -> BTreeMap<ToolCategory, Vec<ToolSummary>> {
+        self.s.toolset.tools_by_category()
+    }
+
+    /// Every tool's summary by runtime name (seed 003 `get_all_tool_summaries`).
+    pub fn tool_summaries(&self) -> BTreeMap<String, ToolSummary> {
+        self.s.toolset.tool_summaries()
+    }
+
+    /// The metadata of a tool by runtime, class or MCP name (seed 003
+    /// `get_tool_metadata_summary`).
+    pub fn tool_metadata(&self, name: &str) -> Result<ToolMetadata, RuntimeError> {
+        self.s.toolset.tool_metadata(name)
+    }
+
+    /// The usage guide of a tool, if it has one (seed 003 `get_tool_usage_guide`).
+    pub fn tool_usage_guide(&self, name: &str) -> Result<Option<String>, RuntimeError> {
+        self.s.toolset.tool_usage_guide(name)
+    }
+
+    /// Drops the derived schema and function caches (MCP tool wrappers, the `tool_search`
+    /// index) so they are rebuilt on next use (seed 003 `invalidate_schema_cache`,
+    /// `invalidate_function_cache`). The MCP schema cache has its own
+    /// [`Runtime::invalidate_mcp_cache`].
+    pub fn invalidate_tool_caches(&self) {
+        self.s.toolset.invalidate_tool_caches()
+    }
+
+    /// The tools activated in a chat with `tool_search`, in activation order.
+    pub async fn activated_tools(&self, chat_id: &str) -> Result<Vec<String>, RuntimeError> {
+        self.s.mcp.activated_tools(chat_id).await
+    }
+
+    /// Limits which tools `tool_search` may activate in a chat (for sub-agents): `Some(names)`
+    /// allows only these (runtime or class names; an empty list allows none), `None` lifts the
+    /// limit. Held in memory for the life of the runtime.
+    pub fn limit_activation(&self, chat_id: &str, allowed: Option<Vec<String>>) {
+        self.s.mcp.limit_activation(chat_id, allowed)
+    }
+
+    /// The configured MCP servers with their state and tools (ConfigView's MCP panel).
+    pub fn mcp_servers(&self) -> Vec<McpServerInfo> {
+        self.s.mcp.mcp_servers()
+    }
+
+    /// Adds an MCP server to `mcp.json`. Its tools are listed when first needed.
+    pub fn add_mcp_server(
+        &self,
+        name: &str,
+        config: McpServerConfig,
+    ) -> Result<McpServerInfo, RuntimeError> {
+        self.s.mcp.add_mcp_server(name, config)
+    }
+
+    /// Removes an MCP server (its connection is closed and its cached schemas dropped).
+    pub async fn remove_mcp_server(&self, name: &str) -> Result<(), RuntimeError> {
+        self.s.mcp.remove_mcp_server(name).await
+    }
+
+    /// Enables or disables an MCP server.
+    pub fn set_mcp_server_enabled(
+        &self,
+        name: &str,
+        enabled: bool,
+    ) -> Result<McpServerInfo, RuntimeError> {
+        self.s.mcp.set_mcp_server_enabled(name, enabled)
+    }
+
+    /// Marks an MCP server trusted (its `readOnlyHint` tools run without asking in `default`
+    /// mode) or not.
+    pub fn set_mcp_server_trusted(
+        &self,
+        name: &str,
+        trusted: bool,
+    ) -> Result<McpServerInfo, RuntimeError> {
+        self.s.mcp.set_mcp_server_trusted(name, trusted)
+    }
+
+    /// Connects to a server on a fresh connection and lists its tools (`suzent mcp test`).
+    pub async fn test_mcp_server(&self, name: &str) -> Result<McpTestResult, RuntimeError> {
+        self.s.mcp.test_mcp_server(name).await
+    }
+
+    /// Lists one server's tools now on its pooled connection (started if needed) and caches
+    /// their schemas; returns the server's tools as the registry knows them afterwards. A
+    /// failure is recorded: the server shows `failed` with the error until its backoff ends.
+    pub async fn refresh_mcp_server(&self, name: &str) -> Result<Vec<McpToolInfo>, RuntimeError> {
+        self.s.mcp.refresh_mcp_server(name).await
+    }
+
+    /// Imports the servers of a Claude Desktop configuration file.
+    pub fn import_mcp_servers(&self, path: &Path) -> Result<McpImport, RuntimeError> {
+        self.s.mcp.import_mcp_servers(path)
+    }
+
+    /// MCP discovery (seed 003): known MCP tools matching `filter`; with `load_schemas`,
+    /// servers without fresh schemas are connected and listed first.
+    pub async fn mcp_tools(&self, filter: Option<&str>, load_schemas: bool) -> Vec<McpToolInfo> {
+        self.s.mcp.mcp_tools(filter, load_schemas).await
+    }
+
+    /// Lists every enabled server without fresh schemas and caches them (seed 003
+    /// `prewarm_schemas`). Returns the number of MCP tools known afterwards.
+    pub async fn prewarm_mcp_schemas(&self) -> usize {
+        self.s.mcp.prewarm_mcp_schemas().await
+    }
+
+    /// Drops the cached MCP schemas of one server, or of all (seed 003 `invalidate_mcp_cache`).
+    pub async fn invalidate_mcp_cache(&self, server: Option<&str>) -> Result<(), RuntimeError> {
+        self.s.mcp.invalidate_mcp_cache(server).await
+    }
 }

@@ -1,17 +1,21 @@
-//! User settings as the desktop UI sees them: a view of `config.toml` plus which providers have
-//! an API key, and saving a patch of it back to `config.toml` atomically.
+//! The settings service: the configuration in use (a snapshot per run), the view of
+//! `config.toml` the desktop UI shows (plus which providers have an API key), and saving a patch
+//! of it back to `config.toml` atomically.
 //!
 //! A save validates the whole resulting configuration first; a bad value is an error naming the
 //! field and nothing is written. The file is replaced by renaming a complete temporary file beside
 //! it, so a crash never leaves a half-written `config.toml`. Runs that start after a save use the
 //! new values; a run already going keeps the snapshot it started with.
 
+use crate::dirs::Paths;
 use crate::error::RuntimeError;
-use crate::runtime::Runtime;
+use crate::provider::KeySource;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 use suzent_core::{Config, PermissionMode, ProviderConfig, ProvidersConfig};
+use suzent_tools::ToolRegistry;
 
 /// The base URL settings of one provider.
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -100,13 +104,78 @@ pub struct SettingsPatch {
     pub providers: Option<ProvidersSettings>,
 }
 
-impl Runtime {
-    /// The current settings and which providers have a key.
-    pub fn settings(&self) -> Settings {
+/// Owns the configuration in use: replaced as a whole by a save; runs take a snapshot when
+/// they start.
+pub(crate) struct SettingsService {
+    config: RwLock<Config>,
+    paths: Paths,
+    keys: Arc<dyn KeySource>,
+    registry: ToolRegistry,
+}
+
+impl SettingsService {
+    /// The service over an already validated configuration.
+    pub(crate) fn new(
+        config: Config,
+        paths: Paths,
+        keys: Arc<dyn KeySource>,
+        registry: ToolRegistry,
+    ) -> SettingsService {
+        SettingsService {
+            config: RwLock::new(config),
+            paths,
+            keys,
+            registry,
+        }
+    }
+
+    /// A snapshot of the configuration in use (runs started later see saved changes).
+    pub(crate) fn config(&self) -> Config {
+        match self.config.read() {
+            Ok(c) => c.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Where API keys come from.
+    pub(crate) fn keys(&self) -> &dyn KeySource {
+        self.keys.as_ref()
+    }
+
+    /// A shared handle to where API keys come from (provider checks outlive the call).
+    pub(crate) fn key_handle(&self) -> Arc<dyn KeySource> {
+        Arc::clone(&self.keys)
+    }
+
+    /// Checks that `model` (or the configured default) names a provider whose key is available.
+    pub(crate) fn check_model(&self, model: Option<&str>) -> Result<(), RuntimeError> {
         let config = self.config();
-        let keys = self.key_source();
+        let model = model.or(config.default_model.as_deref()).ok_or_else(|| {
+            RuntimeError::InvalidInput {
+                field: "model".into(),
+                message:
+                    "no model set: pass --model provider/model or set default_model in config.toml"
+                        .into(),
+            }
+        })?;
+        crate::provider::build_provider(model, &config.providers, self.keys())?;
+        Ok(())
+    }
+
+    /// Replaces the configuration in memory (after a save wrote it).
+    fn replace_config(&self, config: Config) {
+        match self.config.write() {
+            Ok(mut c) => *c = config,
+            Err(poisoned) => *poisoned.into_inner() = config,
+        }
+    }
+
+    /// The current settings and which providers have a key.
+    pub(crate) fn settings(&self) -> Settings {
+        let config = self.config();
+        let keys = self.keys();
         let tools = self
-            .registry()
+            .registry
             .expand_selection(&config.tools)
             .unwrap_or_else(|_| config.tools.clone());
         let provider = |p: &ProviderConfig| ProviderSettings {
@@ -129,7 +198,7 @@ impl Runtime {
                 anthropic: keys.api_key("anthropic").is_some(),
                 gemini: keys.api_key("gemini").is_some(),
             },
-            config_file: self.paths().config_file().display().to_string(),
+            config_file: self.paths.config_file().display().to_string(),
         }
     }
 
@@ -138,10 +207,10 @@ impl Runtime {
     ///
     /// Errors: [`RuntimeError::InvalidInput`] or [`RuntimeError::Config`] naming the bad field
     /// (nothing is written), [`RuntimeError::Io`] when the file cannot be written.
-    pub fn save_settings(&self, patch: SettingsPatch) -> Result<Settings, RuntimeError> {
+    pub(crate) fn save(&self, patch: SettingsPatch) -> Result<Settings, RuntimeError> {
         let config = apply_patch(self.config(), patch)?;
         config.validate()?;
-        self.registry()
+        self.registry
             .expand_selection(&config.tools)
             .map_err(|e| RuntimeError::InvalidInput {
                 field: "tools".into(),
@@ -151,7 +220,7 @@ impl Runtime {
             field: "settings".into(),
             message: format!("cannot be written as TOML: {e}"),
         })?;
-        write_atomically(&self.paths().config_file(), &text)?;
+        write_atomically(&self.paths.config_file(), &text)?;
         self.replace_config(config);
         Ok(self.settings())
     }
@@ -240,4 +309,66 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), RuntimeError> {
     tmp.as_file().sync_all().map_err(io)?;
     tmp.persist(path).map_err(|e| io(e.error))?;
     Ok(())
+}
+
+/// Reads `config.toml`; a missing file means the defaults.
+pub(crate) fn load_config(paths: &Paths) -> Result<Config, RuntimeError> {
+    let file = paths.config_file();
+    match std::fs::read_to_string(&file) {
+        Ok(text) => Ok(Config::from_toml(&text, &file)?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+        Err(e) => Err(RuntimeError::Io {
+            path: file.display().to_string(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::provider::StaticKeys;
+    use pretty_assertions::assert_eq;
+
+    fn service(dir: &Path) -> SettingsService {
+        SettingsService::new(
+            Config::default(),
+            Paths::under(dir),
+            Arc::new(StaticKeys::new().with("openai", "sk-test")),
+            suzent_tools::default_registry(),
+        )
+    }
+
+    #[test]
+    fn a_bad_patch_is_refused_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = service(dir.path());
+        let patch = SettingsPatch {
+            default_model: Some("nonsense".into()),
+            ..Default::default()
+        };
+        let err = settings.save(patch).unwrap_err();
+        assert!(err.to_string().contains("default_model"), "{err}");
+        assert!(!Paths::under(dir.path()).config_file().exists());
+        assert_eq!(settings.config(), Config::default());
+    }
+
+    #[test]
+    fn a_saved_patch_is_the_configuration_of_later_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = service(dir.path());
+        let saved = settings
+            .save(SettingsPatch {
+                default_model: Some("openai/gpt-4.1".into()),
+                max_steps: Some(7),
+                ..Default::default()
+            })
+            .unwrap();
+        assert!(saved.keys.openai);
+        assert_eq!(settings.config().max_steps, 7);
+        let reread = load_config(&Paths::under(dir.path())).unwrap();
+        assert_eq!(reread, settings.config());
+        assert!(settings.check_model(None).is_ok());
+    }
 }

@@ -6,17 +6,20 @@
 //! Everything else that is deferrable (built-in tools not selected, every MCP tool) waits in
 //! `tool_search`'s catalog; `deferrable = false` tools are never there.
 
+use crate::error::RuntimeError;
+use crate::event_bus::Events;
 use crate::mcp::{McpTool, mcp_capability};
+use crate::rules::{RuleScope, RuleService};
+use std::collections::BTreeMap;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use suzent_core::{AgentEvent, Behavior, RuleMatcher};
 use suzent_mcp::{McpRegistry, McpToolStatus};
 use suzent_store::Store;
 use suzent_tools::{
-    SearchEntry, Tool, ToolCatalogView, ToolError, ToolIndex, ToolRegistry, ToolSearchHost,
-    ToolSearchTool,
+    RegistryExt, SearchEntry, Tool, ToolCatalogView, ToolCategory, ToolError, ToolIndex,
+    ToolMetadata, ToolRegistry, ToolSearchHost, ToolSearchTool, ToolSummary, metadata_of,
 };
-use tokio::sync::broadcast;
 
 /// Runtime name of the meta tool that is always in the request.
 pub(crate) const TOOL_SEARCH: &str = "tool_search";
@@ -30,7 +33,9 @@ pub(crate) struct Toolset {
     /// The MCP servers.
     pub(crate) mcp: McpRegistry,
     store: Store,
-    events: broadcast::Sender<AgentEvent>,
+    events: Events,
+    /// The rules in force (deny rules block activation).
+    rules: Arc<RuleService>,
     mcp_tools: Mutex<Option<(u64, McpTools)>>,
     index: Mutex<Option<(u64, Arc<ToolIndex>)>>,
     /// The user's selection per chat, as the running turn computed it.
@@ -49,7 +54,8 @@ impl Toolset {
         mut registry: ToolRegistry,
         mcp: McpRegistry,
         store: Store,
-        events: broadcast::Sender<AgentEvent>,
+        events: Events,
+        rules: Arc<RuleService>,
     ) -> Arc<Toolset> {
         Arc::new_cyclic(|weak: &Weak<Toolset>| {
             let host: Arc<dyn ToolSearchHost> = Arc::new(Host(weak.clone()));
@@ -61,6 +67,7 @@ impl Toolset {
                 mcp,
                 store,
                 events,
+                rules,
                 mcp_tools: Mutex::new(None),
                 index: Mutex::new(None),
                 selections: Mutex::new(HashMap::new()),
@@ -216,8 +223,8 @@ impl Toolset {
     /// Why this chat may not activate `runtime_name`, if it may not.
     async fn blocked(&self, chat_id: &str) -> Result<HashMap<String, String>, ToolError> {
         let rules = self
-            .store
-            .list_rules(Some(chat_id))
+            .rules
+            .in_force(RuleScope::Chat(chat_id))
             .await
             .map_err(|e| ToolError::Failed(format!("cannot read the permission rules: {e}")))?;
         let denied_all = rules.iter().any(|r| {
@@ -337,7 +344,7 @@ impl ToolSearchHost for Host {
             .await
             .map_err(|e| ToolError::Failed(format!("cannot store the activation: {e}")))?;
         if new {
-            let _ = ts.events.send(AgentEvent::ToolActivated {
+            ts.events.emit(AgentEvent::ToolActivated {
                 chat_id: chat_id.to_string(),
                 tool_name: spec.runtime_name.to_string(),
                 class_name: spec.class_name.to_string(),
@@ -346,5 +353,64 @@ impl ToolSearchHost for Host {
             });
         }
         Ok(new)
+    }
+}
+
+/// Seed 003's registry API: tools by category, summaries, metadata and usage guides (built-in
+/// and MCP tools), and cache invalidation.
+impl Toolset {
+    /// Every tool (built-in, and MCP tools known so far) by category (seed 003
+    /// `get_tools_by_category`), each list sorted by weight then name.
+    pub(crate) fn tools_by_category(&self) -> BTreeMap<ToolCategory, Vec<ToolSummary>> {
+        let ts = self;
+        let mut out = ts.registry.tools_by_category();
+        let mut mcp: Vec<ToolSummary> = ts
+            .mcp_tools()
+            .values()
+            .map(|t| {
+                let m = metadata_of(t.spec());
+                ToolSummary {
+                    name: m.name,
+                    display_name: m.display_name,
+                    description: m.description,
+                }
+            })
+            .collect();
+        mcp.sort_by(|a, b| a.name.cmp(&b.name));
+        out.entry(ToolCategory::Utility).or_default().extend(mcp);
+        out
+    }
+
+    /// Every tool's summary by runtime name (seed 003 `get_all_tool_summaries`).
+    pub(crate) fn tool_summaries(&self) -> BTreeMap<String, ToolSummary> {
+        self.tools_by_category()
+            .into_values()
+            .flatten()
+            .map(|s| (s.name.clone(), s))
+            .collect()
+    }
+
+    /// The metadata of a tool by runtime, class or MCP name (seed 003
+    /// `get_tool_metadata_summary`).
+    pub(crate) fn tool_metadata(&self, name: &str) -> Result<ToolMetadata, RuntimeError> {
+        self.get(name)
+            .map(|t| metadata_of(t.spec()))
+            .ok_or_else(|| RuntimeError::InvalidInput {
+                field: "tool".into(),
+                message: format!("unknown tool '{name}'"),
+            })
+    }
+
+    /// The usage guide of a tool, if it has one (seed 003 `get_tool_usage_guide`).
+    pub(crate) fn tool_usage_guide(&self, name: &str) -> Result<Option<String>, RuntimeError> {
+        Ok(self.tool_metadata(name)?.usage_guide)
+    }
+
+    /// Drops the derived schema and function caches (MCP tool wrappers, the `tool_search`
+    /// index) so they are rebuilt on next use (seed 003 `invalidate_schema_cache`,
+    /// `invalidate_function_cache`). The MCP schema cache has its own
+    /// [`crate::Runtime::invalidate_mcp_cache`].
+    pub(crate) fn invalidate_tool_caches(&self) {
+        self.invalidate();
     }
 }

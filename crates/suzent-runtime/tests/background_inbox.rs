@@ -465,7 +465,7 @@ async fn one_chat_messages_another_which_answers_and_the_answer_is_readable() {
         .unwrap();
     assert_eq!(b_entry["kind"], "chat");
     assert_eq!(b_entry["status"], "idle");
-    // peer: addresses are reserved.
+    // A peer: address that names no paired device is refused with the reason.
     a_server.push_turns(vec![
         call(
             "p1",
@@ -481,7 +481,7 @@ async fn one_chat_messages_another_which_answers_and_the_answer_is_readable() {
     let refused = h.transcript(&a).await.into_iter().any(|m| {
         matches!(m,
         ChatMessage::Tool { tool_call_id, is_error: true, content, .. }
-            if tool_call_id == "p1" && content.contains("reserved for paired devices"))
+            if tool_call_id == "p1" && content.contains("no paired device 'laptop'"))
     });
     assert!(refused);
     h.runtime.shutdown().await;

@@ -471,7 +471,7 @@ async fn a_workspace_image_is_a_read_and_one_outside_the_workspace_is_denied() {
     let mut decisions = Vec::new();
     while let Ok(ev) = events.try_recv() {
         if let AgentEvent::ToolPermissionDecision(d) = ev {
-            decisions.push((d.tool_call_id, d.decision.reason_code));
+            decisions.push((d.tool_call_id, d.decision.reason_code.to_string()));
         }
     }
     assert_eq!(

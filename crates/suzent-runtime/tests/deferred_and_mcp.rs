@@ -487,6 +487,7 @@ async fn mcp_calls_go_through_the_permission_engine() {
             "who?",
             RunOptions {
                 on_ask: OnAsk::Suspend,
+                ..RunOptions::default()
             },
         )
         .await
@@ -524,6 +525,7 @@ async fn mcp_calls_go_through_the_permission_engine() {
             "who?",
             RunOptions {
                 on_ask: OnAsk::Deny,
+                ..RunOptions::default()
             },
         )
         .await

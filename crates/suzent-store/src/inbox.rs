@@ -175,7 +175,7 @@ pub fn backoff(attempts: i64) -> Duration {
         .min(MAX_BACKOFF)
 }
 
-fn delta(d: Duration) -> TimeDelta {
+pub(crate) fn delta(d: Duration) -> TimeDelta {
     TimeDelta::from_std(d).unwrap_or(TimeDelta::MAX)
 }
 

@@ -13,7 +13,10 @@
 #![deny(missing_docs)]
 
 mod approvals;
+mod browser_pairings;
 mod chats;
+mod consolidation;
+mod devices;
 mod error;
 mod inbox;
 mod mcp;
@@ -21,12 +24,19 @@ mod memory;
 mod plans;
 mod rules;
 mod search;
+mod schedules;
 mod settings;
 mod summaries;
 mod surfaces;
 mod transcript;
 mod types;
 
+pub use browser_pairings::{BrowserPairing, NewBrowserPairing};
+pub use consolidation::{Consolidated, Merge};
+pub use devices::{
+    DeviceRecord, DeviceScope, DeviceState, NewDevice, NewPeerMessage, PeerMessage,
+    PeerMessageStatus, UnreportedPeerMessage,
+};
 pub use error::StoreError;
 pub use inbox::{
     AgentLink, BASE_BACKOFF, DEFAULT_MAX_ATTEMPTS, InboxMessage, InboxStatus, MAX_BACKOFF,
@@ -37,6 +47,9 @@ pub use memory::{
     ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, UnembeddedEntry, decode_embedding, fts_query,
 };
 pub use search::{ChatSearchHit, MATCH_END, MATCH_START};
+pub use schedules::{
+    Claim, GoalRecord, JobDraft, JobRecord, LeaseHolder, LeaseOutcome, NewRun, RunEnd, RunRecord,
+};
 pub use summaries::{SUMMARY_SOURCE, SummaryDue, SummaryRecord};
 pub use surfaces::SURFACE_HISTORY_LIMIT;
 pub use types::{

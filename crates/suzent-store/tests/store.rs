@@ -73,7 +73,7 @@ fn ask_decision() -> PermissionDecision {
     let mut decision = PermissionDecision::new(
         Behavior::Ask,
         DecisionSource::ShellPolicy,
-        "shell_policy_ask",
+        suzent_core::ReasonCode::ShellPolicyAsk,
         "This command is not known to be read-only.",
         Risk::Medium,
     );

@@ -79,7 +79,7 @@ fn main() {
     let root = std::fs::canonicalize(&root).unwrap();
     let store = dir.path().join("store");
     std::fs::create_dir_all(&store).unwrap();
-    let policy = Arc::new(PathPolicy::new(&root, &[store.clone()]).unwrap());
+    let policy = Arc::new(PathPolicy::new(&root, std::slice::from_ref(&store)).unwrap());
     let ctx = ToolContext::new(
         "bench",
         "bench",

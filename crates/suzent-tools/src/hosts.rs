@@ -99,3 +99,23 @@ pub trait MemoryHost: Send + Sync + std::fmt::Debug + 'static {
     /// Stores an archival entry written in a chat; returns its id.
     async fn archive(&self, user_id: &str, chat_id: &str, content: &str) -> Result<i64, String>;
 }
+
+/// The chat's browser (`browser_action`): the runtime's browser service, which holds one
+/// session per chat over the chat's mode (extension, managed or cdp).
+#[async_trait]
+pub trait BrowserHost: Send + Sync + std::fmt::Debug + 'static {
+    /// The URL of the chat's selected tab as of its last browser command, if any. The
+    /// permission check of a command that acts reads it (synchronously).
+    fn current_url(&self, chat_id: &str) -> Option<String>;
+
+    /// Runs one command in the chat's session. For commands that act on the page,
+    /// `expected_origin` is the origin the permission decision named: when the tab is on
+    /// another origin when the command runs, nothing is done. Errors are messages for the
+    /// model; a timed-out command is reported as of unknown outcome and never sent again.
+    async fn run(
+        &self,
+        chat_id: &str,
+        command: &suzent_core::BrowserCommand,
+        expected_origin: Option<&str>,
+    ) -> Result<String, String>;
+}

@@ -22,26 +22,27 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod agents;
+pub mod agent_tools;
 pub mod builtin;
-mod commands;
+mod coerce;
 pub mod convert;
+pub mod exec;
 pub mod hosts;
 mod metadata;
-mod paths;
 mod registry;
-mod sandbox;
 mod search;
 pub mod skills;
 mod tool;
 mod typed;
+mod virtual_paths;
 pub mod web;
 
-pub use agents::{AgentHost, AgentProfile, AgentSummary, SpawnRequest};
+pub use agent_tools::{AgentHost, AgentProfile, AgentSummary, SpawnRequest};
 pub use builtin::background::{
     CheckCommandArgs, CheckCommandTool, StartCommandArgs, StartCommandTool, StopCommandArgs,
     StopCommandTool,
 };
+pub use builtin::browser_action::BrowserActionTool;
 pub use builtin::edit_file::{EditFileArgs, EditFileTool};
 pub use builtin::glob_search::{GlobArgs, GlobTool};
 pub use builtin::grep_search::{GrepArgs, GrepTool};
@@ -51,30 +52,35 @@ pub use builtin::memory_tools::{
 pub use builtin::planning::{PlanAction, PlanningArgs, PlanningTool};
 pub use builtin::read_file::{ReadFileArgs, ReadFileTool};
 pub use builtin::render_ui::{RenderAction, RenderUiArgs, RenderUiTool};
-pub use builtin::run_command::{NONINTERACTIVE_ENV, RunCommandArgs, RunCommandTool};
+pub use builtin::run_command::{RunCommandArgs, RunCommandTool};
 pub use builtin::skill_execute::{SkillExecuteArgs, SkillExecuteTool};
 pub use builtin::tool_search::{ToolCatalogView, ToolSearchArgs, ToolSearchHost, ToolSearchTool};
 pub use builtin::web_search::{SearchEndpoints, SearchResult, WebSearchArgs, WebSearchTool};
 pub use builtin::webpage_fetch::{WebpageFetchArgs, WebpageFetchTool};
 pub use builtin::write_file::{WriteFileArgs, WriteFileTool};
-pub use commands::{
+pub use coerce::coerce_args;
+pub use exec::NONINTERACTIVE_ENV;
+pub use exec::background::{
     BackgroundCommands, CommandFinished, CommandLimits, CommandObserver, CommandSnapshot,
-    OutputPage, REPORT_TAIL_CHARS,
+    REPORT_TAIL_CHARS,
 };
-pub use hosts::{BlockOperation, CanvasHost, MemoryHit, MemoryHost, MemorySearchResult, PlanHost};
+pub use exec::output::OutputPage;
+pub use exec::sandbox::{
+    DEFAULT_SANDBOX_IMAGE, DockerContainer, Sandbox, SandboxBackend, SandboxKind,
+    SandboxUnavailable, SandboxedCommand, sandbox_available, sbpl_string,
+};
+pub use hosts::{
+    BlockOperation, BrowserHost, CanvasHost, MemoryHit, MemoryHost, MemorySearchResult, PlanHost,
+};
 pub use metadata::{
     RegisterError, RegistryExt, ToolCategory, ToolMetadata, ToolSummary, metadata_of,
 };
-pub use paths::{check_path, display_path, to_host_path};
 pub use registry::{
     CAPABILITIES, Capability, CapabilityInfo, CatalogTool, DuplicateTool, EQUIPS, LEGACY_GROUPS,
     ToolRegistry, UnknownTool, default_registry,
 };
-pub use sandbox::{
-    DEFAULT_SANDBOX_IMAGE, DockerContainer, Sandbox, SandboxBackend, SandboxKind,
-    SandboxUnavailable, SandboxedCommand, sandbox_available, sbpl_string,
-};
 pub use search::{SearchEntry, SearchHit, ToolIndex, tokenize};
 pub use skills::{Skill, SkillProblem, SkillSet, SkillSource};
-pub use tool::{ReadStamp, ReadTracker, Tool, ToolContext, ToolError, ToolSpec};
+pub use tool::{CallSubject, ReadStamp, ReadTracker, Tool, ToolContext, ToolError, ToolSpec};
 pub use typed::{TypedTool, args_schema, parse_args};
+pub use virtual_paths::{Skipped, check_path, check_read_path, display_path, to_host_path};

@@ -80,6 +80,13 @@ pub enum ToolError {
     Cancelled,
 }
 
+/// Process errors are failures the model can act on.
+impl From<crate::exec::ExecError> for ToolError {
+    fn from(e: crate::exec::ExecError) -> Self {
+        ToolError::Failed(e.0)
+    }
+}
+
 /// A file's state when the agent last read it, for `edit_file`'s staleness check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadStamp {
@@ -128,18 +135,20 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The runtime's background command table (`start_command` & co.); `None` where commands
     /// cannot outlive the call.
-    pub commands: Option<crate::commands::BackgroundCommands>,
+    pub commands: Option<crate::exec::background::BackgroundCommands>,
     /// The runtime's agent services (lifecycle tools, sub-agents); `None` for sub-agents' and
     /// other contexts that may not use them.
-    pub agents: Option<Arc<dyn crate::agents::AgentHost>>,
+    pub agents: Option<Arc<dyn crate::agent_tools::AgentHost>>,
     /// Run shell commands in this sandbox; `None` runs them on the host.
-    pub sandbox: Option<crate::sandbox::Sandbox>,
+    pub sandbox: Option<crate::exec::sandbox::Sandbox>,
     /// Where `planning_update` keeps the chat's plan; `None`: planning is unavailable.
     pub plans: Option<Arc<dyn crate::hosts::PlanHost>>,
     /// Long-term memory (`memory_search`, `memory_block_update`); `None`: unavailable.
     pub memory: Option<Arc<dyn crate::hosts::MemoryHost>>,
     /// Where `render_ui` keeps the chat's canvas surfaces; `None`: no canvas in this session.
     pub canvas: Option<Arc<dyn crate::hosts::CanvasHost>>,
+    /// The chat's browser (`browser_action`); `None`: no browser in this session.
+    pub browser: Option<Arc<dyn crate::hosts::BrowserHost>>,
     /// Id of the tool call being run, when the runtime runs one (`render_ui` records it).
     pub tool_call_id: Option<String>,
     /// The skills the user enabled (`skill_execute`); `None`: no skills.
@@ -171,6 +180,7 @@ impl ToolContext {
             plans: None,
             memory: None,
             canvas: None,
+            browser: None,
             tool_call_id: None,
             skills: None,
         }
@@ -198,4 +208,27 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs the call. The output is text for the model.
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError>;
+}
+
+/// A tool with the context of one call, as the permission gate sees it: the gate builds the
+/// permission request from it (for a real call and for the decision simulator alike).
+pub struct CallSubject<'a> {
+    /// The tool.
+    pub tool: &'a dyn Tool,
+    /// The call's context (workspace, roots).
+    pub ctx: &'a ToolContext,
+}
+
+impl suzent_permissions::GateSubject for CallSubject<'_> {
+    fn runtime_name(&self) -> &str {
+        self.tool.spec().runtime_name
+    }
+
+    fn access(&self, args: &Value) -> Result<ToolAccess, String> {
+        self.tool.access(args, self.ctx).map_err(|e| e.to_string())
+    }
+
+    fn requires_approval(&self, args: &Value) -> bool {
+        self.tool.needs_approval(args, self.ctx)
+    }
 }

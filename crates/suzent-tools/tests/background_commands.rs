@@ -310,6 +310,7 @@ fn sandboxed(env: &mut Env, network: bool) {
         network,
         backend: SandboxBackend::Bubblewrap,
         image: DEFAULT_SANDBOX_IMAGE.into(),
+        hidden: Vec::new(),
     });
 }
 

@@ -93,6 +93,7 @@ fn tools_are_found_by_runtime_name_and_by_class_name() {
             "agent_stop",
             "web_search",
             "webpage_fetch",
+            "browser_action",
             "planning_update",
             "memory_search",
             "memory_block_update",
@@ -250,13 +251,16 @@ fn the_catalog_has_the_configview_shape() {
         {
             "id": "web",
             "label": "Web & Search",
-            "description": "Search the web and fetch pages.",
+            "description": "Search the web, fetch pages and drive a browser.",
             "tools": [
                 {"id": "WebSearchTool", "name": "Web search", "description": d("web_search"),
                  "runtimeName": "web_search", "requiresApproval": false},
                 {"id": "WebpageFetchTool", "name": "Fetch web page",
                  "description": d("webpage_fetch"), "runtimeName": "webpage_fetch",
-                 "requiresApproval": false}
+                 "requiresApproval": false},
+                {"id": "BrowserTool", "name": "Browser",
+                 "description": d("browser_action"), "runtimeName": "browser_action",
+                 "requiresApproval": true}
             ]
         },
         {

@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import type { TFunction } from "i18next";
 import { api } from "../api";
 import { argsSummary, describeRule, prettyJson } from "../format";
+import { matcherText, middleWildcardExample, parseMatcherText } from "../ruleText";
 import { InlineCode } from "./InlineCode";
 import { DiffView } from "./ToolCard";
 import type {
@@ -245,6 +246,10 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
   const [feedback, setFeedback] = useState("");
   const [edits, setEdits] = useState<Record<string, { text: string; error: string | null }>>({});
   const [busy, setBusy] = useState(false);
+  // Edited rule text per action of the current approval (absent: the rule as offered).
+  const [edits, setEdits] = useState<Record<string, string>>({});
+  const [editing, setEditing] = useState<string | null>(null);
+  const [ruleError, setRuleError] = useState<string | null>(null);
   const titleId = useId();
   const feedbackId = useId();
   const firstButton = useRef<HTMLButtonElement>(null);
@@ -261,6 +266,16 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
     setEdits({});
   }, [current?.id]);
 
+  /** The rule an action saves as the user sees it: the offered one, or the edited text read back. */
+  const shownRule = (action: ApprovalAction): { rule: RuleDraft | null } | { error: string } => {
+    if (!action.rule) return { rule: null };
+    const text = edits[action.id];
+    if (text === undefined) return { rule: action.rule };
+    const parsed = parseMatcherText(action.rule.matcher, text);
+    if ("error" in parsed) return parsed;
+    return { rule: { ...action.rule, matcher: parsed.matcher } };
+  };
+
   const choose = async (action: ApprovalAction) => {
     if (!current || busy) return;
     const edit = edits[action.id];
@@ -274,6 +289,11 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
       if (JSON.stringify(m) !== JSON.stringify(action.rule.matcher)) rule = { ...action.rule, matcher: m };
     }
     const text = feedback.trim();
+    const shown = shownRule(action);
+    if ("error" in shown) {
+      setRuleError(shown.error);
+      return;
+    }
     const answer: ApprovalResponse = {
       request_id: current.id,
       tool_call_id: current.toolCallId,
@@ -284,10 +304,13 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
     const next = { ...answers, [current.id]: answer };
     setFeedback("");
     const sameRun = approvals.filter((a) => a.runId === current.runId);
-    if (sameRun.every((a) => next[a.id])) {
+    // An answer that adds a rule is sent at once: the backend decides the other waiting calls
+    // again, runs those the rule allows, and their dialogs go away (tool_permission_resolution).
+    const now = shown.rule ? sameRun.filter((a) => next[a.id]) : sameRun;
+    if (shown.rule || sameRun.every((a) => next[a.id])) {
       setBusy(true);
       try {
-        await onResolve(sameRun.map((a) => next[a.id]));
+        await onResolve(now.map((a) => next[a.id]));
       } finally {
         setBusy(false);
         setAnswers((prev) => {
@@ -443,5 +466,46 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
         {actions.length === 0 && <p className="muted">{t("approval.noActions")}</p>}
       </div>
     </div>
+  );
+}
+
+/** The rule an action saves, with an editor for its matcher and a warning for a middle wildcard. */
+function RuleLine(props: {
+  action: ApprovalAction;
+  shown: { rule: RuleDraft | null } | { error: string };
+  text: string;
+  editing: boolean;
+  error: string | null;
+  onEdit: () => void;
+  onChange: (value: string) => void;
+}) {
+  const { t } = useTranslation();
+  const { action, shown, text, editing, error, onEdit, onChange } = props;
+  const rule = "rule" in shown ? shown.rule : null;
+  const editable = action.rule?.matcher.kind !== "all";
+  const example = rule?.matcher.kind === "prefix" ? middleWildcardExample(rule.matcher.words) : null;
+  return (
+    <span className="rule-explain" data-testid={`approval-rule-${action.id}`}>
+      {rule ? t("approval.addsRule", { rule: describeRule(rule) }) : t("approval.ruleInvalid", { error: "error" in shown ? shown.error : "" })}
+      {editable && (
+        <button type="button" className="btn link" data-testid={`approval-edit-${action.id}`} onClick={onEdit}>
+          {editing ? t("approval.doneEditing") : t("approval.editRule")}
+        </button>
+      )}
+      {editing && (
+        <input
+          data-testid={`approval-rule-input-${action.id}`}
+          aria-label={t("approval.ruleInput")}
+          value={text}
+          onChange={(e) => onChange(e.target.value)}
+        />
+      )}
+      {example && (
+        <small className="warning" data-testid={`approval-rule-warning-${action.id}`}>
+          {t("approval.middleWildcard", { example })}
+        </small>
+      )}
+      {error && <small className="error">{error}</small>}
+    </span>
   );
 }

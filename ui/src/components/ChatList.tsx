@@ -1,9 +1,37 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
+import { api, listenRuntimeEvents } from "../api";
+import { Icon } from "./Icon";
 import { useStore } from "../store";
 import type { ChatRecord } from "../types";
 
-function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean; pending: number }) {
+/** The chats that scheduled jobs run in (their runs are marked in the list). */
+function useScheduledChats(): Set<string> {
+  const [ids, setIds] = useState<Set<string>>(new Set());
+  useEffect(() => {
+    const load = () =>
+      void api
+        .listSchedules()
+        .then((jobs) => setIds(new Set(jobs.filter((j) => j.job.kind !== "heartbeat" && j.job.chatId).map((j) => j.job.chatId ?? ""))))
+        .catch(() => {});
+    load();
+    let un: (() => void) | null = null;
+    let live = true;
+    void listenRuntimeEvents((ev) => {
+      if (ev.name === "scheduled_run_updated") load();
+    }).then((u) => {
+      if (live) un = u;
+      else u();
+    });
+    return () => {
+      live = false;
+      un?.();
+    };
+  }, []);
+  return ids;
+}
+
+function ChatItem({ chat, active, pending, scheduled }: { chat: ChatRecord; active: boolean; pending: number; scheduled: boolean }) {
   const { actions } = useStore();
   const { t } = useTranslation();
   const [editing, setEditing] = useState(false);
@@ -46,6 +74,11 @@ function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean
           onClick={() => void actions.selectChat(chat.id)}
           onDoubleClick={() => setEditing(true)}
         >
+          {scheduled && (
+            <span className="scheduled-mark" data-testid="chat-scheduled-mark" title={t("schedules.scheduledChat")}>
+              <Icon name="clock" />
+            </span>
+          )}
           <span className="chat-item-title">{chat.title}</span>
           {pending > 0 && (
             <span className="badge warn" title={t("chatList.approvalsWaiting", { count: pending })}>
@@ -110,6 +143,7 @@ function ChatItem({ chat, active, pending }: { chat: ChatRecord; active: boolean
 export function ChatList() {
   const { state, actions } = useStore();
   const { t } = useTranslation();
+  const scheduled = useScheduledChats();
   return (
     <div className="chat-list-wrap">
       <div className="sidebar-section-head">
@@ -121,7 +155,13 @@ export function ChatList() {
       <ul className="chat-list" data-testid="chat-list" aria-label={t("chatList.heading")}>
         {state.chatsLoaded && state.chats.length === 0 && <li className="muted small empty">{t("chatList.empty")}</li>}
         {state.chats.map((c) => (
-          <ChatItem key={c.id} chat={c} active={c.id === state.activeChatId} pending={state.pending[c.id]?.length ?? 0} />
+          <ChatItem
+            key={c.id}
+            chat={c}
+            active={c.id === state.activeChatId}
+            pending={state.pending[c.id]?.length ?? 0}
+            scheduled={scheduled.has(c.id)}
+          />
         ))}
       </ul>
     </div>

@@ -4,7 +4,9 @@ import { modeExplanation, modeLabel } from "../format";
 import { CHAT_MIN_WIDTH, OVERLAY_BELOW, usePanel, useWindowWidth } from "../layout";
 import { useActiveChat, useStore } from "../store";
 import type { PermissionMode } from "../types";
+import { api } from "../api";
 import { ApprovalDialog } from "./ApprovalDialog";
+import { ChatAutomation } from "./ChatAutomation";
 import { CANVAS_MIN_WIDTH, CanvasPanel } from "./canvas/CanvasPanel";
 import { SurfaceView } from "./canvas/SurfaceView";
 import { CopyButton } from "./CopyButton";
@@ -56,6 +58,12 @@ function Composer({ chatId, running, blocked }: { chatId: string; running: boole
     if (!canSend) return;
     const t = text;
     setText("");
+    // `/goal OBJECTIVE`: the agent works on its own until the judge says it is met.
+    const goal = /^\s*\/goal(?:\s+([\s\S]*))?$/.exec(t);
+    if (goal) {
+      void api.startGoal(chatId, { objective: (goal[1] ?? "").trim(), maxTurns: null, maxTokens: null }).catch((e) => actions.reportError(e));
+      return;
+    }
     void actions.send(chatId, t);
   };
 
@@ -147,6 +155,23 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
   const stick = useRef(true);
   const surfaces = chat ? (state.surfaces[chat.id] ?? []) : [];
   const canvasSurfaces = surfaces.filter((s) => s.target === "canvas");
+  // Turn ids of heartbeat runs that found nothing to do, per chat (folded in the transcript).
+  const [quiet, setQuiet] = useState<Record<string, string[]>>({});
+  const chatKey = chat?.id;
+  const itemCount = view?.items.length ?? 0;
+  useEffect(() => {
+    if (!chatKey) return;
+    let live = true;
+    void api
+      .quietTurns(chatKey)
+      .then((ids) => {
+        if (live) setQuiet((q) => ({ ...q, [chatKey]: ids }));
+      })
+      .catch(() => {});
+    return () => {
+      live = false;
+    };
+  }, [chatKey, itemCount]);
   // The user's show/hide choice per chat (remembered); by default the canvas shows when it has surfaces.
   const [canvasOpen, setCanvasOpen] = usePanel(chat?.id ?? null, "canvas", canvasSurfaces.length > 0);
   const [layoutRef, layoutWidth] = useWidth();
@@ -185,6 +210,9 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
     );
   }
 
+  const quietSet = new Set(quiet[chat.id] ?? []);
+  const quietRun = (it: { kind: string; runId?: string | null }) =>
+    (it.kind === "user" || it.kind === "assistant") && !!it.runId && quietSet.has(it.runId) ? it.runId : null;
   const toolIds = new Set(view?.items.flatMap((it) => (it.kind === "tool" ? [it.id] : [])) ?? []);
   const inlineOf = (toolCallId: string) => surfaces.filter((s) => s.target === "inline" && s.toolCallId === toolCallId);
   const canvasOf = (toolCallId: string) => canvasSurfaces.filter((s) => s.toolCallId === toolCallId);
@@ -203,6 +231,7 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
             </span>
           </div>
           <div className="chat-head-actions">
+            <ChatAutomation chatId={chat.id} />
             <ModeSwitch chatId={chat.id} mode={chat.mode} />
             {onTasks && (
               <button
@@ -247,7 +276,24 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
               <p className="muted">{t("chat.emptyHint")}</p>
             </div>
           )}
-          {view?.items.map((it) => {
+          {view?.items.map((it, index) => {
+            // A heartbeat that found nothing to do: stored, shown folded (first message of the run).
+            const folded = quietRun(it);
+            if (folded) {
+              const before = index > 0 ? view.items[index - 1] : null;
+              if (before && quietRun(before) === folded) return null;
+              const texts = view.items.filter((x) => quietRun(x) === folded).map((x) => ("text" in x ? x.text : ""));
+              return (
+                <details key={it.key} className="msg quiet-run" data-testid="quiet-run">
+                  <summary>{t("schedules.quietSummary")}</summary>
+                  {texts.map((x, i) => (
+                    <p key={i} className="small muted">
+                      {x}
+                    </p>
+                  ))}
+                </details>
+              );
+            }
             switch (it.kind) {
               case "user":
                 return (

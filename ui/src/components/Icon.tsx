@@ -1,6 +1,8 @@
 // Small stroke icons (inline SVG: no icon font, no emoji font needed).
 const PATHS = {
   chat: "M4 5h16v11H8l-4 4z",
+  // A clock face: scheduled jobs.
+  clock: "M12 3a9 9 0 1 0 0 18 9 9 0 0 0 0-18zm0 4v5l3 2",
   tools: "M14.7 6.3a4 4 0 0 0-5.4 5.4L3 18l3 3 6.3-6.3a4 4 0 0 0 5.4-5.4l-2.6 2.6-2.3-.7-.7-2.3z",
   shield: "M12 3l8 3v6c0 4.5-3.4 8.3-8 9-4.6-.7-8-4.5-8-9V6z",
   // A bookmarked book: what the agent remembers.

@@ -2,9 +2,11 @@ import { useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { api, ApiError, errorMessage } from "../api";
 import { baseUrlError, modelError, providerLabel, PROVIDERS, type ProviderId } from "../providers";
+import { DevicesSettings } from "./DevicesSettings";
 import { LanguageSwitch } from "./LanguageSwitch";
 import { useStore } from "../store";
 import type { LogFile, Settings } from "../types";
+import { BrowserSettings } from "./BrowserSettings";
 
 type Urls = Record<ProviderId, string>;
 
@@ -294,6 +296,9 @@ export function SettingsView() {
 
       <LanguageSwitch />
       <LogSection />
+
+      <DevicesSettings />
+      <BrowserSettings />
     </section>
   );
 }

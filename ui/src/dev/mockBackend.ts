@@ -460,6 +460,23 @@ export function installMockBackend() {
         }
         case "stage_html_frame":
           return stageHtmlFrame(String(args.html));
+        case "this_device":
+          return {
+            id: "mockmockmockmockmockmockmockmockmockmockmockmockmock",
+            shortId: "mockmockmock",
+            name: "This browser (mock)",
+            platform: "web",
+            fingerprint: "0000 0000 0000 0000",
+            keyStorage: "the mock backend has no device key",
+            keyInKeychain: true,
+            relay: false,
+            discovery: false,
+            running: false,
+            addrs: [],
+          };
+        case "list_devices":
+        case "nearby_devices":
+          return [];
         default:
           if (isMcpCommand(cmd)) return mcpCommand(cmd, args);
           fail(`the mock backend has no command '${cmd}'`);

@@ -70,6 +70,76 @@ describe("approval dialog", () => {
   });
 });
 
+describe("approval dialog rule editing (issue 12 item 10)", () => {
+  const allowGlobal = () => {
+    const a = writeApproval();
+    const rule = { tool: "run_command", behavior: "allow" as const, destination: "global" as const, description: null, matcher: { kind: "prefix" as const, words: ["npm", "run", "test", "*"] } };
+    a.toolName = "run_command";
+    a.args = { content: "npm run test -- --watch=false" };
+    a.decision.actions = [
+      { id: "allow_once", label: "Allow once", description: "once", rule: null, acceptsFeedback: false },
+      { id: "allow_global", label: "Always allow", description: "always", rule, acceptsFeedback: false },
+      { id: "reject", label: "Reject", description: "no", rule: null, acceptsFeedback: true },
+    ];
+    return a;
+  };
+
+  it("shows the proposed rule and saves exactly that rule when it is not edited", async () => {
+    const onResolve = vi.fn();
+    const a = allowGlobal();
+    render(<ApprovalDialog approvals={[a]} onResolve={onResolve} />);
+    expect(screen.getByTestId("approval-rule-allow_global")).toHaveTextContent("npm run test *");
+    await userEvent.click(screen.getByTestId("approval-action-allow_global"));
+    expect(onResolve).toHaveBeenCalledWith([
+      { request_id: "call-1", tool_call_id: "call-1", action_id: "allow_global", feedback: null, rule: a.decision.actions?.[1].rule },
+    ]);
+  });
+
+  it("lets the user edit the rule, warns about a middle wildcard, and saves the edited rule", async () => {
+    const onResolve = vi.fn();
+    render(<ApprovalDialog approvals={[allowGlobal()]} onResolve={onResolve} />);
+    await userEvent.click(screen.getByTestId("approval-edit-allow_global"));
+    const input = screen.getByTestId("approval-rule-input-allow_global");
+    expect(input).toHaveValue("npm run test *");
+    await userEvent.clear(input);
+    await userEvent.type(input, "npm * 'test'");
+    expect(screen.getByTestId("approval-rule-warning-allow_global")).toHaveTextContent("npm --force anything test");
+    await userEvent.clear(input);
+    await userEvent.type(input, "npm run 'test' --watch=false");
+    expect(screen.getByTestId("approval-rule-allow_global")).toHaveTextContent("npm run test --watch=false");
+    await userEvent.click(screen.getByTestId("approval-action-allow_global"));
+    expect(onResolve).toHaveBeenCalledWith([
+      expect.objectContaining({
+        action_id: "allow_global",
+        rule: expect.objectContaining({ matcher: { kind: "prefix", words: ["npm", "run", "test", "--watch=false"] } }),
+      }),
+    ]);
+  });
+
+  it("refuses to send an edited rule that does not read back", async () => {
+    const onResolve = vi.fn();
+    render(<ApprovalDialog approvals={[allowGlobal()]} onResolve={onResolve} />);
+    await userEvent.click(screen.getByTestId("approval-edit-allow_global"));
+    const input = screen.getByTestId("approval-rule-input-allow_global");
+    await userEvent.clear(input);
+    await userEvent.type(input, "npm 'unterminated");
+    await userEvent.click(screen.getByTestId("approval-action-allow_global"));
+    expect(onResolve).not.toHaveBeenCalled();
+    expect(screen.getByTestId("approval-rule-allow_global")).toHaveTextContent("unterminated single quote");
+  });
+
+  it("sends an answer that adds a rule at once, so the backend can release the other calls it covers", async () => {
+    const onResolve = vi.fn();
+    const second = allowGlobal();
+    second.id = "call-2";
+    second.toolCallId = "call-2";
+    render(<ApprovalDialog approvals={[allowGlobal(), second]} onResolve={onResolve} />);
+    await userEvent.click(screen.getByTestId("approval-action-allow_global"));
+    expect(onResolve).toHaveBeenCalledTimes(1);
+    expect(onResolve.mock.calls[0][0].map((a: { request_id: string }) => a.request_id)).toEqual(["call-1"]);
+  });
+});
+
 describe("approvals in the app", () => {
   const setup = () =>
     backend({

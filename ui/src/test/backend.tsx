@@ -130,6 +130,35 @@ export function backend(handlers: Record<string, Handler> = {}) {
     list_models: () => ["gpt-4.1", "gpt-4.1-mini"],
     // A new user's first chat is created at start (App), like "+ New" creates one.
     create_chat: () => chat({ id: "auto", title: "New chat" }),
+    this_device: () => ({
+      id: "aaaabbbbccccddddeeeeffffgggghhhhiiiijjjjkkkkllllmmmm",
+      shortId: "aaaabbbbcccc",
+      name: "This laptop",
+      platform: "linux",
+      fingerprint: "1A2B 3C4D 5E6F 7081",
+      keyStorage: "the device key is in the OS keychain",
+      keyInKeychain: true,
+      relay: true,
+      discovery: true,
+      running: true,
+      addrs: [],
+    }),
+    list_devices: () => [],
+    nearby_devices: () => [],
+    list_schedules: () => [],
+    chat_heartbeat: () => null,
+    chat_goal: () => null,
+    quiet_turns: () => [],
+    // Settings → Browser and the pairing dialog: nothing paired, nothing waiting.
+    browser_status: () => ({
+      state: "notInstalled",
+      port: 17345,
+      extensionVersion: "0.1.0",
+      shippedExtensionId: "mkppgeflpnljcodnkejndlmnggmhgmme",
+      pairings: [],
+      pending: [],
+      nativeHosts: [],
+    }),
     // HtmlFrame documents: one token per staged document, in staging order.
     stage_html_frame: (a) => `frame-${calls.filter((c) => c.cmd === "stage_html_frame").length}-${String(a.html).length}`,
   };

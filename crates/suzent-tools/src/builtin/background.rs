@@ -2,7 +2,9 @@
 //! turn (seed 000 "Shell capability"). The work is done by [`crate::BackgroundCommands`], which
 //! the runtime hands to tools through [`ToolContext::commands`].
 
-use crate::commands::{BackgroundCommands, CommandSnapshot, OutputPage};
+use crate::exec::ShellRequest;
+use crate::exec::background::{BackgroundCommands, CommandSnapshot};
+use crate::exec::output::OutputPage;
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
 use schemars::JsonSchema;
@@ -117,7 +119,12 @@ impl TypedTool for StartCommandTool {
 
     async fn call(&self, args: StartCommandArgs, ctx: &ToolContext) -> Result<String, ToolError> {
         let timeout = args.validate()?;
-        let id = commands(ctx)?.start(&args.content, ctx, timeout)?;
+        let request = ShellRequest {
+            script: &args.content,
+            cwd: &ctx.workspace_root,
+            sandbox: ctx.sandbox.as_ref(),
+        };
+        let id = commands(ctx)?.start(&ctx.chat_id, &request, timeout)?;
         Ok(format!(
             "started background command {id} (stopped after {} s at the latest). Read its output with check_command {{\"command_id\": \"{id}\"}}; you will get a message when it ends.",
             args.timeout

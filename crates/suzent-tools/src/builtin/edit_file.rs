@@ -1,9 +1,9 @@
 //! `edit_file`: exact find-and-replace in a text file, CRLF- and BOM-aware.
 
 use super::{atomic_write, blocking, last_stamp, read_text_file, record_stamp};
-use crate::paths::{check_path, display_path, to_host_path};
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
+use crate::virtual_paths::{check_path, display_path, to_host_path};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use suzent_permissions::ToolAccess;

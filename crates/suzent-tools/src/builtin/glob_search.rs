@@ -1,9 +1,9 @@
 //! `glob_search`: files matching a glob, newest first, honouring `.gitignore`.
 
 use super::blocking;
-use crate::paths::{check_path, display_path, to_host_path};
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
+use crate::virtual_paths::{Skipped, check_read_path, display_path, to_host_path};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::Path;
@@ -87,7 +87,7 @@ impl TypedTool for GlobTool {
                 ))
             })?
             .compile_matcher();
-        let root = check_path(search_root_arg(&args.path), ctx)?;
+        let root = check_read_path(search_root_arg(&args.path), ctx)?;
         let shown_root = display_path(&root, ctx);
         if !root.is_dir() {
             return Err(ToolError::Failed(format!(
@@ -95,9 +95,16 @@ impl TypedTool for GlobTool {
             )));
         }
         let pattern = args.pattern.clone();
+        let skipped = Skipped::default();
+        let filter = skipped.filter(ctx);
         blocking(move || {
             let mut found: Vec<(SystemTime, String)> = Vec::new();
-            let walker = ignore::WalkBuilder::new(&root).require_git(false).build();
+
+            // Folders and files the path policy refuses for reading are left out.
+            let walker = ignore::WalkBuilder::new(&root)
+                .require_git(false)
+                .filter_entry(filter)
+                .build();
             for entry in walker.flatten() {
                 if entry.file_type().is_none_or(|t| t.is_dir()) {
                     continue;
@@ -116,7 +123,10 @@ impl TypedTool for GlobTool {
                 found.push((modified, rel_string(rel)));
             }
             if found.is_empty() {
-                return Ok(format!("no files match {pattern:?} under {shown_root}"));
+                return Ok(format!(
+                    "no files match {pattern:?} under {shown_root}{}",
+                    skipped.note()
+                ));
             }
             found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
             let total = found.len();
@@ -131,6 +141,7 @@ impl TypedTool for GlobTool {
                     "\n[showing the {MAX_RESULTS} newest of {total} matching files; narrow the pattern or the path]"
                 ));
             }
+            out.push_str(&skipped.note());
             Ok(out)
         })
         .await

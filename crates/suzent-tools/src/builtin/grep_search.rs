@@ -2,9 +2,9 @@
 
 use super::blocking;
 use super::glob_search::{rel_string, search_root_arg};
-use crate::paths::{check_path, display_path, to_host_path};
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
+use crate::virtual_paths::{Skipped, check_read_path, display_path, to_host_path};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use schemars::JsonSchema;
@@ -114,7 +114,7 @@ impl TypedTool for GrepTool {
                 args.context_lines
             )));
         }
-        let root = check_path(search_root_arg(&args.path), ctx)?;
+        let root = check_read_path(search_root_arg(&args.path), ctx)?;
         let shown_root = display_path(&root, ctx);
         if !root.exists() {
             return Err(ToolError::Failed(format!(
@@ -123,7 +123,10 @@ impl TypedTool for GrepTool {
         }
         let pattern = args.pattern.clone();
         let context = args.context_lines;
+        let skipped = Skipped::default();
+        let filter = skipped.filter(ctx);
         blocking(move || {
+
             let mut searcher = SearcherBuilder::new()
                 .line_number(true)
                 .before_context(context)
@@ -136,7 +139,11 @@ impl TypedTool for GrepTool {
                 truncated: false,
             };
             let root_is_file = root.is_file();
-            let walker = ignore::WalkBuilder::new(&root).require_git(false).build();
+            // Folders and files the path policy refuses for reading are left out.
+            let walker = ignore::WalkBuilder::new(&root)
+                .require_git(false)
+                .filter_entry(filter)
+                .build();
             for entry in walker.flatten() {
                 if sink.truncated {
                     break;
@@ -168,7 +175,10 @@ impl TypedTool for GrepTool {
                 }
             }
             if sink.out.is_empty() {
-                return Ok(format!("no matches for {pattern:?} under {shown_root}"));
+                return Ok(format!(
+                    "no matches for {pattern:?} under {shown_root}{}",
+                    skipped.note()
+                ));
             }
             let mut out = sink.out.join("\n");
             if sink.truncated {
@@ -176,6 +186,7 @@ impl TypedTool for GrepTool {
                     "\n[output truncated at {MAX_LINES} lines; narrow the pattern, the path or include]"
                 ));
             }
+            out.push_str(&skipped.note());
             Ok(out)
         })
         .await
@@ -196,10 +207,7 @@ impl Collect {
         }
         let text = String::from_utf8_lossy(bytes);
         let text = text.trim_end_matches(['\n', '\r']);
-        let text = match text.char_indices().nth(MAX_LINE_CHARS) {
-            Some((cut, _)) => format!("{}... [line truncated]", &text[..cut]),
-            None => text.to_string(),
-        };
+        let text = suzent_core::text::truncate_chars(text, MAX_LINE_CHARS, "... [line truncated]");
         let n = line_number.unwrap_or(0);
         self.out.push(format!("{}{sep}{n}{sep}{text}", self.shown));
         true

@@ -2,6 +2,7 @@
 //! [`crate::default_registry`].
 
 pub mod background;
+pub mod browser_action;
 pub mod edit_file;
 pub mod glob_search;
 pub mod grep_search;

@@ -1,9 +1,9 @@
 //! `read_file`: a text file with line numbers, a window of lines at a time.
 
 use super::{blocking, read_text_file, record_stamp};
-use crate::paths::{check_path, display_path, to_host_path};
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
+use crate::virtual_paths::{check_read_path, display_path, to_host_path};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use suzent_permissions::ToolAccess;
@@ -81,7 +81,7 @@ impl TypedTool for ReadFileTool {
                 "field `limit`: must be at least 1".into(),
             ));
         }
-        let path = check_path(&args.file_path, ctx)?;
+        let path = check_read_path(&args.file_path, ctx)?;
         let shown = display_path(&path, ctx);
         let (text, stamp) = {
             let path = path.clone();
@@ -115,12 +115,11 @@ fn render(text: &str, offset: usize, limit: usize, shown: &str) -> String {
     for (i, line) in text.lines().enumerate().skip(offset).take(end - offset) {
         out.push('\n');
         let number = i + 1;
-        match line.char_indices().nth(MAX_LINE_CHARS) {
-            Some((cut, _)) => {
+        match suzent_core::text::prefix_chars(line, MAX_LINE_CHARS) {
+            Some(head) => {
                 let chars = line.chars().count();
                 out.push_str(&format!(
-                    "{number:>6}\t{}... [line truncated: {chars} characters]",
-                    &line[..cut]
+                    "{number:>6}\t{head}... [line truncated: {chars} characters]"
                 ));
             }
             None => out.push_str(&format!("{number:>6}\t{line}")),

@@ -5,9 +5,9 @@
 //! [`CanvasHost`](crate::hosts::CanvasHost).
 
 use super::blocking;
-use crate::paths::{display_path, to_host_path};
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
+use crate::virtual_paths::{display_path, to_host_path};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -431,11 +431,10 @@ async fn inline_images(entries: &mut [ComponentEntry], ctx: &ToolContext) -> Res
         };
         let at = format!("components[{i}].component.Image.url.literalString");
         let fail = |m: String| ToolError::InvalidArguments(format!("{at}: {m}"));
-        let host = to_host_path(&given, ctx)?;
-        let resolved = ctx
-            .paths
-            .check(&host)
-            .map_err(|e| fail(format!("refused: {e}")))?;
+        let resolved = crate::virtual_paths::check_read_path(&given, ctx).map_err(|e| match e {
+            ToolError::Failed(m) => fail(m),
+            other => other,
+        })?;
         if !resolved.starts_with(&ctx.workspace_root) {
             return Err(fail(format!(
                 "{} is outside the workspace; images are read from the workspace only",

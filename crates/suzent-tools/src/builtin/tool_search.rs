@@ -87,10 +87,7 @@ impl ToolSearchTool {
 }
 
 fn line(out: &mut String, e: &SearchEntry) {
-    let mut desc: String = e.description.chars().take(160).collect();
-    if desc.len() < e.description.len() {
-        desc.push('…');
-    }
+    let desc = suzent_core::text::truncate_chars(&e.description, 160, "…");
     let _ = writeln!(out, "- {} ({}): {}", e.runtime_name, e.class_name, desc);
 }
 
@@ -216,10 +213,7 @@ impl TypedTool for ToolSearchTool {
             } else {
                 ""
             };
-            let mut desc: String = e.description.chars().take(160).collect();
-            if desc.len() < e.description.len() {
-                desc.push('…');
-            }
+            let desc = suzent_core::text::truncate_chars(&e.description, 160, "…");
             let _ = writeln!(out, "- {}{mark} ({}): {desc}", e.runtime_name, e.class_name);
         }
         out.push_str(

@@ -1,9 +1,10 @@
 //! `write_file`: creates or overwrites a file atomically.
 
-use super::{atomic_write, blocking, io_failed, record_stamp};
-use crate::paths::{check_path, display_path, to_host_path};
+use super::{atomic_write, blocking, io_failed, last_stamp, record_stamp};
+use crate::tool::ReadStamp;
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
+use crate::virtual_paths::{check_path, display_path, to_host_path};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use suzent_permissions::ToolAccess;
@@ -35,8 +36,9 @@ impl WriteFileTool {
                 "filesystem",
                 "Write file",
                 "Create a file or overwrite it with new content. Creates missing parent \
-                 directories. The write is atomic. To change part of an existing file, prefer \
-                 edit_file.",
+                 directories. The write is atomic. An existing file must have been read with \
+                 read_file in this chat (and not changed since) before it is overwritten. To \
+                 change part of an existing file, prefer edit_file.",
             )
             .requires_approval(true),
         }
@@ -65,6 +67,7 @@ impl TypedTool for WriteFileTool {
         let path = check_path(&args.file_path, ctx)?;
         let shown = display_path(&path, ctx);
         let target = path.clone();
+        let known = last_stamp(ctx, &path);
         let (created, stamp) = blocking(move || {
             let created = match std::fs::metadata(&target) {
                 Ok(m) if m.is_dir() => {
@@ -72,7 +75,21 @@ impl TypedTool for WriteFileTool {
                         "{shown} is a directory; give the path of a file"
                     )));
                 }
-                Ok(_) => false,
+                // Overwriting what the agent has not seen (never read or written in this chat,
+                // or changed since): the same freshness record as edit_file's stale check.
+                Ok(m) => match known {
+                    None => {
+                        return Err(ToolError::Failed(format!(
+                            "{shown} already exists and you have not read it in this chat; read it with read_file first, then write it (or use edit_file)"
+                        )));
+                    }
+                    Some(known) if known != ReadStamp::from_metadata(&m) => {
+                        return Err(ToolError::Failed(format!(
+                            "{shown} changed on disk since you last read or wrote it; read it again with read_file, then write it"
+                        )));
+                    }
+                    Some(_) => false,
+                },
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
                 Err(e) => return Err(io_failed("write", &shown, &e)),
             };

@@ -1,0 +1,244 @@
+//! The chat service: chats and their settings (title, workspace, model, mode, tool selection)
+//! and their transcripts, as stored. Runs live in `turn/`.
+
+use crate::error::RuntimeError;
+use crate::provider::parse_model;
+use crate::sessions::Sessions;
+use crate::settings::SettingsService;
+use std::path::PathBuf;
+use std::sync::Arc;
+use suzent_core::{PermissionMode, new_id};
+use suzent_store::{ChatPatch, ChatRecord, NewChat, Store, StoredMessage};
+use suzent_tools::ToolRegistry;
+
+/// Arguments of [`crate::Runtime::create_chat`]. Missing fields come from the configuration.
+#[derive(Debug, Clone, Default)]
+pub struct CreateChat {
+    /// Title (default "New chat").
+    pub title: Option<String>,
+    /// Workspace folder; must exist.
+    pub workspace: Option<PathBuf>,
+    /// Model string `provider/model`.
+    pub model: Option<String>,
+    /// Permission mode.
+    pub mode: Option<PermissionMode>,
+    /// Selected tools (runtime or legacy names).
+    pub tools: Option<Vec<String>>,
+}
+
+/// Chats: creation (defaults from the configuration, checked), lookup, changes, deletion.
+pub(crate) struct ChatService {
+    store: Store,
+    settings: Arc<SettingsService>,
+    registry: ToolRegistry,
+    sessions: Arc<Sessions>,
+}
+
+impl ChatService {
+    /// The service.
+    pub(crate) fn new(
+        store: Store,
+        settings: Arc<SettingsService>,
+        registry: ToolRegistry,
+        sessions: Arc<Sessions>,
+    ) -> ChatService {
+        ChatService {
+            store,
+            settings,
+            registry,
+            sessions,
+        }
+    }
+
+    /// Creates a chat. The workspace must be an existing directory.
+    pub(crate) async fn create(&self, args: CreateChat) -> Result<ChatRecord, RuntimeError> {
+        let new = self.new_chat(args)?;
+        Ok(self.store.create_chat(&new).await?)
+    }
+
+    /// The chat [`ChatService::create`] would store for `args` (workspace canonicalized,
+    /// defaults from the configuration, model and tools checked), with a fresh id; nothing is
+    /// stored. Errors as `create`.
+    pub(crate) fn new_chat(&self, args: CreateChat) -> Result<NewChat, RuntimeError> {
+        let cfg = &self.settings.config();
+        let workspace = match args.workspace.or_else(|| cfg.workspace.clone()) {
+            Some(w) => w,
+            None => std::env::current_dir().map_err(|e| RuntimeError::Io {
+                path: ".".into(),
+                message: e.to_string(),
+            })?,
+        };
+        let workspace =
+            std::fs::canonicalize(&workspace).map_err(|e| RuntimeError::InvalidInput {
+                field: "workspace".into(),
+                message: format!("'{}': {e}", workspace.display()),
+            })?;
+        if !workspace.is_dir() {
+            return Err(RuntimeError::InvalidInput {
+                field: "workspace".into(),
+                message: format!("'{}' is not a directory", workspace.display()),
+            });
+        }
+        if let Some(model) = &args.model {
+            parse_model(model)?;
+        }
+        if let Some(tools) = &args.tools {
+            self.check_tools(tools)?;
+        }
+        Ok(NewChat {
+            id: new_id(),
+            title: args.title.unwrap_or_else(|| crate::DEFAULT_TITLE.into()),
+            workspace: workspace.display().to_string(),
+            model: args.model.or_else(|| cfg.default_model.clone()),
+            mode: args.mode.unwrap_or(cfg.default_mode),
+            tools: args.tools,
+        })
+    }
+
+    fn check_tools(&self, tools: &[String]) -> Result<(), RuntimeError> {
+        self.registry
+            .expand_selection(tools)
+            .map(|_| ())
+            .map_err(|e| RuntimeError::InvalidInput {
+                field: "tools".into(),
+                message: e.to_string(),
+            })
+    }
+
+    /// One chat.
+    pub(crate) async fn get(&self, chat_id: &str) -> Result<ChatRecord, RuntimeError> {
+        self.store
+            .get_chat(chat_id)
+            .await?
+            .ok_or_else(|| RuntimeError::ChatNotFound(chat_id.to_string()))
+    }
+
+    /// Every chat, most recently updated first.
+    pub(crate) async fn list(&self) -> Result<Vec<ChatRecord>, RuntimeError> {
+        Ok(self.store.list_chats().await?)
+    }
+
+    async fn patch(&self, chat_id: &str, patch: ChatPatch) -> Result<ChatRecord, RuntimeError> {
+        self.get(chat_id).await?;
+        Ok(self.store.update_chat(chat_id, &patch).await?)
+    }
+
+    /// Renames a chat (the title trimmed; empty is an error).
+    pub(crate) async fn rename(
+        &self,
+        chat_id: &str,
+        title: &str,
+    ) -> Result<ChatRecord, RuntimeError> {
+        if title.trim().is_empty() {
+            return Err(RuntimeError::InvalidInput {
+                field: "title".into(),
+                message: "empty".into(),
+            });
+        }
+        let patch = ChatPatch {
+            title: Some(title.trim().to_string()),
+            ..Default::default()
+        };
+        self.patch(chat_id, patch).await
+    }
+
+    /// Deletes a chat with everything stored of it, and its live session.
+    pub(crate) async fn delete(&self, chat_id: &str) -> Result<(), RuntimeError> {
+        self.get(chat_id).await?;
+        self.store.delete_chat(chat_id).await?;
+        self.sessions.remove(chat_id);
+        Ok(())
+    }
+
+    /// Sets a chat's permission mode.
+    pub(crate) async fn set_mode(
+        &self,
+        chat_id: &str,
+        mode: PermissionMode,
+    ) -> Result<ChatRecord, RuntimeError> {
+        let patch = ChatPatch {
+            mode: Some(mode),
+            ..Default::default()
+        };
+        self.patch(chat_id, patch).await
+    }
+
+    /// Sets a chat's model (`provider/model`).
+    pub(crate) async fn set_model(
+        &self,
+        chat_id: &str,
+        model: &str,
+    ) -> Result<ChatRecord, RuntimeError> {
+        parse_model(model)?;
+        let patch = ChatPatch {
+            model: Some(Some(model.to_string())),
+            ..Default::default()
+        };
+        self.patch(chat_id, patch).await
+    }
+
+    /// Goes back to the default model for a chat.
+    pub(crate) async fn clear_model(&self, chat_id: &str) -> Result<ChatRecord, RuntimeError> {
+        let patch = ChatPatch {
+            model: Some(None),
+            ..Default::default()
+        };
+        self.patch(chat_id, patch).await
+    }
+
+    /// A chat still called [`crate::DEFAULT_TITLE`] with no message yet is named after `text`
+    /// (see [`crate::title_from`]); other chats are returned as they are.
+    pub(crate) async fn name_after_first_message(
+        &self,
+        chat: ChatRecord,
+        text: &str,
+    ) -> Result<ChatRecord, RuntimeError> {
+        if chat.title != crate::DEFAULT_TITLE || !self.messages(&chat.id).await?.is_empty() {
+            return Ok(chat);
+        }
+        match crate::title_from(text) {
+            Some(title) => self.rename(&chat.id, &title).await,
+            None => Ok(chat),
+        }
+    }
+
+    /// Sets a chat's tool selection (None: the configuration's).
+    pub(crate) async fn set_tools(
+        &self,
+        chat_id: &str,
+        tools: Option<Vec<String>>,
+    ) -> Result<ChatRecord, RuntimeError> {
+        if let Some(t) = &tools {
+            self.check_tools(t)?;
+        }
+        let patch = ChatPatch {
+            tools: Some(tools),
+            ..Default::default()
+        };
+        self.patch(chat_id, patch).await
+    }
+
+    /// The stored transcript.
+    pub(crate) async fn messages(&self, chat_id: &str) -> Result<Vec<StoredMessage>, RuntimeError> {
+        self.get(chat_id).await?;
+        Ok(self.store.messages(chat_id).await?)
+    }
+
+    /// The chat's selected tools as runtime names (its own selection, else the configuration's).
+    pub(crate) fn selected_tools(&self, chat: &ChatRecord) -> Vec<String> {
+        let selection = chat
+            .tools
+            .clone()
+            .unwrap_or_else(|| self.settings.config().tools);
+        self.registry
+            .expand_selection(&selection)
+            .unwrap_or_default()
+    }
+}
+
+/// The local user (tools' `user_id`, memory's owner): `USER`, `USERNAME`, else `local`.
+pub(crate) fn whoami() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_else(|_| "local".into())
+}

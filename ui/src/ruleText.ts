@@ -1,0 +1,155 @@
+// A rule's matcher as editable text, read back the way the engine reads rule text
+// (crates/suzent-permissions/src/rules.rs `split_rule_words` and `rule_warnings`; the CLI's
+// `--rule` takes the same text): prefix words with shell quoting, a `*` inside quotes (or `\*`)
+// a literal star; globs, patterns and exact JSON as written.
+import type { JsonValue, RuleMatcher } from "./types";
+
+/** Splits prefix text into rule words: quotes removed, literal stars (and backslashes) escaped. */
+export function splitRuleWords(text: string): { words: string[] } | { error: string } {
+  const words: string[] = [];
+  let word = "";
+  let inWord = false;
+  const literal = (c: string) => {
+    if (c === "*" || c === "\\") word += "\\";
+    word += c;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (/\s/.test(c)) {
+      if (inWord) {
+        words.push(word);
+        word = "";
+        inWord = false;
+      }
+    } else if (c === "'") {
+      inWord = true;
+      const end = text.indexOf("'", i + 1);
+      if (end < 0) return { error: `unterminated single quote in '${text}'` };
+      for (const q of text.slice(i + 1, end)) literal(q);
+      i = end;
+    } else if (c === '"') {
+      inWord = true;
+      let j = i + 1;
+      for (;;) {
+        if (j >= text.length) return { error: `unterminated double quote in '${text}'` };
+        const d = text[j];
+        if (d === '"') break;
+        if (d === "\\") {
+          const n = text[j + 1];
+          if (n === undefined) return { error: `unterminated double quote in '${text}'` };
+          if (n === '"' || n === "\\" || n === "$" || n === "`") literal(n);
+          else {
+            literal("\\");
+            literal(n);
+          }
+          j += 2;
+          continue;
+        }
+        literal(d);
+        j++;
+      }
+      i = j;
+    } else if (c === "\\") {
+      inWord = true;
+      const n = text[i + 1];
+      if (n === undefined) literal("\\");
+      else {
+        literal(n);
+        i++;
+      }
+    } else {
+      inWord = true;
+      word += c;
+    }
+  }
+  if (inWord) words.push(word);
+  return { words };
+}
+
+/** One rule word written so that `splitRuleWords` reads it back unchanged. */
+export function quoteWord(word: string): string {
+  let out = "";
+  for (let i = 0; i < word.length; i++) {
+    const c = word[i];
+    if (c === "\\") {
+      const n = word[i + 1];
+      if (n === undefined) out += "\\\\";
+      else {
+        out += "\\" + n;
+        i++;
+      }
+    } else if (c === "*" || /[A-Za-z0-9\-_./=:@%+,]/.test(c)) out += c;
+    else out += "\\" + c;
+  }
+  return out === "" ? "''" : out;
+}
+
+/** The editable text of a matcher. */
+export function matcherText(m: RuleMatcher): string {
+  switch (m.kind) {
+    case "all":
+      return "";
+    case "exact":
+      return JSON.stringify(m.input);
+    case "prefix":
+      return m.words.map(quoteWord).join(" ");
+    case "path":
+      return m.glob;
+    case "destination":
+      return m.pattern;
+  }
+}
+
+/** The matcher of the same kind as `like`, read from edited text; an error names the problem. */
+export function parseMatcherText(like: RuleMatcher, text: string): { matcher: RuleMatcher } | { error: string } {
+  switch (like.kind) {
+    case "all":
+      return { matcher: like };
+    case "exact": {
+      try {
+        const input = JSON.parse(text) as JsonValue;
+        if (!input || typeof input !== "object" || Array.isArray(input)) return { error: "not a JSON object" };
+        return { matcher: { kind: "exact", input } };
+      } catch {
+        return { error: `'${text}' is not JSON` };
+      }
+    }
+    case "prefix": {
+      const r = splitRuleWords(text);
+      if ("error" in r) return r;
+      if (r.words.length === 0) return { error: "empty prefix" };
+      return { matcher: { kind: "prefix", words: r.words } };
+    }
+    case "path":
+      return text.trim() ? { matcher: { kind: "path", glob: text } } : { error: "empty glob" };
+    case "destination":
+      return text.trim() ? { matcher: { kind: "destination", pattern: text } } : { error: "empty pattern" };
+  }
+}
+
+/** Whether a rule word holds an unescaped `*`. */
+function wild(word: string): boolean {
+  let escaped = false;
+  for (const c of word) {
+    if (c === "\\" && !escaped) escaped = true;
+    else if (c === "*" && !escaped) return true;
+    else escaped = false;
+  }
+  return false;
+}
+
+/**
+ * The warning about a prefix whose wildcard stands before its last word, with a command it also
+ * covers (the same text as the engine's `rule_warnings`), or null.
+ */
+export function middleWildcardExample(words: string[]): string | null {
+  const last = words.length - 1;
+  const i = words.slice(0, Math.max(last, 0)).findIndex(wild);
+  if (i < 0) return null;
+  return words
+    .map((w, k) => {
+      const v = k === i && w === "*" ? "--force anything" : wild(w) ? w.replace("*", "-anything-") : w;
+      return v.replaceAll("\\*", "*").replaceAll("*", "");
+    })
+    .join(" ");
+}
