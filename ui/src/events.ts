@@ -25,6 +25,8 @@ export const EVENT_HANDLING = {
   plan_updated: "shows",
   surface_updated: "shows",
   surface_deleted: "shows",
+  scheduled_run_updated: "shows",
+  goal_updated: "shows",
 } as const satisfies Record<EventName, EventHandling>;
 
 /** The event kinds that wait for the user. */

@@ -150,68 +150,91 @@ function CommandSubject({ approval, command }: { approval: PendingApproval; comm
   );
 }
 
-function matcherValue(m: RuleMatcher): string {
-  switch (m.kind) {
-    case "all":
-      return "";
-    case "exact":
-      return JSON.stringify(m.input);
+/**
+ * What is wrong with an edited matcher text, in the user's language where we know the case; a
+ * text that the engine's syntax cannot read (an unterminated quote, an empty word) keeps the
+ * reader's own message, which names the problem.
+ */
+function ruleProblem(like: RuleMatcher, text: string, error: string, t: TFunction): string {
+  const blank = text.trim() === "";
+  switch (like.kind) {
     case "prefix":
-      return m.words.join(" ");
+      return blank ? t("approval.ruleEdit.prefixEmpty") : t("approval.ruleEdit.unreadable", { error });
     case "path":
-      return m.glob;
+      return t("approval.ruleEdit.globEmpty");
     case "destination":
-      return m.pattern;
-  }
-}
-
-/** The matcher an edited text stands for, or a sentence saying what is wrong with it. */
-export function editedMatcher(kind: RuleMatcher["kind"], text: string, t: TFunction): RuleMatcher | string {
-  const v = text.trim();
-  switch (kind) {
-    case "all":
-      return { kind: "all" };
-    case "prefix": {
-      const words = v.split(/\s+/).filter(Boolean);
-      return words.length ? { kind: "prefix", words } : t("approval.ruleEdit.prefixEmpty");
-    }
-    case "path":
-      return v ? { kind: "path", glob: v } : t("approval.ruleEdit.globEmpty");
-    case "destination":
-      return v && !/\s/.test(v) ? { kind: "destination", pattern: v } : t("approval.ruleEdit.patternInvalid");
+      return blank ? t("approval.ruleEdit.patternEmpty") : t("approval.ruleEdit.patternSpaces");
     case "exact":
-      try {
-        const input = JSON.parse(v) as JsonValue;
-        return input && typeof input === "object" && !Array.isArray(input) ? { kind: "exact", input } : t("approval.ruleEdit.exactInvalid");
-      } catch {
-        return t("approval.ruleEdit.exactInvalid");
-      }
+      return t("approval.ruleEdit.exactInvalid");
+    case "all":
+      return t("approval.ruleEdit.unreadable", { error });
   }
 }
 
-/** The rule a remember action adds, shown in words and editable before it is saved. */
+/** How the matcher text of a kind is written, shown under the rule editor. */
+function ruleHint(kind: RuleMatcher["kind"], t: TFunction): string | null {
+  switch (kind) {
+    case "prefix":
+      return t("approval.ruleEdit.hint.prefix");
+    case "path":
+      return t("approval.ruleEdit.hint.path");
+    case "destination":
+      return t("approval.ruleEdit.hint.destination");
+    case "exact":
+      return t("approval.ruleEdit.hint.exact");
+    case "all":
+      return null;
+  }
+}
+
+/** A rule as the dialog shows it: a rule to save, or what is wrong with the edited text. */
+type ShownRule = { rule: RuleDraft } | { problem: string };
+
+/** The rule an action saves as the user sees it: the offered one, or the edited text read back. */
+function shownRule(offered: RuleDraft, text: string | undefined, t: TFunction): ShownRule {
+  if (text === undefined) return { rule: offered };
+  const parsed = parseMatcherText(offered.matcher, text);
+  if ("error" in parsed) return { problem: ruleProblem(offered.matcher, text, parsed.error, t) };
+  return { rule: { ...offered, matcher: parsed.matcher } };
+}
+
+/**
+ * The rule a remember action adds, in words, with an editor for its matcher in the engine's rule
+ * text (the same text `suzent resume --rule` takes) and a warning when a prefix's wildcard stands
+ * before its last word.
+ */
 function RuleProposal({
-  rule,
-  edited,
-  onEdit,
   actionId,
+  offered,
+  shown,
+  text,
+  editing,
+  onToggle,
+  onEdit,
+  inputRef,
 }: {
-  rule: RuleDraft;
-  edited: { text: string; error: string | null } | undefined;
-  onEdit: (text: string) => void;
   actionId: string;
+  offered: RuleDraft;
+  shown: ShownRule;
+  text: string;
+  editing: boolean;
+  onToggle: () => void;
+  onEdit: (text: string) => void;
+  inputRef: (el: HTMLInputElement | null) => void;
 }) {
   const { t } = useTranslation();
-  const [editing, setEditing] = useState(false);
   const id = useId();
-  const kind = rule.matcher.kind;
-  const shown = edited && !edited.error ? editedMatcher(kind, edited.text, t) : rule.matcher;
-  const current: RuleDraft = typeof shown === "string" ? rule : { ...rule, matcher: shown };
+  const kind = offered.matcher.kind;
+  const rule = "rule" in shown ? shown.rule : null;
+  const problem = "problem" in shown ? shown.problem : null;
+  const example = rule?.matcher.kind === "prefix" ? middleWildcardExample(rule.matcher.words) : null;
+  const hint = ruleHint(kind, t);
+  const described = [hint && editing ? `${id}-hint` : "", problem ? `${id}-error` : "", example ? `${id}-warning` : ""].filter(Boolean).join(" ");
   return (
     <span className="rule-explain" data-testid={`approval-rule-${actionId}`}>
-      {t("approval.addsRule", { rule: describeRule(current) })}{" "}
+      {rule ? t("approval.addsRule", { rule: describeRule(rule) }) : t("approval.ruleEdit.invalid")}{" "}
       {kind !== "all" && (
-        <button type="button" className="btn tiny ghost" aria-expanded={editing} data-testid={`approval-rule-edit-${actionId}`} onClick={() => setEditing(!editing)}>
+        <button type="button" className="btn tiny ghost" aria-expanded={editing} data-testid={`approval-rule-edit-${actionId}`} onClick={onToggle}>
           {editing ? t("approval.ruleEdit.done") : t("approval.ruleEdit.edit")}
         </button>
       )}
@@ -220,18 +243,31 @@ function RuleProposal({
           <label htmlFor={id}>{t("approval.ruleEdit.label")}</label>
           <input
             id={id}
+            ref={inputRef}
             data-testid={`approval-rule-input-${actionId}`}
-            value={edited?.text ?? matcherValue(rule.matcher)}
+            value={text}
             spellCheck={false}
-            aria-invalid={!!edited?.error}
+            autoComplete="off"
+            aria-invalid={!!problem}
+            aria-describedby={described || undefined}
             onChange={(e) => onEdit(e.target.value)}
           />
-          {edited?.error && (
-            <span className="field-error" role="alert">
-              {edited.error}
-            </span>
+          {hint && (
+            <small className="muted" id={`${id}-hint`}>
+              {hint}
+            </small>
           )}
         </span>
+      )}
+      {problem && (
+        <span className="field-error" role="alert" id={`${id}-error`}>
+          {problem}
+        </span>
+      )}
+      {example && (
+        <small className="rule-warning" id={`${id}-warning`} data-testid={`approval-rule-warning-${actionId}`}>
+          <InlineCode text={t("approval.middleWildcard", { example })} />
+        </small>
       )}
     </span>
   );
@@ -244,12 +280,14 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
   const { t } = useTranslation();
   const [answers, setAnswers] = useState<Record<string, ApprovalResponse>>({});
   const [feedback, setFeedback] = useState("");
-  const [edits, setEdits] = useState<Record<string, { text: string; error: string | null }>>({});
   const [busy, setBusy] = useState(false);
-  // Edited rule text per action of the current approval (absent: the rule as offered).
+  // Edited rule text per action of the current approval (absent: the rule as offered), and the
+  // action whose rule editor is open.
   const [edits, setEdits] = useState<Record<string, string>>({});
   const [editing, setEditing] = useState<string | null>(null);
-  const [ruleError, setRuleError] = useState<string | null>(null);
+  const ruleInputs = useRef<Record<string, HTMLInputElement | null>>({});
+  // Set when an answer was refused for its rule: the rule's input gets the focus once rendered.
+  const [focusRule, setFocusRule] = useState<{ actionId: string } | null>(null);
   const titleId = useId();
   const feedbackId = useId();
   const firstButton = useRef<HTMLButtonElement>(null);
@@ -264,50 +302,41 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
   useEffect(() => {
     firstButton.current?.focus();
     setEdits({});
+    setEditing(null);
   }, [current?.id]);
 
-  /** The rule an action saves as the user sees it: the offered one, or the edited text read back. */
-  const shownRule = (action: ApprovalAction): { rule: RuleDraft | null } | { error: string } => {
-    if (!action.rule) return { rule: null };
-    const text = edits[action.id];
-    if (text === undefined) return { rule: action.rule };
-    const parsed = parseMatcherText(action.rule.matcher, text);
-    if ("error" in parsed) return parsed;
-    return { rule: { ...action.rule, matcher: parsed.matcher } };
-  };
+  useEffect(() => {
+    if (focusRule) ruleInputs.current[focusRule.actionId]?.focus();
+  }, [focusRule]);
 
   const choose = async (action: ApprovalAction) => {
     if (!current || busy) return;
-    const edit = edits[action.id];
-    let rule: RuleDraft | null = null;
-    if (action.rule && edit) {
-      const m = editedMatcher(action.rule.matcher.kind, edit.text, t);
-      if (typeof m === "string") {
-        setEdits({ ...edits, [action.id]: { text: edit.text, error: m } });
-        return;
-      }
-      if (JSON.stringify(m) !== JSON.stringify(action.rule.matcher)) rule = { ...action.rule, matcher: m };
-    }
-    const text = feedback.trim();
-    const shown = shownRule(action);
-    if ("error" in shown) {
-      setRuleError(shown.error);
+    const shown = action.rule ? shownRule(action.rule, edits[action.id], t) : null;
+    if (shown && "problem" in shown) {
+      // Nothing is sent: the editor opens (if it was closed) on the text to fix, whose problem
+      // is shown under it.
+      setEditing(action.id);
+      setFocusRule({ actionId: action.id });
       return;
     }
+    const rule = shown && "rule" in shown ? shown.rule : null;
+    const text = feedback.trim();
     const answer: ApprovalResponse = {
       request_id: current.id,
       tool_call_id: current.toolCallId,
       action_id: action.id,
       feedback: action.acceptsFeedback && text ? text : null,
+      // The rule exactly as shown (edited or not) is the one saved.
       ...(rule ? { rule } : {}),
     };
     const next = { ...answers, [current.id]: answer };
     setFeedback("");
     const sameRun = approvals.filter((a) => a.runId === current.runId);
-    // An answer that adds a rule is sent at once: the backend decides the other waiting calls
-    // again, runs those the rule allows, and their dialogs go away (tool_permission_resolution).
-    const now = shown.rule ? sameRun.filter((a) => next[a.id]) : sameRun;
-    if (shown.rule || sameRun.every((a) => next[a.id])) {
+    // An answer that adds a rule is sent at once, with the run's answers so far: the backend
+    // decides the other waiting calls again, runs those the rule allows, and their dialogs go
+    // away (tool_permission_resolution). Other answers wait until the whole run is answered.
+    const now = rule ? sameRun.filter((a) => next[a.id]) : sameRun;
+    if (rule || sameRun.every((a) => next[a.id])) {
       setBusy(true);
       try {
         await onResolve(now.map((a) => next[a.id]));
@@ -453,10 +482,16 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
                 {!a.rule && <InlineCode text={a.description} />}
                 {a.rule && (
                   <RuleProposal
-                    rule={a.rule}
                     actionId={a.id}
-                    edited={edits[a.id]}
-                    onEdit={(text) => setEdits({ ...edits, [a.id]: { text, error: null } })}
+                    offered={a.rule}
+                    shown={shownRule(a.rule, edits[a.id], t)}
+                    text={edits[a.id] ?? matcherText(a.rule.matcher)}
+                    editing={editing === a.id}
+                    onToggle={() => setEditing(editing === a.id ? null : a.id)}
+                    onEdit={(value) => setEdits((prev) => ({ ...prev, [a.id]: value }))}
+                    inputRef={(el) => {
+                      ruleInputs.current[a.id] = el;
+                    }}
                   />
                 )}
               </span>
@@ -466,46 +501,5 @@ export function ApprovalDialog({ approvals, onResolve }: ApprovalDialogProps) {
         {actions.length === 0 && <p className="muted">{t("approval.noActions")}</p>}
       </div>
     </div>
-  );
-}
-
-/** The rule an action saves, with an editor for its matcher and a warning for a middle wildcard. */
-function RuleLine(props: {
-  action: ApprovalAction;
-  shown: { rule: RuleDraft | null } | { error: string };
-  text: string;
-  editing: boolean;
-  error: string | null;
-  onEdit: () => void;
-  onChange: (value: string) => void;
-}) {
-  const { t } = useTranslation();
-  const { action, shown, text, editing, error, onEdit, onChange } = props;
-  const rule = "rule" in shown ? shown.rule : null;
-  const editable = action.rule?.matcher.kind !== "all";
-  const example = rule?.matcher.kind === "prefix" ? middleWildcardExample(rule.matcher.words) : null;
-  return (
-    <span className="rule-explain" data-testid={`approval-rule-${action.id}`}>
-      {rule ? t("approval.addsRule", { rule: describeRule(rule) }) : t("approval.ruleInvalid", { error: "error" in shown ? shown.error : "" })}
-      {editable && (
-        <button type="button" className="btn link" data-testid={`approval-edit-${action.id}`} onClick={onEdit}>
-          {editing ? t("approval.doneEditing") : t("approval.editRule")}
-        </button>
-      )}
-      {editing && (
-        <input
-          data-testid={`approval-rule-input-${action.id}`}
-          aria-label={t("approval.ruleInput")}
-          value={text}
-          onChange={(e) => onChange(e.target.value)}
-        />
-      )}
-      {example && (
-        <small className="warning" data-testid={`approval-rule-warning-${action.id}`}>
-          {t("approval.middleWildcard", { example })}
-        </small>
-      )}
-      {error && <small className="error">{error}</small>}
-    </span>
   );
 }
