@@ -19,8 +19,10 @@ fn a_job_made_on_the_schedules_page_runs_now_and_its_run_and_chat_are_shown() {
         |d| {
             Box::pin(async move {
                 d.click("[data-testid=nav-schedules]").await?;
-                d.wait_css("[data-testid=schedules-empty]").await?;
-                d.screenshot("schedules-empty").await?;
+                // A new install lists only the built-in memory consolidation job.
+                d.wait_css("[data-testid=schedule-row-dream]").await?;
+                assert_eq!(d.count("[data-testid^=schedule-row-]").await?, 1);
+                d.screenshot("schedules-builtin").await?;
 
                 // The builder: weekdays at 07:30 in Europe/Berlin makes `30 7 * * 1-5` and
                 // previews the next five times in that zone.
@@ -68,10 +70,13 @@ fn a_job_made_on_the_schedules_page_runs_now_and_its_run_and_chat_are_shown() {
                 d.screenshot("job-listed").await?;
 
                 // Run now: the run appears in the history, completed, with its answer.
-                d.click("[data-testid=schedule-run-now]").await?;
-                d.wait_text("[data-testid=schedule-last]", "Completed")
+                const ROW: &str = "[data-job-name='Morning digest']";
+                d.click(&format!("{ROW} [data-testid=schedule-run-now]"))
                     .await?;
-                d.click("[data-testid=schedule-history]").await?;
+                d.wait_text(&format!("{ROW} [data-testid=schedule-last]"), "Completed")
+                    .await?;
+                d.click(&format!("{ROW} [data-testid=schedule-history]"))
+                    .await?;
                 d.wait_css("[data-testid=run-row][data-status=completed]")
                     .await?;
                 d.wait_text(

@@ -25,10 +25,17 @@ fn app_commands() -> Vec<String> {
         .filter(|item| !item.is_empty())
         .collect();
     let bindings = text("../ui/src/bindings.ts");
+    // `__TAURI_INVOKE("name"` or, for commands that cannot fail, `__TAURI_INVOKE<T>("name"`.
     let mut invoked: Vec<String> = bindings
-        .split("TAURI_INVOKE(\"")
+        .split("__TAURI_INVOKE")
         .skip(1)
-        .map(|rest| rest.split('"').next().unwrap().to_string())
+        .filter_map(|rest| {
+            let rest = match rest.strip_prefix('<') {
+                Some(generic) => generic.split_once(">(\"")?.1,
+                None => rest.strip_prefix("(\"")?,
+            };
+            rest.split('"').next().map(str::to_string)
+        })
         .collect();
     commands.sort();
     invoked.sort();

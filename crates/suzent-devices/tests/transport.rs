@@ -100,7 +100,13 @@ async fn pair(a: &Side, b: &Side) -> Result<()> {
         .lock()
         .unwrap()
         .insert(joined.device, "active");
-    assert!(matches!(session.state(), PairingState::Paired { .. }));
+    // The showing side announces the outcome once the joiner has read it and closed.
+    let mut state = session.state();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !state.is_final() && std::time::Instant::now() < deadline {
+        state = session.changed(std::time::Duration::from_secs(1)).await;
+    }
+    assert!(matches!(state, PairingState::Paired { .. }), "{state:?}");
     Ok(())
 }
 

@@ -475,8 +475,26 @@ impl Desktop {
     }
 
     pub async fn click(&self, css: &str) -> Result<()> {
-        self.wait_css(css)
-            .await?
+        let element = self.wait_css(css).await?;
+        // Bring it to the middle of its scrolling pane first: an element at the pane's very
+        // edge (under the scrollbar) cannot take a click. The pane is scrolled, never the
+        // window's overflow-hidden root.
+        self.client()
+            .execute(
+                "const el = document.querySelector(arguments[0]); \
+                 let p = el && el.parentElement; \
+                 while (p && p.scrollHeight <= p.clientHeight) p = p.parentElement; \
+                 if (el && p) { \
+                   const r = el.getBoundingClientRect(), q = p.getBoundingClientRect(); \
+                   if (r.top < q.top + 40 || r.bottom > q.bottom - 40) \
+                     p.scrollTop += r.top - q.top - p.clientHeight / 2; \
+                 } \
+                 return true;",
+                vec![serde_json::Value::String(css.into())],
+            )
+            .await
+            .with_context(|| format!("scrolling {css} into view"))?;
+        element
             .click()
             .await
             .with_context(|| format!("clicking {css}"))
@@ -539,6 +557,8 @@ async fn launch_app(webdriver_url: &str, log_file: &Path) -> Result<Client> {
         "tauri:options".into(),
         json!({ "application": env!("CARGO_BIN_EXE_suzent-desktop") }),
     );
+    // Ignored when a provider is installed already (another test of this binary did it).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     ClientBuilder::rustls()?
         .capabilities(caps)
         .connect(webdriver_url)
