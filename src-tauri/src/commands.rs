@@ -741,13 +741,22 @@ pub async fn open_log_folder<R: Runtime>(
     state: State<'_, AppState>,
 ) -> Result<(), AppError> {
     use tauri_plugin_opener::OpenerExt;
-    let folder = state
-        .log_dir()
-        .cloned()
-        .ok_or_else(|| AppError::new(AppErrorKind::Io, "logging to a file did not start, so there is no log folder"))?;
+    let folder = state.log_dir().cloned().ok_or_else(|| {
+        AppError::new(
+            AppErrorKind::Io,
+            "logging to a file did not start, so there is no log folder",
+        )
+    })?;
     app.opener()
         .open_path(folder.display().to_string(), None::<&str>)
-        .map_err(|e| AppError::new(AppErrorKind::Io, format!("cannot open {}: {e}", folder.display())))
+        .map_err(|e| {
+            AppError::new(
+                AppErrorKind::Io,
+                format!("cannot open {}: {e}", folder.display()),
+            )
+        })
+}
+
 // ---- scheduled jobs, heartbeats and goals ----
 
 /// Every scheduled job with its next run and last run (the Schedules page).

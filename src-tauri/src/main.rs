@@ -20,7 +20,11 @@ fn init_logging() -> (
             let appender = tracing_appender::rolling::daily(dir, suzent_runtime::LOG_FILE_NAME);
             let (writer, guard) = tracing_appender::non_blocking(appender);
             (
-                Some(tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(false)),
+                Some(
+                    tracing_subscriber::fmt::layer()
+                        .with_writer(writer)
+                        .with_ansi(false),
+                ),
                 Some(guard),
             )
         }

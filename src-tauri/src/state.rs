@@ -26,7 +26,11 @@ impl AppState {
 
     /// State of an app whose runtime failed to start: the window still opens and every
     /// command answers with this error (kind `startup`), so the UI can show it.
-    pub fn failed(message: impl Into<String>, keys: Arc<SessionKeys>, log_dir: Option<PathBuf>) -> AppState {
+    pub fn failed(
+        message: impl Into<String>,
+        keys: Arc<SessionKeys>,
+        log_dir: Option<PathBuf>,
+    ) -> AppState {
         AppState {
             runtime: Err(AppError::new(AppErrorKind::Startup, message)),
             keys,

@@ -39,28 +39,44 @@ fn a_new_user_without_a_secret_service_gets_from_first_start_to_a_finished_turn(
             Box::pin(async move {
                 d.wait_css("[data-testid=first-run]").await?;
                 d.screenshot("first-run").await?;
-                d.find("[data-testid=first-run-key]").await?.send_keys("sk-typed-by-the-user").await?;
+                d.find("[data-testid=first-run-key]")
+                    .await?
+                    .send_keys("sk-typed-by-the-user")
+                    .await?;
                 d.click("[data-testid=first-run-load-models]").await?;
                 // The keychain cannot store it: the app says why and offers the way out.
-                d.wait_css("[data-testid=first-run-keychain-problem]").await?;
+                d.wait_css("[data-testid=first-run-keychain-problem]")
+                    .await?;
                 d.screenshot("keychain-unavailable").await?;
-                d.wait_text("[data-testid=first-run-keychain-problem]", "keychain").await?;
+                d.wait_text("[data-testid=first-run-keychain-problem]", "keychain")
+                    .await?;
                 d.click("[data-testid=first-run-use-env]").await?;
-                d.wait_text("[data-testid=first-run-key-status]", "OPENAI_API_KEY").await?;
+                d.wait_text("[data-testid=first-run-key-status]", "OPENAI_API_KEY")
+                    .await?;
                 d.click("[data-testid=first-run-load-models]").await?;
                 d.wait_css("[data-testid=first-run-model-list]").await?;
-                d.click("[data-testid=first-run-model-list] option[value=scripted-small]").await?;
+                d.click("[data-testid=first-run-model-list] option[value=scripted-small]")
+                    .await?;
                 d.click("[data-testid=first-run-test]").await?;
-                d.wait_text("[data-testid=first-run-test-result]", "openai/scripted-small").await?;
+                d.wait_text(
+                    "[data-testid=first-run-test-result]",
+                    "openai/scripted-small",
+                )
+                .await?;
                 d.screenshot("model-listed-and-tested").await?;
                 let workspace = d.workspace().display().to_string();
-                d.find("[data-testid=first-run-workspace]").await?.send_keys(&workspace).await?;
+                d.find("[data-testid=first-run-workspace]")
+                    .await?
+                    .send_keys(&workspace)
+                    .await?;
                 d.click("[data-testid=first-run-save]").await?;
                 // The first chat is open and its composer focused: no "No chat selected".
                 d.wait_css("[data-testid=composer-input]").await?;
                 let deadline = Instant::now() + UI_TIMEOUT;
                 loop {
-                    let focused = d.js("return document.activeElement?.dataset?.testid ?? null").await?;
+                    let focused = d
+                        .js("return document.activeElement?.dataset?.testid ?? null")
+                        .await?;
                     if focused == json!("composer-input") {
                         break;
                     }
@@ -71,15 +87,23 @@ fn a_new_user_without_a_secret_service_gets_from_first_start_to_a_finished_turn(
                 }
                 d.screenshot("first-chat-open").await?;
                 d.send("Are you there?").await?;
-                d.wait_text("[data-testid=message-assistant]", "Ready when you are").await?;
+                d.wait_text("[data-testid=message-assistant]", "Ready when you are")
+                    .await?;
                 d.screenshot("finished-turn").await?;
                 let requests = d.requests();
                 assert_eq!(requests.len(), 2, "one connection test, one turn");
                 assert_eq!(requests[1]["model"], "scripted-small");
-                let saved = std::fs::read_to_string(d.home.path().join("suzent/config/config.toml"))?;
-                assert!(saved.contains("default_model = \"openai/scripted-small\""), "{saved}");
+                let saved =
+                    std::fs::read_to_string(d.home.path().join("suzent/config/config.toml"))?;
+                assert!(
+                    saved.contains("default_model = \"openai/scripted-small\""),
+                    "{saved}"
+                );
                 assert!(saved.contains(&workspace), "{saved}");
-                assert!(!saved.contains("sk-typed"), "no key in the config file: {saved}");
+                assert!(
+                    !saved.contains("sk-typed"),
+                    "no key in the config file: {saved}"
+                );
                 Ok(())
             })
         },
@@ -104,8 +128,10 @@ fn the_approval_dialog_shows_the_diff_and_the_command_and_is_operated_by_keyboar
             Box::pin(async move {
                 d.wait_css("[data-testid=composer-input]").await?;
                 d.send("Write my notes").await?;
-                d.wait_css("[data-testid=approval-dialog][aria-modal=true]").await?;
-                d.wait_text("[data-testid=approval-diff]", "second line").await?;
+                d.wait_css("[data-testid=approval-dialog][aria-modal=true]")
+                    .await?;
+                d.wait_text("[data-testid=approval-diff]", "second line")
+                    .await?;
                 d.screenshot("write-diff").await?;
                 // Tab and Shift+Tab never leave the dialog.
                 for keys in [TAB, TAB, TAB, TAB, TAB, TAB, TAB, TAB, SHIFT_TAB, SHIFT_TAB] {
@@ -117,16 +143,22 @@ fn the_approval_dialog_shows_the_diff_and_the_command_and_is_operated_by_keyboar
                 }
                 // Esc rejects.
                 d.keys(ESCAPE).await?;
-                d.wait_text("[data-testid=message-assistant]", "I will not write it").await?;
+                d.wait_text("[data-testid=message-assistant]", "I will not write it")
+                    .await?;
                 assert!(!d.workspace().join("notes.txt").exists());
                 d.send("Now run the command").await?;
-                d.wait_text("[data-testid=approval-command]", "ls -la && touch made-by-agent.txt").await?;
+                d.wait_text(
+                    "[data-testid=approval-command]",
+                    "ls -la && touch made-by-agent.txt",
+                )
+                .await?;
                 d.wait_css("[data-testid=approval-segment]").await?;
                 assert_eq!(d.count("[data-testid=approval-segment]").await?, 2);
                 d.screenshot("command-segments").await?;
                 // The first button (allow once) has the focus: Enter allows.
                 d.keys(ENTER).await?;
-                d.wait_text("[data-testid=message-assistant]", "Done.").await?;
+                d.wait_text("[data-testid=message-assistant]", "Done.")
+                    .await?;
                 assert!(d.workspace().join("made-by-agent.txt").exists());
                 d.screenshot("allowed-by-keyboard").await?;
                 Ok(())
@@ -140,7 +172,11 @@ fn each_tool_card_says_who_allowed_the_call_and_how() {
     desktop_test(
         "allow_labels",
         vec![
-            Turn::tool_call("call_r1", "read_file", json!({"file_path": "seed.txt"}).to_string()),
+            Turn::tool_call(
+                "call_r1",
+                "read_file",
+                json!({"file_path": "seed.txt"}).to_string(),
+            ),
             write_call("call_w1", "a.txt", "a"),
             write_call("call_w2", "b.txt", "b"),
             write_call("call_w3", "c.txt", "c"),
@@ -152,8 +188,10 @@ fn each_tool_card_says_who_allowed_the_call_and_how() {
                 d.wait_css("[data-testid=composer-input]").await?;
                 d.send("Read and write").await?;
                 d.click("[data-testid=approval-action-allow_once]").await?;
-                d.click("[data-testid=approval-action-allow_session]").await?;
-                d.wait_text("[data-testid=message-assistant]", "All written.").await?;
+                d.click("[data-testid=approval-action-allow_session]")
+                    .await?;
+                d.wait_text("[data-testid=message-assistant]", "All written.")
+                    .await?;
                 for summary in d
                     .client()
                     .find_all(fantoccini::Locator::Css("[data-testid=tool-card] summary"))
@@ -167,9 +205,15 @@ fn each_tool_card_says_who_allowed_the_call_and_how() {
                         .await?,
                 )?;
                 assert_eq!(texts.len(), 4, "{texts:?}");
-                assert!(texts[0].starts_with("Allowed: read-only in Default mode"), "{texts:?}");
+                assert!(
+                    texts[0].starts_with("Allowed: read-only in Default mode"),
+                    "{texts:?}"
+                );
                 assert!(texts[1].starts_with("Allowed by you, once"), "{texts:?}");
-                assert!(texts[2].starts_with("Allowed by you for this chat"), "{texts:?}");
+                assert!(
+                    texts[2].starts_with("Allowed by you for this chat"),
+                    "{texts:?}"
+                );
                 assert!(texts[3].starts_with("Allowed by rule"), "{texts:?}");
                 assert!(
                     texts.iter().all(|t| !t.contains("full access")),
@@ -198,10 +242,14 @@ fn a_finished_background_command_is_shown_as_an_event_not_as_a_user_message() {
             Box::pin(async move {
                 d.wait_css("[data-testid=composer-input]").await?;
                 d.click("[data-testid=mode-switch]").await?;
-                d.click("[data-testid=mode-switch] option[value=full_access]").await?;
-                d.send("Start it in the background").await?;
-                d.wait_text("[data-testid=message-event][data-kind=command_finished]", "background-finished-marker")
+                d.click("[data-testid=mode-switch] option[value=full_access]")
                     .await?;
+                d.send("Start it in the background").await?;
+                d.wait_text(
+                    "[data-testid=message-event][data-kind=command_finished]",
+                    "background-finished-marker",
+                )
+                .await?;
                 d.screenshot("command-event").await?;
                 let bubbles = d
                     .js("return [...document.querySelectorAll('[data-testid=message-user]')].map(e => e.textContent)")
@@ -217,14 +265,20 @@ fn a_finished_background_command_is_shown_as_an_event_not_as_a_user_message() {
 fn a_chat_is_found_by_a_word_from_its_third_message() {
     desktop_test(
         "chat_search",
-        vec![Turn::text("Noted."), Turn::text("Pomegranates are in season."), Turn::text("Hi.")],
+        vec![
+            Turn::text("Noted."),
+            Turn::text("Pomegranates are in season."),
+            Turn::text("Hi."),
+        ],
         |d| {
             Box::pin(async move {
                 d.wait_css("[data-testid=composer-input]").await?;
                 d.send("Let us talk about fruit").await?;
-                d.wait_text("[data-testid=message-assistant]", "Noted.").await?;
+                d.wait_text("[data-testid=message-assistant]", "Noted.")
+                    .await?;
                 d.send("What about the pomegranate harvest?").await?;
-                d.wait_text("[data-testid=message-assistant]", "in season").await?;
+                d.wait_text("[data-testid=message-assistant]", "in season")
+                    .await?;
                 let wanted = d
                     .find("[data-testid=chat-item][class*=active]")
                     .await?
@@ -233,9 +287,13 @@ fn a_chat_is_found_by_a_word_from_its_third_message() {
                     .context("the active chat has an id")?;
                 d.new_chat().await?;
                 d.send("Something else").await?;
-                d.wait_text("[data-testid=message-assistant]", "Hi.").await?;
+                d.wait_text("[data-testid=message-assistant]", "Hi.")
+                    .await?;
                 d.keys("\u{E009}k").await?;
-                d.wait_css("[data-testid=search-input]").await?.send_keys("harvest").await?;
+                d.wait_css("[data-testid=search-input]")
+                    .await?
+                    .send_keys("harvest")
+                    .await?;
                 d.wait_css("[data-testid=search-hit]").await?;
                 d.screenshot("search-results").await?;
                 let hits = d
@@ -243,7 +301,8 @@ fn a_chat_is_found_by_a_word_from_its_third_message() {
                     .await?;
                 assert_eq!(hits, json!([wanted.clone()]));
                 d.click("[data-testid=search-hit]").await?;
-                d.wait_text("[data-testid=message-user]", "pomegranate harvest").await?;
+                d.wait_text("[data-testid=message-user]", "pomegranate harvest")
+                    .await?;
                 d.screenshot("found-chat-open").await?;
                 Ok(())
             })
@@ -256,7 +315,8 @@ fn the_whole_window_switches_to_simplified_chinese() {
     desktop_test("zh_cn", vec![], |d| {
         Box::pin(async move {
             d.click("[data-testid=nav-settings]").await?;
-            d.click("[data-testid=settings-language] option[value=zh-CN]").await?;
+            d.click("[data-testid=settings-language] option[value=zh-CN]")
+                .await?;
             d.wait_text("h1", "设置").await?;
             d.screenshot("settings-zh").await?;
             d.click("[data-testid=nav-chat]").await?;
@@ -288,8 +348,10 @@ fn at_800_by_600_the_chat_stays_readable_with_the_canvas_open() {
                 d.client().set_window_size(800, 600).await?;
                 d.wait_css("[data-testid=composer-input]").await?;
                 d.send("Show the report").await?;
-                d.wait_text("[data-testid=canvas-panel]", "All 12 checks passed.").await?;
-                d.wait_text("[data-testid=message-assistant]", "on the canvas").await?;
+                d.wait_text("[data-testid=canvas-panel]", "All 12 checks passed.")
+                    .await?;
+                d.wait_text("[data-testid=message-assistant]", "on the canvas")
+                    .await?;
                 d.screenshot("canvas-open-800x600").await?;
                 let widths = d
                     .js("return { chat: document.querySelector('.chat').getBoundingClientRect().width, window: innerWidth, overlay: document.querySelector('[data-testid=canvas-panel]').dataset.overlay }")
@@ -306,7 +368,10 @@ fn at_800_by_600_the_chat_stays_readable_with_the_canvas_open() {
 fn a_pending_approval_survives_a_window_reload_and_shows_once() {
     desktop_test(
         "approval_reopen",
-        vec![write_call("call_w1", "kept.txt", "kept"), Turn::text("Wrote it.")],
+        vec![
+            write_call("call_w1", "kept.txt", "kept"),
+            Turn::text("Wrote it."),
+        ],
         |d| {
             Box::pin(async move {
                 d.wait_css("[data-testid=composer-input]").await?;
@@ -318,8 +383,12 @@ fn a_pending_approval_survives_a_window_reload_and_shows_once() {
                 assert_eq!(d.count("[data-testid=approval-dialog]").await?, 1);
                 d.screenshot("after-reload").await?;
                 d.click("[data-testid=approval-action-allow_once]").await?;
-                d.wait_text("[data-testid=message-assistant]", "Wrote it.").await?;
-                assert_eq!(std::fs::read_to_string(d.workspace().join("kept.txt"))?, "kept");
+                d.wait_text("[data-testid=message-assistant]", "Wrote it.")
+                    .await?;
+                assert_eq!(
+                    std::fs::read_to_string(d.workspace().join("kept.txt"))?,
+                    "kept"
+                );
                 Ok(())
             })
         },
@@ -332,15 +401,22 @@ fn the_main_window_never_navigates_to_another_origin() {
         Box::pin(async move {
             d.wait_css("[data-testid=chat-list]").await?;
             let before = d.js("return location.origin").await?;
-            d.js("location.href = 'https://evil.test/'; return true").await?;
+            d.js("location.href = 'https://evil.test/'; return true")
+                .await?;
             tokio::time::sleep(Duration::from_secs(2)).await;
             assert_eq!(d.js("return location.origin").await?, before);
             d.wait_css("[data-testid=chat-list]").await?;
             // No IPC bridge is exposed to page scripts as a global.
-            assert_eq!(d.js("return typeof window.__TAURI__").await?, json!("undefined"));
+            assert_eq!(
+                d.js("return typeof window.__TAURI__").await?,
+                json!("undefined")
+            );
             d.screenshot("still-in-the-app").await?;
             let logs = d.logs();
-            assert!(logs.contains("navigation to another origin refused"), "{logs}");
+            assert!(
+                logs.contains("navigation to another origin refused"),
+                "{logs}"
+            );
             Ok(())
         })
     });

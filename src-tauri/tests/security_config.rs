@@ -132,11 +132,19 @@ fn no_capability_reaches_remote_urls_and_the_global_ipc_object_stays_off() {
             cap["remote"]
         );
         let windows = cap["windows"].as_array().cloned().unwrap_or_default();
-        assert_eq!(windows, vec![serde_json::json!("main")], "{}", path.display());
+        assert_eq!(
+            windows,
+            vec![serde_json::json!("main")],
+            "{}",
+            path.display()
+        );
         for p in cap["permissions"].as_array().unwrap() {
             let id = p.as_str().unwrap_or_default();
             assert!(
-                !id.starts_with("opener:") && !id.starts_with("shell:") && !id.starts_with("fs:") && !id.starts_with("http:"),
+                !id.starts_with("opener:")
+                    && !id.starts_with("shell:")
+                    && !id.starts_with("fs:")
+                    && !id.starts_with("http:"),
                 "{} grants the webview {id}",
                 path.display()
             );

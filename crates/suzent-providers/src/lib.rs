@@ -153,12 +153,12 @@ mod wire;
 
 pub use anthropic::AnthropicProvider;
 pub use gemini::GeminiProvider;
+pub use models::list_models;
 pub use openai::OpenAiProvider;
 pub use resolve::{
     EnvAndKeychain, KeySource, StaticKeys, build_provider, delete_api_key, keychain_has_key,
     parse_model, set_api_key, shared_client,
 };
-pub use models::list_models;
 pub use schema::normalize_schema;
 
 /// The wire formats (and key/base-URL conventions) Suzent speaks.

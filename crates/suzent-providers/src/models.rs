@@ -76,14 +76,15 @@ pub async fn list_models(
             client.get(format!("{host}/api/tags"))
         }
     };
-    let response = request
-        .timeout(LIST_TIMEOUT)
-        .send()
-        .await
-        .map_err(|e| ProviderError::Transport {
-            provider: provider.to_string(),
-            message: e.to_string(),
-        })?;
+    let response =
+        request
+            .timeout(LIST_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| ProviderError::Transport {
+                provider: provider.to_string(),
+                message: e.to_string(),
+            })?;
     let status = response.status();
     let text = response
         .text()
@@ -124,7 +125,9 @@ pub async fn list_models(
                         m.get("supportedGenerationMethods")
                             .and_then(Value::as_array)
                             .is_none_or(|methods| {
-                                methods.iter().any(|x| x.as_str() == Some("generateContent"))
+                                methods
+                                    .iter()
+                                    .any(|x| x.as_str() == Some("generateContent"))
                             })
                     })
                     .filter_map(|m| m.get("name").and_then(Value::as_str))

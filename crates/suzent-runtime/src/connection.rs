@@ -4,8 +4,8 @@
 
 use crate::error::RuntimeError;
 use crate::provider::{
-    KeySource, ModelRequest, ProviderError, ProviderKind, build_provider, list_models,
-    parse_model, shared_client,
+    KeySource, ModelRequest, ProviderError, ProviderKind, build_provider, list_models, parse_model,
+    shared_client,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -37,7 +37,11 @@ pub struct ProviderCheck {
 }
 
 /// The configured providers with `base_url` put in for `kind`.
-fn with_base(mut providers: ProvidersConfig, kind: ProviderKind, base_url: Option<&str>) -> ProvidersConfig {
+fn with_base(
+    mut providers: ProvidersConfig,
+    kind: ProviderKind,
+    base_url: Option<&str>,
+) -> ProvidersConfig {
     let Some(url) = base_url.map(str::trim).filter(|u| !u.is_empty()) else {
         return providers;
     };
@@ -54,14 +58,22 @@ fn with_base(mut providers: ProvidersConfig, kind: ProviderKind, base_url: Optio
 /// A provider error in plain words first (what to do), the technical detail after.
 fn explain(e: ProviderError, base: &str) -> RuntimeError {
     let hint = match &e {
-        ProviderError::Http { status: 401 | 403, .. } => "the provider refused the API key",
-        ProviderError::Http { status: 404, .. } => "the provider does not know this model or address",
-        ProviderError::Http { status: 429, .. } => "the provider is rate-limiting this key (or its quota is used up)",
+        ProviderError::Http {
+            status: 401 | 403, ..
+        } => "the provider refused the API key",
+        ProviderError::Http { status: 404, .. } => {
+            "the provider does not know this model or address"
+        }
+        ProviderError::Http { status: 429, .. } => {
+            "the provider is rate-limiting this key (or its quota is used up)"
+        }
         ProviderError::Http { .. } => "the provider answered with an error",
         ProviderError::Transport { .. } => "Suzent could not reach the provider",
         ProviderError::Protocol { .. } => "the provider's answer was not understood",
         ProviderError::MissingApiKey { .. } => return RuntimeError::Provider(e),
-        ProviderError::InvalidModel { .. } | ProviderError::Cancelled => return RuntimeError::Provider(e),
+        ProviderError::InvalidModel { .. } | ProviderError::Cancelled => {
+            return RuntimeError::Provider(e);
+        }
     };
     RuntimeError::InvalidInput {
         field: "connection".into(),
@@ -88,7 +100,9 @@ impl ProviderCheck {
     ) -> Result<Vec<String>, RuntimeError> {
         let kind = ProviderKind::from_name(provider).ok_or_else(|| RuntimeError::InvalidInput {
             field: "provider".into(),
-            message: format!("unknown provider '{provider}' (expected openai, anthropic, gemini or ollama)"),
+            message: format!(
+                "unknown provider '{provider}' (expected openai, anthropic, gemini or ollama)"
+            ),
         })?;
         let key = match api_key.map(str::trim).filter(|k| !k.is_empty()) {
             Some(k) => Some(k.to_string()),
@@ -97,7 +111,12 @@ impl ProviderCheck {
         if kind.needs_key() && key.is_none() {
             return Err(RuntimeError::Provider(ProviderError::MissingApiKey {
                 provider: kind.as_str().to_string(),
-                env_var: kind.key_env_vars().first().copied().unwrap_or_default().to_string(),
+                env_var: kind
+                    .key_env_vars()
+                    .first()
+                    .copied()
+                    .unwrap_or_default()
+                    .to_string(),
             }));
         }
         let providers = with_base(self.providers.clone(), kind, base_url);
@@ -133,7 +152,10 @@ impl ProviderCheck {
             .await
             .map_err(|_| RuntimeError::InvalidInput {
                 field: "connection".into(),
-                message: format!("{model} did not answer within {} s at {base}", TEST_TIMEOUT.as_secs()),
+                message: format!(
+                    "{model} did not answer within {} s at {base}",
+                    TEST_TIMEOUT.as_secs()
+                ),
             })?
             .map_err(|e| explain(e, &base))?;
         Ok(ConnectionCheck {

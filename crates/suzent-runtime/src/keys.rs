@@ -37,7 +37,9 @@ impl std::fmt::Debug for SessionKeys {
         let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
         let mut names: Vec<&String> = keys.keys().collect();
         names.sort();
-        f.debug_struct("SessionKeys").field("providers", &names).finish()
+        f.debug_struct("SessionKeys")
+            .field("providers", &names)
+            .finish()
     }
 }
 
@@ -59,7 +61,9 @@ impl SessionKeys {
         if kind.is_none() {
             return Err(RuntimeError::InvalidInput {
                 field: "provider".into(),
-                message: format!("'{provider}' is not a provider that takes an API key (openai, anthropic, gemini)"),
+                message: format!(
+                    "'{provider}' is not a provider that takes an API key (openai, anthropic, gemini)"
+                ),
             });
         }
         let key = key.trim();
@@ -87,25 +91,29 @@ impl SessionKeys {
 
     /// Where the key of each provider that takes one can come from.
     pub fn info(&self) -> Vec<ProviderKeyInfo> {
-        [ProviderKind::OpenAi, ProviderKind::Anthropic, ProviderKind::Gemini]
-            .into_iter()
-            .map(|kind| {
-                let vars = kind.key_env_vars();
-                ProviderKeyInfo {
-                    provider: kind.as_str().to_string(),
-                    env_var: vars.first().copied().unwrap_or_default().to_string(),
-                    in_environment: vars.iter().any(|v| {
-                        std::env::var(v).is_ok_and(|value| !value.trim().is_empty())
-                    }),
-                    in_keychain: keychain_has_key(kind.as_str()),
-                    in_session: self
-                        .keys
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .contains_key(kind.as_str()),
-                }
-            })
-            .collect()
+        [
+            ProviderKind::OpenAi,
+            ProviderKind::Anthropic,
+            ProviderKind::Gemini,
+        ]
+        .into_iter()
+        .map(|kind| {
+            let vars = kind.key_env_vars();
+            ProviderKeyInfo {
+                provider: kind.as_str().to_string(),
+                env_var: vars.first().copied().unwrap_or_default().to_string(),
+                in_environment: vars
+                    .iter()
+                    .any(|v| std::env::var(v).is_ok_and(|value| !value.trim().is_empty())),
+                in_keychain: keychain_has_key(kind.as_str()),
+                in_session: self
+                    .keys
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .contains_key(kind.as_str()),
+            }
+        })
+        .collect()
     }
 }
 
@@ -143,15 +151,23 @@ mod tests {
     }
 
     #[test]
-    fn bad_providers_and_empty_keys_are_refused_and_debug_never_shows_a_key() -> anyhow::Result<()> {
+    fn bad_providers_and_empty_keys_are_refused_and_debug_never_shows_a_key() -> anyhow::Result<()>
+    {
         let keys = SessionKeys::new(Arc::new(StaticKeys::new()));
-        let errs: Vec<String> = [keys.set("ollama", "k"), keys.set("nope", "k"), keys.set("gemini", " ")]
-            .into_iter()
-            .filter_map(|r| r.err().map(|e| e.to_string()))
-            .collect();
+        let errs: Vec<String> = [
+            keys.set("ollama", "k"),
+            keys.set("nope", "k"),
+            keys.set("gemini", " "),
+        ]
+        .into_iter()
+        .filter_map(|r| r.err().map(|e| e.to_string()))
+        .collect();
         assert_eq!(errs.len(), 3);
         keys.set("anthropic", "sk-secret")?;
-        assert_eq!(format!("{keys:?}"), r#"SessionKeys { providers: ["anthropic"] }"#);
+        assert_eq!(
+            format!("{keys:?}"),
+            r#"SessionKeys { providers: ["anthropic"] }"#
+        );
         Ok(())
     }
 }

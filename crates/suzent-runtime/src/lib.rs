@@ -83,7 +83,6 @@ pub use memory::{DEFAULT_MODEL_SOURCE, EMBEDDING_MODEL_ENV, EmbeddingStatus, MAX
 pub use rules::{PermissionState, RULES_FILE};
 pub use runtime::{Runtime, RuntimeOptions};
 pub use search::{ChatSearch, MAX_QUERY_CHARS, MAX_SEARCH_HITS};
-pub use titles::{DEFAULT_TITLE, MAX_TITLE_CHARS, title_from};
 pub use settings::{KeyStatus, ProviderSettings, ProvidersSettings, Settings, SettingsPatch};
 pub use skills::SKILL_DIRS_ENV;
 pub use suzent_core::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
@@ -96,9 +95,10 @@ pub use suzent_mcp::{
 pub use suzent_permissions::audit::AuditLog;
 pub use suzent_permissions::{Explanation, MatchedRule, RuleFileProblem, SegmentView};
 pub use suzent_store::{
-    ApprovalRecord, ApprovalStatus, ChatRecord, ChatSearchHit, DeviceRecord, DeviceScope, DeviceState,
-    InboxMessage, InboxStatus, NewInboxMessage, PeerMessage, PeerMessageStatus, PendingApproval,
-    StoredMessage,
+    ApprovalRecord, ApprovalStatus, ChatRecord, ChatSearchHit, DeviceRecord, DeviceScope,
+    DeviceState, InboxMessage, InboxStatus, NewInboxMessage, PeerMessage, PeerMessageStatus,
+    PendingApproval, StoredMessage,
 };
 pub use suzent_tools::{MemoryHit, MemorySearchResult, Skill, SkillSource};
+pub use titles::{DEFAULT_TITLE, MAX_TITLE_CHARS, title_from};
 pub use turn::{OnAsk, RunOptions, RunSummary};

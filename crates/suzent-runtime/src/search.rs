@@ -60,7 +60,10 @@ mod tests {
     async fn a_limit_out_of_range_is_refused_naming_it() -> anyhow::Result<()> {
         let search = ChatSearch::new(Store::open_in_memory().await?);
         let err = search.search("x", 0).await.err().map(|e| e.to_string());
-        assert_eq!(err, Some("invalid limit: limit must be 1 to 100, got 0".to_string()));
+        assert_eq!(
+            err,
+            Some("invalid limit: limit must be 1 to 100, got 0".to_string())
+        );
         assert_eq!(search.search("  ", 5).await?, vec![]);
         Ok(())
     }

@@ -30,7 +30,10 @@ pub fn title_from(text: &str) -> Option<String> {
         Some(i) if cut[..i].chars().count() >= MAX_TITLE_CHARS / 2 => cut[..i].to_string(),
         _ => cut,
     };
-    Some(format!("{}…", at_word.trim_end_matches([',', '.', ';', ':', ' '])))
+    Some(format!(
+        "{}…",
+        at_word.trim_end_matches([',', '.', ';', ':', ' '])
+    ))
 }
 
 #[cfg(test)]

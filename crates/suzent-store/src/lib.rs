@@ -23,8 +23,8 @@ mod mcp;
 mod memory;
 mod plans;
 mod rules;
-mod search;
 mod schedules;
+mod search;
 mod settings;
 mod summaries;
 mod surfaces;
@@ -46,10 +46,10 @@ pub use mcp::McpSchemaRow;
 pub use memory::{
     ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, UnembeddedEntry, decode_embedding, fts_query,
 };
-pub use search::{ChatSearchHit, MATCH_END, MATCH_START};
 pub use schedules::{
     Claim, GoalRecord, JobDraft, JobRecord, LeaseHolder, LeaseOutcome, NewRun, RunEnd, RunRecord,
 };
+pub use search::{ChatSearchHit, MATCH_END, MATCH_START};
 pub use summaries::{SUMMARY_SOURCE, SummaryDue, SummaryRecord};
 pub use surfaces::SURFACE_HISTORY_LIMIT;
 pub use types::{

@@ -131,7 +131,11 @@ impl Store {
                         .replace('_', "\\_");
                     q = q.bind(format!("%{escaped}%"));
                 }
-                let rows = q.bind(rows_wanted).fetch_all(&self.pool).await.db(context)?;
+                let rows = q
+                    .bind(rows_wanted)
+                    .fetch_all(&self.pool)
+                    .await
+                    .db(context)?;
                 rows
             }
         };
@@ -193,7 +197,10 @@ mod tests {
                     tool_calls: vec![],
                 }
             };
-            store.append_message(&chat.id, None, &message).await.unwrap();
+            store
+                .append_message(&chat.id, None, &message)
+                .await
+                .unwrap();
         }
         chat.id
     }
@@ -208,7 +215,11 @@ mod tests {
         let wanted = chat(
             &store,
             "Groceries",
-            &["list my groceries", "milk and bread", "also buy pomegranates please"],
+            &[
+                "list my groceries",
+                "milk and bread",
+                "also buy pomegranates please",
+            ],
         )
         .await;
         chat(&store, "Other", &["nothing to see", "really nothing"]).await;
@@ -243,7 +254,10 @@ mod tests {
     async fn every_word_must_match_and_query_syntax_is_plain_text() -> anyhow::Result<()> {
         let store = Store::open_in_memory().await?;
         let id = chat(&store, "t", &["deploy the \"staging\" server", "ok"]).await;
-        assert_eq!(store.search_chats("staging server", 10).await?[0].chat_id, id);
+        assert_eq!(
+            store.search_chats("staging server", 10).await?[0].chat_id,
+            id
+        );
         assert_eq!(store.search_chats("staging production", 10).await?, vec![]);
         // FTS5 operators and quotes are searched for, not interpreted.
         assert_eq!(store.search_chats("\"staging\" OR", 10).await?, vec![]);
@@ -278,7 +292,12 @@ mod tests {
     async fn one_hit_per_chat_at_most_limit_chats() -> anyhow::Result<()> {
         let store = Store::open_in_memory().await?;
         for i in 0..5 {
-            chat(&store, &format!("kiwi chat {i}"), &["kiwi", "more kiwi", "kiwi again"]).await;
+            chat(
+                &store,
+                &format!("kiwi chat {i}"),
+                &["kiwi", "more kiwi", "kiwi again"],
+            )
+            .await;
         }
         let hits = store.search_chats("kiwi", 3).await?;
         assert_eq!(hits.len(), 3);

@@ -100,8 +100,12 @@ where
 /// `{openai_base}` stands for the scripted server's OpenAI base URL and `{workspace}` for the
 /// test's workspace folder.
 #[allow(dead_code)]
-pub fn desktop_test_with_config_and_turns<F>(name: &str, turns: Vec<Turn>, config: &str, scenario: F)
-where
+pub fn desktop_test_with_config_and_turns<F>(
+    name: &str,
+    turns: Vec<Turn>,
+    config: &str,
+    scenario: F,
+) where
     F: for<'a> FnOnce(&'a mut Desktop) -> std::pin::Pin<Box<dyn Future<Output = Result<()>> + 'a>>,
 {
     run_desktop_test(name, turns, Some(config.to_string()), "", scenario);
