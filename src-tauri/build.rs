@@ -6,6 +6,7 @@ use std::path::Path;
 /// The app commands (must match `specta_builder` in src/lib.rs).
 const COMMANDS: &[&str] = &[
     "list_chats",
+    "search_chats",
     "create_chat",
     "rename_chat",
     "delete_chat",
@@ -55,6 +56,13 @@ const COMMANDS: &[&str] = &[
     "import_local_model",
     "remove_local_model",
     "use_local_model",
+    "provider_keys",
+    "set_session_key",
+    "list_models",
+    "test_connection",
+    "set_chat_model",
+    "log_file",
+    "open_log_folder",
     "this_device",
     "list_devices",
     "nearby_devices",

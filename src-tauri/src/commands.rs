@@ -25,6 +25,22 @@ pub async fn list_chats(state: State<'_, AppState>) -> Result<Vec<ChatRecord>, A
     Ok(state.runtime()?.list_chats().await?)
 }
 
+/// Chats whose title or messages contain every word of `query` (case-insensitive), best first,
+/// at most `limit` (1-100), each with its best match; matched terms in the snippet are wrapped in
+/// U+0002 … U+0003.
+#[tauri::command]
+#[specta::specta]
+pub async fn search_chats(
+    state: State<'_, AppState>,
+    query: String,
+    limit: u32,
+) -> Result<Vec<suzent_runtime::ChatSearchHit>, AppError> {
+    Ok(state
+        .runtime()?
+        .search_chats(&query, limit as usize)
+        .await?)
+}
+
 /// Creates a chat; missing fields come from the settings.
 #[tauri::command]
 #[specta::specta]
@@ -182,12 +198,33 @@ pub async fn set_api_key(
     key: String,
 ) -> Result<(), AppError> {
     state.runtime()?;
-    tauri::async_runtime::spawn_blocking(move || {
-        suzent_runtime::provider::set_api_key(&provider, &key)
+    let stored = tauri::async_runtime::spawn_blocking({
+        let provider = provider.clone();
+        move || suzent_runtime::provider::set_api_key(&provider, &key)
     })
     .await
-    .map_err(|e| AppError::new(AppErrorKind::Provider, format!("keychain task failed: {e}")))?
-    .map_err(AppError::from)
+    .map_err(|e| AppError::new(AppErrorKind::Keychain, format!("keychain task failed: {e}")))?;
+    match stored {
+        Ok(()) => {
+            // A key in the keychain replaces one kept for the session.
+            state.keys().remove(&provider);
+            Ok(())
+        }
+        Err(e) => Err(keychain_error(e)),
+    }
+}
+
+/// A failure to store a key, in words: a keychain that is not there or refuses is `keychain`
+/// (the UI then offers the environment's key or a session key), anything else `provider`.
+fn keychain_error(e: suzent_runtime::provider::ProviderError) -> AppError {
+    let text = e.to_string();
+    match text.split_once("OS keychain: ") {
+        Some((_, detail)) => AppError::new(
+            AppErrorKind::Keychain,
+            format!("the system keychain is not available here ({detail})"),
+        ),
+        None => AppError::from(e),
+    }
 }
 
 /// Removes a provider's API key from the OS keychain (no error when there was none).
@@ -719,6 +756,135 @@ pub async fn use_local_model(state: State<'_, AppState>, id: String) -> Result<S
         .await
         .map_err(|e| AppError::new(AppErrorKind::Io, format!("saving settings failed: {e}")))?
         .map_err(AppError::from)
+}
+
+/// Where each provider's key can come from now: the environment variable, the OS keychain, a key
+/// kept for this session.
+#[tauri::command]
+#[specta::specta]
+pub async fn provider_keys(
+    state: State<'_, AppState>,
+) -> Result<Vec<suzent_runtime::ProviderKeyInfo>, AppError> {
+    // Reading the keychain may block on D-Bus.
+    let info = tauri::async_runtime::spawn_blocking({
+        let keys = state.keys_handle();
+        move || keys.info()
+    })
+    .await
+    .map_err(|e| AppError::new(AppErrorKind::Keychain, format!("keychain task failed: {e}")))?;
+    Ok(info)
+}
+
+/// Keeps a provider's key for this session only (in memory; forgotten when the app quits): the
+/// choice offered when the OS keychain cannot store it.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_session_key(
+    state: State<'_, AppState>,
+    provider: String,
+    key: String,
+) -> Result<(), AppError> {
+    Ok(state.keys().set(&provider, &key)?)
+}
+
+/// The models `provider` offers (its `/models` listing), using `apiKey` or else its stored key,
+/// and `baseUrl` or else the configured one. Errors say what failed (a refused key, an
+/// unreachable address).
+#[tauri::command]
+#[specta::specta]
+pub async fn list_models(
+    state: State<'_, AppState>,
+    provider: String,
+    base_url: Option<String>,
+    api_key: Option<String>,
+) -> Result<Vec<String>, AppError> {
+    Ok(state
+        .runtime()?
+        .list_models(&provider, base_url.as_deref(), api_key.as_deref())
+        .await?)
+}
+
+/// Sends one short real request to `model` (`provider/model`), with `baseUrl` overriding the
+/// configured one for this test; returns who answered and how fast, or an error saying what
+/// failed.
+#[tauri::command]
+#[specta::specta]
+pub async fn test_connection(
+    state: State<'_, AppState>,
+    model: String,
+    base_url: Option<String>,
+) -> Result<suzent_runtime::ConnectionCheck, AppError> {
+    Ok(state
+        .runtime()?
+        .test_connection(&model, base_url.as_deref())
+        .await?)
+}
+
+/// Sets the model of one chat (`provider/model`; `null` goes back to the default model).
+#[tauri::command]
+#[specta::specta]
+pub async fn set_chat_model(
+    state: State<'_, AppState>,
+    chat_id: String,
+    model: Option<String>,
+) -> Result<ChatRecord, AppError> {
+    let runtime = state.runtime()?;
+    Ok(match model.filter(|m| !m.trim().is_empty()) {
+        Some(m) => runtime.set_model(&chat_id, m.trim()).await?,
+        None => runtime.clear_model(&chat_id).await?,
+    })
+}
+
+/// The app's log: the folder of the rotating file (the same daily `suzent.log.*` files the CLI
+/// writes, under the data folder's `logs/`) and today's file, when logging to a file started.
+#[tauri::command]
+#[specta::specta]
+pub async fn log_file(state: State<'_, AppState>) -> Result<crate::dto::LogFile, AppError> {
+    let folder = state.log_dir().cloned();
+    let current = folder.as_deref().and_then(newest_log);
+    Ok(crate::dto::LogFile {
+        folder: folder.map(|f| f.display().to_string()),
+        current: current.map(|f| f.display().to_string()),
+    })
+}
+
+/// The most recently modified `suzent.log*` file in `dir`.
+fn newest_log(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(suzent_runtime::LOG_FILE_NAME)
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max_by_key(|(modified, _)| *modified)
+        .map(|(_, path)| path)
+}
+
+/// Opens the log folder in the system's file manager.
+#[tauri::command]
+#[specta::specta]
+pub async fn open_log_folder<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+) -> Result<(), AppError> {
+    use tauri_plugin_opener::OpenerExt;
+    let folder = state.log_dir().cloned().ok_or_else(|| {
+        AppError::new(
+            AppErrorKind::Io,
+            "logging to a file did not start, so there is no log folder",
+        )
+    })?;
+    app.opener()
+        .open_path(folder.display().to_string(), None::<&str>)
+        .map_err(|e| {
+            AppError::new(
+                AppErrorKind::Io,
+                format!("cannot open {}: {e}", folder.display()),
+            )
+        })
 }
 
 // ---- scheduled jobs, heartbeats and goals ----

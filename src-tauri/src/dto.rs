@@ -36,6 +36,17 @@ pub struct MemoryBlock {
     pub max_chars: u32,
 }
 
+/// Where the app writes its log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct LogFile {
+    /// The folder of the rotating log files (absolute), or `null` when logging to a file did
+    /// not start.
+    pub folder: Option<String>,
+    /// The newest log file in it, if any.
+    pub current: Option<String>,
+}
+
 /// What `download_embedding_model` did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase")]

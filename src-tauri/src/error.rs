@@ -30,6 +30,10 @@ pub enum AppErrorKind {
     Dialog,
     /// An MCP server could not be configured, reached or called.
     Mcp,
+    /// The OS keychain cannot store or read secrets here (no Secret Service on Linux, a locked
+    /// or refused keychain); the message says why. The UI offers the environment's key or a key
+    /// kept for this session only instead.
+    Keychain,
     /// A paired-device operation failed (device key, pairing code, unreachable device).
     Device,
 }

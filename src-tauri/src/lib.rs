@@ -17,15 +17,20 @@ mod frames;
 mod state;
 
 pub use browser::{BrowserBridge, BrowserBridgeEvent};
-pub use dto::{CreateChatArgs, MemoryBlock, ModelDownload, RunSummary};
+pub use dto::{CreateChatArgs, LogFile, MemoryBlock, ModelDownload, RunSummary};
 pub use error::{AppError, AppErrorKind};
 pub use events::{RuntimeEvent, forward_events};
 pub use frames::{FRAME_CSP, FRAME_SCHEME, HtmlFrames, MAX_FRAME_BYTES, MAX_FRAMES};
 pub use state::AppState;
 
-use std::path::Path;
-use suzent_runtime::{Runtime, RuntimeOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use suzent_runtime::provider::EnvAndKeychain;
+use suzent_runtime::{Runtime, RuntimeOptions, SessionKeys};
 use tauri::Manager;
+
+mod navigation;
+pub use navigation::{NavigationVerdict, navigation_verdict};
 
 /// Where the checked-in bindings live, relative to the repository root.
 pub const BINDINGS_PATH: &str = "ui/src/bindings.ts";
@@ -37,6 +42,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(tauri_specta::collect_commands![
             list_chats,
+            search_chats,
             create_chat,
             rename_chat,
             delete_chat,
@@ -86,6 +92,13 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             import_local_model::<tauri::Wry>,
             remove_local_model,
             use_local_model,
+            provider_keys,
+            set_session_key,
+            list_models,
+            test_connection,
+            set_chat_model,
+            log_file,
+            open_log_folder::<tauri::Wry>,
             this_device,
             list_devices,
             nearby_devices,
@@ -148,8 +161,9 @@ pub fn export_bindings(path: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot export the bindings to {}: {e}", path.display()))
 }
 
-/// Starts the desktop app and blocks until it exits.
-pub fn run() -> Result<(), String> {
+/// Starts the desktop app and blocks until it exits. `log_dir` is the folder of the rotating log
+/// file when file logging started (Settings links to it).
+pub fn run(log_dir: Option<PathBuf>) -> Result<(), String> {
     let builder = specta_builder();
     let invoke = builder.invoke_handler();
     tauri::Builder::default()
@@ -162,6 +176,11 @@ pub fn run() -> Result<(), String> {
             }
         }))
         .plugin(tauri_plugin_dialog::init())
+        // Used from Rust only (links opened in the system browser, the log folder); the webview
+        // is granted none of its commands.
+        .plugin(tauri_plugin_opener::init())
+        // The main window never leaves the app: other origins open in the system browser.
+        .plugin(navigation::guard())
         .plugin(tauri_plugin_notification::init())
         // Canvas `HtmlFrame` documents: served from their own scheme with their own CSP, so the
         // app's CSP stays strict (see `frames`).
@@ -172,7 +191,8 @@ pub fn run() -> Result<(), String> {
         .invoke_handler(invoke)
         .setup(move |app| {
             builder.mount_events(app);
-            let state = match tauri::async_runtime::block_on(open_runtime()) {
+            let keys = Arc::new(SessionKeys::new(Arc::new(EnvAndKeychain)));
+            let state = match tauri::async_runtime::block_on(open_runtime(Arc::clone(&keys))) {
                 Ok(runtime) => {
                     forward_events(app.handle().clone(), &runtime);
                     // The inbox dispatcher wakes idle agents (finished background commands,
@@ -201,12 +221,12 @@ pub fn run() -> Result<(), String> {
                         &runtime,
                     ));
                     app.manage(bridge);
-                    AppState::new(runtime)
+                    AppState::new(runtime, keys, log_dir.clone())
                 }
                 Err(message) => {
                     tracing::error!("the runtime could not start: {message}");
                     app.manage(BrowserBridge::failed(message.clone()));
-                    AppState::failed(message)
+                    AppState::failed(message, keys, log_dir.clone())
                 }
             };
             app.manage(state);
@@ -216,7 +236,8 @@ pub fn run() -> Result<(), String> {
         .map_err(|e| format!("the desktop app failed: {e}"))
 }
 
-async fn open_runtime() -> Result<Runtime, String> {
-    let options = RuntimeOptions::from_env().map_err(|e| e.to_string())?;
+async fn open_runtime(keys: Arc<SessionKeys>) -> Result<Runtime, String> {
+    let mut options = RuntimeOptions::from_env().map_err(|e| e.to_string())?;
+    options.keys = keys;
     Runtime::open(options).await.map_err(|e| e.to_string())
 }

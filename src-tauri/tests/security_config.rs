@@ -115,3 +115,39 @@ fn the_main_window_may_call_only_the_app_commands_and_listen_to_events() {
     expected.sort();
     pretty_assertions::assert_eq!(granted, expected);
 }
+
+#[test]
+fn no_capability_reaches_remote_urls_and_the_global_ipc_object_stays_off() {
+    let conf = json("../tauri.conf.json");
+    // Off by default; never turned on (it would give page scripts `window.__TAURI__`).
+    assert_ne!(conf["app"]["withGlobalTauri"], serde_json::json!(true));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("capabilities");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let cap: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(
+            cap.get("remote").is_none(),
+            "{} grants remote URLs: {}",
+            path.display(),
+            cap["remote"]
+        );
+        let windows = cap["windows"].as_array().cloned().unwrap_or_default();
+        assert_eq!(
+            windows,
+            vec![serde_json::json!("main")],
+            "{}",
+            path.display()
+        );
+        for p in cap["permissions"].as_array().unwrap() {
+            let id = p.as_str().unwrap_or_default();
+            assert!(
+                !id.starts_with("opener:")
+                    && !id.starts_with("shell:")
+                    && !id.starts_with("fs:")
+                    && !id.starts_with("http:"),
+                "{} grants the webview {id}",
+                path.display()
+            );
+        }
+    }
+}

@@ -191,7 +191,12 @@ impl RecordedRequest {
 struct Script {
     turns: VecDeque<Turn>,
     requests: Vec<RecordedRequest>,
+    /// What the model listings answer (`GET .../models`, Ollama's `/api/tags`).
+    models: Vec<String>,
 }
+
+/// The models the server lists until a test sets others ([`ScriptedServer::set_models`]).
+pub const DEFAULT_MODELS: &[&str] = &["scripted-large", "scripted-small"];
 
 type Shared = Arc<Mutex<Script>>;
 
@@ -233,6 +238,7 @@ impl ScriptedServer {
         let script: Shared = Arc::new(Mutex::new(Script {
             turns: turns.into(),
             requests: Vec::new(),
+            models: DEFAULT_MODELS.iter().map(|m| m.to_string()).collect(),
         }));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -259,6 +265,7 @@ impl ScriptedServer {
         let script: Shared = Arc::new(Mutex::new(Script {
             turns: turns.into(),
             requests: Vec::new(),
+            models: DEFAULT_MODELS.iter().map(|m| m.to_string()).collect(),
         }));
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -323,6 +330,11 @@ impl ScriptedServer {
         lock(&self.script).turns.extend(more);
     }
 
+    /// The model ids the listings answer from now on.
+    pub fn set_models(&self, models: &[&str]) {
+        lock(&self.script).models = models.iter().map(|m| m.to_string()).collect();
+    }
+
     /// Turns not yet consumed.
     pub fn remaining(&self) -> usize {
         lock(&self.script).turns.len()
@@ -358,8 +370,32 @@ enum Format {
     Gemini,
 }
 
+/// A model listing in the wire format its path asks for: OpenAI and Anthropic (`data[].id`),
+/// Gemini (`models[].name` with `models/`), Ollama (`/api/tags`: `models[].name`).
+fn model_listing(path: &str, models: &[String]) -> Option<String> {
+    let value = if path.ends_with("/api/tags") {
+        serde_json::json!({ "models": models.iter().map(|m| serde_json::json!({ "name": m })).collect::<Vec<_>>() })
+    } else if path.ends_with("/v1beta/models") {
+        serde_json::json!({ "models": models.iter().map(|m| serde_json::json!({
+            "name": format!("models/{m}"),
+            "supportedGenerationMethods": ["generateContent"],
+        })).collect::<Vec<_>>() })
+    } else if path.ends_with("/models") {
+        serde_json::json!({ "object": "list", "data": models.iter().map(|m| serde_json::json!({ "id": m, "object": "model" })).collect::<Vec<_>>() })
+    } else {
+        return None;
+    };
+    Some(value.to_string())
+}
+
 fn handle(script: Shared, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
     let path = uri.path().to_string();
+    if method == Method::GET {
+        let listing = model_listing(&path, &lock(&script).models);
+        if let Some(listing) = listing {
+            return plain(StatusCode::OK, "application/json", listing);
+        }
+    }
     let format = if path.ends_with("/chat/completions") {
         Some(Format::OpenAi)
     } else if path.ends_with("/messages") {

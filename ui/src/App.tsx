@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { BackgroundTasks } from "./components/BackgroundTasks";
 import { ChatList } from "./components/ChatList";
@@ -8,12 +8,15 @@ import { ConfigView } from "./components/ConfigView";
 import { ErrorBanner, ErrorBoundary } from "./components/ErrorBanner";
 import { Icon, type IconName } from "./components/Icon";
 import { FirstRun } from "./components/FirstRun";
+import { ShortcutsHelp } from "./components/ShortcutsHelp";
+import { SearchDialog } from "./components/SearchDialog";
 import { MemoryView } from "./components/MemoryView";
 import { PermissionsView } from "./components/PermissionsView";
 import { SchedulesView } from "./components/SchedulesView";
 import { RunNotices } from "./components/ChatAutomation";
 import { SettingsView } from "./components/SettingsView";
 import { useStore } from "./store";
+import { DRAWER_BELOW, OVERLAY_BELOW, usePanel, useSidebarCollapsed, useWindowWidth } from "./layout";
 import type { TFunction } from "i18next";
 
 type Page = "chat" | "schedules" | "config" | "memory" | "permissions" | "settings";
@@ -78,6 +81,16 @@ export function App() {
     const pick = chats.find((c) => c.id === last) ?? waiting ?? chats[0];
     void actions.selectChat(pick.id);
   }, [restored, chatsLoaded, chats, activeChatId, pending, actions]);
+
+  // A new user (no chat yet, a model set up, also right after the first run) starts in an open,
+  // focused chat, never on "No chat selected". Once per window, and not when listing failed.
+  const [autoCreated, setAutoCreated] = useState(false);
+  const hasModel = !!state.settings?.defaultModel;
+  useEffect(() => {
+    if (autoCreated || !chatsLoaded || state.chatsFailed || chats.length > 0 || activeChatId || !hasModel) return;
+    setAutoCreated(true);
+    void actions.createChat();
+  }, [autoCreated, chatsLoaded, state.chatsFailed, chats.length, activeChatId, hasModel, actions]);
   useEffect(() => {
     if (!activeChatId) return;
     try {
@@ -94,9 +107,59 @@ export function App() {
   };
 
   const [skipSetup, setSkipSetup] = useState(false);
-  // The tasks sidebar starts open when the window has room for it.
-  const [showTasks, setShowTasks] = useState(() => window.innerWidth >= 1000);
-  const running = state.tasks.filter((t) => t.status === "running").length;
+  const width = useWindowWidth();
+  // Narrow windows: the sidebar is a drawer and the side panels overlay the chat, which keeps
+  // its minimum width instead of being squeezed.
+  const drawer = width < DRAWER_BELOW;
+  const overlay = width < OVERLAY_BELOW;
+  const [collapsed, setCollapsed] = useSidebarCollapsed();
+  const [drawerOpen, setDrawerOpen] = useState(false);
+  const sidebarShown = drawer ? drawerOpen : !collapsed;
+  const chatTasks = state.tasks.filter((task) => task.chatId === activeChatId);
+  // The background panel remembers open/closed per chat and starts closed when the chat has no tasks.
+  const [showTasks, setShowTasks] = usePanel(activeChatId, "tasks", chatTasks.length > 0);
+  const running = state.tasks.filter((task) => task.status === "running").length;
+  const hideSidebar = () => (drawer ? setDrawerOpen(false) : setCollapsed(true));
+  const showSidebar = () => (drawer ? setDrawerOpen(true) : setCollapsed(false));
+  const [help, setHelp] = useState(false);
+  const [searching, setSearching] = useState(false);
+
+  // Window-wide shortcuts (listed in the help sheet, Ctrl+/).
+  const keys = useRef({ sidebarShown, hideSidebar, showSidebar, setPage });
+  keys.current = { sidebarShown, hideSidebar, showSidebar, setPage };
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (!(e.ctrlKey || e.metaKey) || e.altKey || e.shiftKey) return;
+      const k = e.key.toLowerCase();
+      const focusComposer = () => window.setTimeout(() => document.getElementById("composer-input")?.focus());
+      if (k === "n") {
+        e.preventDefault();
+        keys.current.setPage("chat");
+        void actions.createChat().then(focusComposer);
+      } else if (k === "k") {
+        e.preventDefault();
+        setSearching(true);
+      } else if (k === "l") {
+        e.preventDefault();
+        keys.current.setPage("chat");
+        focusComposer();
+      } else if (k === "b") {
+        e.preventDefault();
+        if (keys.current.sidebarShown) keys.current.hideSidebar();
+        else keys.current.showSidebar();
+      } else if (k === "/" || k === "?") {
+        e.preventDefault();
+        setHelp(true);
+      }
+    };
+    const onHelp = () => setHelp(true);
+    window.addEventListener("keydown", onKey);
+    window.addEventListener("suzent:help", onHelp);
+    return () => {
+      window.removeEventListener("keydown", onKey);
+      window.removeEventListener("suzent:help", onHelp);
+    };
+  }, [actions]);
 
   if (state.startupError) {
     return (
@@ -123,13 +186,31 @@ export function App() {
   }
 
   return (
-    <div className={`app${showTasks ? " with-tasks" : ""}`}>
-      <nav className="sidebar" aria-label={t("app.mainNav")}>
+    <div
+      className={`app${sidebarShown && !drawer ? " sidebar-docked" : " sidebar-hidden"}${showTasks && !overlay ? " with-tasks" : ""}`}
+      data-testid="app"
+      data-layout={overlay ? "overlay" : "docked"}
+    >
+      {drawer && drawerOpen && (
+        <button type="button" className="drawer-backdrop" aria-label={t("app.hideSidebar")} onClick={() => setDrawerOpen(false)} />
+      )}
+      {sidebarShown && (
+      <nav className={`sidebar${drawer ? " drawer" : ""}`} aria-label={t("app.mainNav")} data-testid="sidebar">
         <div className="brand">
           <span className="logo small" aria-hidden="true">
             S
           </span>
           Suzent
+          <button
+            type="button"
+            className="icon-btn sidebar-collapse"
+            data-testid="sidebar-collapse"
+            aria-label={t("app.hideSidebar")}
+            title={t("app.hideSidebar")}
+            onClick={hideSidebar}
+          >
+            ⟨
+          </button>
         </div>
         <ul className="nav">
           {NAV.map((n) => (
@@ -139,7 +220,10 @@ export function App() {
                 data-testid={`nav-${n.page}`}
                 className={page === n.page ? "active" : ""}
                 aria-current={page === n.page ? "page" : undefined}
-                onClick={() => setPage(n.page)}
+                onClick={() => {
+                  setPage(n.page);
+                  if (drawer) setDrawerOpen(false);
+                }}
               >
                 <Icon name={n.icon} />
                 {navLabel(n.page, t)}
@@ -147,6 +231,9 @@ export function App() {
             </li>
           ))}
         </ul>
+        <button type="button" className="btn small ghost sidebar-search" data-testid="search-open" onClick={() => setSearching(true)}>
+          {t("search.open")}
+        </button>
         <ChatList />
         {!showTasks && (
           <button type="button" className="btn small ghost tasks-toggle" onClick={() => setShowTasks(true)}>
@@ -154,10 +241,23 @@ export function App() {
           </button>
         )}
       </nav>
+      )}
       <main className="main">
+        {!sidebarShown && (
+          <button
+            type="button"
+            className="icon-btn sidebar-open"
+            data-testid="sidebar-open"
+            aria-label={t("app.showSidebar")}
+            title={t("app.showSidebar")}
+            onClick={showSidebar}
+          >
+            ☰
+          </button>
+        )}
         <ErrorBanner />
         <ErrorBoundary key={page}>
-          {page === "chat" && <ChatView />}
+          {page === "chat" && <ChatView tasksOpen={showTasks} onTasks={setShowTasks} taskCount={chatTasks.length} />}
           {page === "schedules" && <SchedulesView onOpenChat={openChat} />}
           {page === "config" && <ConfigView />}
           {page === "memory" && <MemoryView />}
@@ -166,7 +266,18 @@ export function App() {
         </ErrorBoundary>
         <BrowserPairingDialog />
       </main>
-      {showTasks && <BackgroundTasks onClose={() => setShowTasks(false)} />}
+      {showTasks && <BackgroundTasks overlay={overlay} onClose={() => setShowTasks(false)} />}
+      {help && <ShortcutsHelp onClose={() => setHelp(false)} />}
+      {searching && (
+        <SearchDialog
+          onClose={() => setSearching(false)}
+          onOpen={(chatId) => {
+            setSearching(false);
+            setPage("chat");
+            void actions.selectChat(chatId);
+          }}
+        />
+      )}
       <RunNotices onOpenChat={openChat} />
     </div>
   );

@@ -9,6 +9,12 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 export const commands = {
 	/**  Every chat, most recently updated first. */
 	listChats: () => typedError<ChatRecord[], AppError>(__TAURI_INVOKE("list_chats")),
+	/**
+	 *  Chats whose title or messages contain every word of `query` (case-insensitive), best first,
+	 *  at most `limit` (1-100), each with its best match; matched terms in the snippet are wrapped in
+	 *  U+0002 … U+0003.
+	 */
+	searchChats: (query: string, limit: number) => typedError<ChatSearchHit[], AppError>(__TAURI_INVOKE("search_chats", { query, limit })),
 	/**  Creates a chat; missing fields come from the settings. */
 	createChat: (args: CreateChatArgs) => typedError<ChatRecord, AppError>(__TAURI_INVOKE("create_chat", { args })),
 	/**  Renames a chat. */
@@ -172,6 +178,37 @@ export const commands = {
 	removeLocalModel: (id: string) => typedError<LocalModelsView, AppError>(__TAURI_INVOKE("remove_local_model", { id })),
 	/**  Makes the installed local model `id` the default model (`local/ID`). */
 	useLocalModel: (id: string) => typedError<Settings, AppError>(__TAURI_INVOKE("use_local_model", { id })),
+	/**
+	 *  Where each provider's key can come from now: the environment variable, the OS keychain, a key
+	 *  kept for this session.
+	 */
+	providerKeys: () => typedError<ProviderKeyInfo[], AppError>(__TAURI_INVOKE("provider_keys")),
+	/**
+	 *  Keeps a provider's key for this session only (in memory; forgotten when the app quits): the
+	 *  choice offered when the OS keychain cannot store it.
+	 */
+	setSessionKey: (provider: string, key: string) => typedError<null, AppError>(__TAURI_INVOKE("set_session_key", { provider, key })),
+	/**
+	 *  The models `provider` offers (its `/models` listing), using `apiKey` or else its stored key,
+	 *  and `baseUrl` or else the configured one. Errors say what failed (a refused key, an
+	 *  unreachable address).
+	 */
+	listModels: (provider: string, baseUrl: string | null, apiKey: string | null) => typedError<string[], AppError>(__TAURI_INVOKE("list_models", { provider, baseUrl, apiKey })),
+	/**
+	 *  Sends one short real request to `model` (`provider/model`), with `baseUrl` overriding the
+	 *  configured one for this test; returns who answered and how fast, or an error saying what
+	 *  failed.
+	 */
+	testConnection: (model: string, baseUrl: string | null) => typedError<ConnectionCheck, AppError>(__TAURI_INVOKE("test_connection", { model, baseUrl })),
+	/**  Sets the model of one chat (`provider/model`; `null` goes back to the default model). */
+	setChatModel: (chatId: string, model: string | null) => typedError<ChatRecord, AppError>(__TAURI_INVOKE("set_chat_model", { chatId, model })),
+	/**
+	 *  The app's log: the folder of the rotating file (the same daily `suzent.log.*` files the CLI
+	 *  writes, under the data folder's `logs/`) and today's file, when logging to a file started.
+	 */
+	logFile: () => typedError<LogFile, AppError>(__TAURI_INVOKE("log_file")),
+	/**  Opens the log folder in the system's file manager. */
+	openLogFolder: () => typedError<null, AppError>(__TAURI_INVOKE("open_log_folder")),
 	/**  This install as a device: name, short id, fingerprint, where its key is, relay setting. */
 	thisDevice: () => typedError<ThisDevice, AppError>(__TAURI_INVOKE("this_device")),
 	/**  The paired devices with their live status. */
@@ -542,6 +579,12 @@ export type AppErrorKind =
 "dialog" | 
 /**  An MCP server could not be configured, reached or called. */
 "mcp" | 
+/**
+ *  The OS keychain cannot store or read secrets here (no Secret Service on Linux, a locked
+ *  or refused keychain); the message says why. The UI offers the environment's key or a key
+ *  kept for this session only instead.
+ */
+"keychain" | 
 /**  A paired-device operation failed (device key, pairing code, unreachable device). */
 "device";
 
@@ -921,6 +964,21 @@ export type ChatRecord = {
 	updatedAt: string,
 };
 
+/**  One chat that matches a search: its best match (the title, or one message). */
+export type ChatSearchHit = {
+	/**  The chat. */
+	chatId: string,
+	/**  Its title. */
+	title: string,
+	/**  The matching message's position in the chat, or `None` when the title matched. */
+	seq: number | null,
+	/**
+	 *  The matching text around the match, each matched term between [`MATCH_START`] and
+	 *  [`MATCH_END`]; `…` where text was cut.
+	 */
+	snippet: string,
+};
+
 /**  The children of a container (A2UI v0.8): a fixed list of ids or a template over an array. */
 export type Children = 
 /**  The ids of the children, in order. */
@@ -1104,6 +1162,16 @@ export type ComponentEntry = {
 	id: string,
 	/**  The component and its properties. */
 	component: Component,
+};
+
+/**  What a successful connection test saw. */
+export type ConnectionCheck = {
+	/**  The model that answered (`provider/model`). */
+	model: string,
+	/**  How long the answer took, in milliseconds. */
+	latencyMs: number,
+	/**  The start of its answer. */
+	reply: string,
 };
 
 /**  Arguments of `create_chat`; missing fields come from the settings. */
@@ -1594,6 +1662,17 @@ export type LocalModelsView = {
 	recommended: RecommendedLocalModel[],
 };
 
+/**  Where the app writes its log. */
+export type LogFile = {
+	/**
+	 *  The folder of the rotating log files (absolute), or `null` when logging to a file did
+	 *  not start.
+	 */
+	folder: string | null,
+	/**  The newest log file in it, if any. */
+	current: string | null,
+};
+
 /**  One rule that matched the call. */
 export type MatchedRule = {
 	/**  The rule. */
@@ -2024,6 +2103,20 @@ export type PlanPhase = {
 	capabilities?: string[],
 	/**  Where it stands. */
 	status: PhaseStatus,
+};
+
+/**  Where a provider's key can come from right now. */
+export type ProviderKeyInfo = {
+	/**  Provider name (`openai`, `anthropic`, `gemini`). */
+	provider: string,
+	/**  The environment variable that holds its key (`OPENAI_API_KEY`). */
+	envVar: string,
+	/**  The environment variable is set (not empty). */
+	inEnvironment: boolean,
+	/**  The OS keychain holds a key. */
+	inKeychain: boolean,
+	/**  A key is kept for this session. */
+	inSession: boolean,
 };
 
 /**  The base URL settings of one provider. */

@@ -1,6 +1,13 @@
 // View model of a chat transcript, built from stored messages and runtime events. These are UI
 // shapes (what a card shows), not backend types: those come from ./types.
-import type { JsonValue, PendingApproval, PermissionDecision, StoredMessage } from "./types";
+import type { ApprovalActionId, JsonValue, PendingApproval, PermissionDecision, PermissionMode, Rule, StoredMessage } from "./types";
+
+/** How the user answered a tool call's approval (`tool_permission_resolution`). */
+export interface Resolution {
+  actionId: ApprovalActionId;
+  /** The rule the answer added, if any. */
+  rule: Rule | null;
+}
 
 export type ToolStatus = "running" | "ok" | "error" | "denied" | "waiting";
 
@@ -17,8 +24,35 @@ export type Item =
       output: string | null;
       durationMs: number | null;
       decision: PermissionDecision | null;
+      /** The user's answer to its approval, when it had one. */
+      resolution: Resolution | null;
+      /** The chat's permission mode when the decision was made (labels name it). */
+      mode: PermissionMode | null;
     }
-  | { kind: "error"; key: string; message: string };
+  | { kind: "error"; key: string; message: string }
+  | { kind: "event"; key: string; source: InboxSource };
+
+/** Where a message that reached the chat through the inbox came from (not the user). */
+export interface InboxSource {
+  /** The inbox message id. */
+  id: string;
+  /** Who sent it: `canvas`, `command:<id>`, a sub-agent's or another agent's chat id, a peer. */
+  sender: string;
+  /** What it is: `command_finished`, `subagent_report`, `agent_message`, `canvas_action`, ... */
+  kind: string;
+  /** The message itself. */
+  text: string;
+}
+
+/**
+ * An inbox message as the transcript stores it (suzent-runtime `transcript_text`):
+ * `[inbox message ID from SENDER (KIND)]` then the text. Null for what the user typed.
+ */
+export function inboxSource(text: string): InboxSource | null {
+  const m = /^\[inbox message (\S+) from (.+?) \(([^()\n]*)\)\]\n([\s\S]*)$/.exec(text);
+  if (!m) return null;
+  return { id: m[1], sender: m[2], kind: m[3], text: m[4] };
+}
 
 export type ToolItem = Extract<Item, { kind: "tool" }>;
 
@@ -46,7 +80,8 @@ export function itemsFromMessages(messages: StoredMessage[], pending: PendingApp
   for (const m of messages) {
     const msg = m.message;
     if (msg.role === "user") {
-      items.push({ kind: "user", key: `m${m.seq}`, text: msg.text, runId: m.runId });
+      const source = inboxSource(msg.text);
+      items.push(source ? { kind: "event", key: `m${m.seq}`, source } : { kind: "user", key: `m${m.seq}`, text: msg.text, runId: m.runId });
     } else if (msg.role === "assistant") {
       if (msg.text) items.push({ kind: "assistant", key: `m${m.seq}`, text: msg.text, runId: m.runId });
       for (const call of msg.toolCalls ?? []) {
@@ -60,6 +95,8 @@ export function itemsFromMessages(messages: StoredMessage[], pending: PendingApp
           output: null,
           durationMs: null,
           decision: null,
+          resolution: null,
+          mode: null,
         };
         tools.set(call.id, item);
         items.push(item);
@@ -107,7 +144,11 @@ export function mergeReloaded(fresh: Item[], previous: Item[], errors: TurnError
       users++;
     }
     const before = it.kind === "tool" ? old.get(it.id) : undefined;
-    out.push(before && it.kind === "tool" ? { ...it, durationMs: before.durationMs, decision: before.decision } : it);
+    out.push(
+      before && it.kind === "tool"
+        ? { ...it, durationMs: before.durationMs, decision: before.decision, resolution: before.resolution, mode: before.mode }
+        : it,
+    );
   }
   flush(users, true);
   return out;

@@ -118,12 +118,18 @@ export function parseMatcherText(like: RuleMatcher, text: string): { matcher: Ru
       const r = splitRuleWords(text);
       if ("error" in r) return r;
       if (r.words.length === 0) return { error: "empty prefix" };
+      // The engine refuses an empty word (`validate_rule`: `matcher.words[i]: empty word`).
+      const empty = r.words.indexOf("");
+      if (empty >= 0) return { error: `word ${empty + 1} is empty` };
       return { matcher: { kind: "prefix", words: r.words } };
     }
     case "path":
       return text.trim() ? { matcher: { kind: "path", glob: text } } : { error: "empty glob" };
     case "destination":
-      return text.trim() ? { matcher: { kind: "destination", pattern: text } } : { error: "empty pattern" };
+      if (!text.trim()) return { error: "empty pattern" };
+      // As the engine's `validate_pattern`: a destination never holds spaces or control characters.
+      if (/[\s\p{Cc}]/u.test(text)) return { error: `'${text}' contains a space or a control character` };
+      return { matcher: { kind: "destination", pattern: text } };
   }
 }
 

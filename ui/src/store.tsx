@@ -2,7 +2,7 @@
 import { createContext, useContext, useEffect, useMemo, useReducer, useRef, type ReactNode } from "react";
 import { t as translate } from "./i18n";
 import { api, ApiError, errorMessage, listenRuntimeEvents } from "./api";
-import { itemsFromMessages, mergeReloaded, userCount, type Item, type ToolItem, type TurnError } from "./model";
+import { itemsFromMessages, mergeReloaded, userCount, type InboxSource, type Item, type ToolItem, type TurnError } from "./model";
 import type {
   ApprovalResponse,
   BackgroundTask,
@@ -39,6 +39,8 @@ export interface BannerError {
 export interface State {
   chats: ChatRecord[];
   chatsLoaded: boolean;
+  /** Listing the chats failed (the list is empty because it could not be read). */
+  chatsFailed: boolean;
   activeChatId: string | null;
   views: Record<string, ChatView>;
   pending: Record<string, PendingApproval[]>;
@@ -61,6 +63,7 @@ export interface State {
 export const initialState: State = {
   chats: [],
   chatsLoaded: false,
+  chatsFailed: false,
   activeChatId: null,
   views: {},
   pending: {},
@@ -76,7 +79,7 @@ export const initialState: State = {
 };
 
 export type Action =
-  | { type: "chats/set"; chats: ChatRecord[] }
+  | { type: "chats/set"; chats: ChatRecord[]; failed?: boolean }
   | { type: "chats/upsert"; chat: ChatRecord }
   | { type: "chats/remove"; chatId: string }
   | { type: "chat/select"; chatId: string | null }
@@ -99,7 +102,7 @@ export type Action =
   | { type: "catalog/set"; catalog: Capability[] }
   | { type: "plan/set"; chatId: string; plan: Plan | null }
   | { type: "surfaces/set"; chatId: string; surfaces: Surface[] }
-  | { type: "chat/canvasActionSent"; chatId: string; text: string };
+  | { type: "chat/canvasActionSent"; chatId: string; source: InboxSource };
 
 let nextKey = 1;
 const key = (p: string) => `${p}${nextKey++}`;
@@ -151,6 +154,9 @@ function newerPlan(current: Plan | null | undefined, incoming: Plan | null): Pla
 }
 
 function addError(v: ChatView, message: string): ChatView {
+  // The same failure reported twice (the command's answer and its run_error event) shows once.
+  const turn = userCount(v.items);
+  if (v.errors.some((x) => x.message === message && x.turn === turn)) return v;
   const e: TurnError = { key: key("e"), message, turn: userCount(v.items) };
   return { ...v, errors: [...v.errors, e], items: [...v.items, { kind: "error", key: e.key, message }] };
 }
@@ -199,6 +205,8 @@ function applyEvent(state: State, event: RuntimeEvent): State {
           output: null,
           durationMs: null,
           decision: null,
+          resolution: null,
+          mode: null,
         };
         return { ...v, items: [...v.items, item] };
       });
@@ -206,10 +214,12 @@ function applyEvent(state: State, event: RuntimeEvent): State {
     case "tool_permission_decision": {
       const { chatId, toolCallId } = event.value;
       const decision = decisionOf(event.value);
+      const mode = state.chats.find((c) => c.id === chatId)?.mode ?? null;
       return withView(state, chatId, (v) =>
         updateTool(v, toolCallId, (t) => ({
           ...t,
           decision,
+          mode,
           status: decision.behavior === "deny" ? "denied" : decision.behavior === "ask" ? "waiting" : t.status,
         })),
       );
@@ -232,11 +242,15 @@ function applyEvent(state: State, event: RuntimeEvent): State {
       return withView(s, chatId, (v) => updateTool(v, toolCallId, (t) => ({ ...t, status: "waiting", decision })));
     }
     case "tool_permission_resolution": {
-      const { chatId, approvalId, toolCallId, actionId } = event.value;
+      const { chatId, approvalId, toolCallId, actionId, rule } = event.value;
       const list = (state.pending[chatId] ?? []).filter((p) => p.id !== approvalId);
       const s = { ...state, pending: { ...state.pending, [chatId]: list } };
       return withView(s, chatId, (v) =>
-        updateTool(v, toolCallId, (t) => ({ ...t, status: actionId === "reject" ? "denied" : "running" })),
+        updateTool(v, toolCallId, (t) => ({
+          ...t,
+          status: actionId === "reject" ? "denied" : "running",
+          resolution: { actionId, rule: rule ?? null },
+        })),
       );
     }
     case "tool_call_end": {
@@ -287,7 +301,7 @@ function applyEvent(state: State, event: RuntimeEvent): State {
 export function reducer(state: State, action: Action): State {
   switch (action.type) {
     case "chats/set":
-      return { ...state, chats: action.chats, chatsLoaded: true };
+      return { ...state, chats: action.chats, chatsLoaded: true, chatsFailed: !!action.failed };
     case "chats/upsert": {
       const exists = state.chats.some((c) => c.id === action.chat.id);
       return {
@@ -399,7 +413,7 @@ export function reducer(state: State, action: Action): State {
     case "chat/canvasActionSent":
       return withView(state, action.chatId, (v) => ({
         ...v,
-        items: [...v.items, { kind: "user", key: key("u"), text: action.text }],
+        items: [...v.items, { kind: "event", key: key("i"), source: action.source }],
       }));
   }
 }
@@ -509,7 +523,11 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
       loadPlan,
       submitSurfaceAction: async (chatId, action) => {
         const message = await api.submitSurfaceAction(chatId, action);
-        dispatch({ type: "chat/canvasActionSent", chatId, text: message.text });
+        dispatch({
+          type: "chat/canvasActionSent",
+          chatId,
+          source: { id: message.id, sender: message.sender, kind: message.kind, text: message.text },
+        });
       },
       deleteSurface: async (chatId, surfaceId) => {
         try {
@@ -587,8 +605,9 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
           const summary = await api.sendMessage(chatId, text);
           if (summary.outcome === "suspended") dispatch({ type: "pending/set", chatId, pending: summary.pending });
         } catch (e) {
-          dispatch({ type: "chat/inlineError", chatId, message: translate("store.notSent", { error: errorMessage(e) }) });
-          reportError(e, translate("store.sendTheMessage"));
+          // Shown once, in the chat it belongs to (not in the window-wide banner).
+          if (e instanceof ApiError && e.kind === "startup") reportError(e);
+          else dispatch({ type: "chat/inlineError", chatId, message: translate("store.notSent", { error: errorMessage(e) }) });
         } finally {
           dispatch({ type: "chat/runEnded", chatId });
         }
@@ -607,7 +626,13 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
           const summary = await api.resumeApprovals(chatId, answers);
           if (summary.outcome === "suspended") dispatch({ type: "pending/set", chatId, pending: summary.pending });
         } catch (e) {
-          reportError(e, translate("store.answerTheApproval"));
+          if (e instanceof ApiError && e.kind === "startup") reportError(e);
+          else
+            dispatch({
+              type: "chat/inlineError",
+              chatId,
+              message: translate("store.withContext", { context: translate("store.answerTheApproval"), error: errorMessage(e) }),
+            });
           dispatch({ type: "pending/unanswer", ids: answers.map((a) => a.request_id) });
           try {
             dispatch({ type: "pending/set", chatId, pending: await api.pendingApprovals(chatId) });
@@ -644,6 +669,15 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
       const epoch = (epochs.current.get(chatId) ?? 0) + 1;
       epochs.current.set(chatId, epoch);
       dispatch({ type: "event", event, epoch });
+      // A new chat is named after its first message when the run starts: read the new title.
+      if (event.name === "run_started" && stateRef.current.chats.find((c) => c.id === chatId)?.title === "New chat") {
+        api.listChats().then(
+          (chats) => dispatch({ type: "chats/set", chats }),
+          () => {
+            /* the old title stays until the next read */
+          },
+        );
+      }
       // A lagging event stream loses events; the transcript is stored before anything is
       // announced, so re-reading it at the end of a run repairs what was missed.
       if (event.name === "run_finished" && stateRef.current.views[event.value.chatId]?.loaded) {
@@ -672,7 +706,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
         const chats = await api.listChats();
         dispatch({ type: "chats/set", chats });
       } catch (e) {
-        dispatch({ type: "chats/set", chats: [] });
+        dispatch({ type: "chats/set", chats: [], failed: true });
         actions.reportError(e, translate("store.loadChats"));
       }
     })();

@@ -315,7 +315,10 @@ fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let paths = suzent_runtime::Paths::from_env().ok();
     let (file_layer, guard) = match paths {
         Some(p) => {
-            let appender = tracing_appender::rolling::daily(p.data_dir.join("logs"), "suzent.log");
+            let appender = tracing_appender::rolling::daily(
+                suzent_runtime::log_dir(&p),
+                suzent_runtime::LOG_FILE_NAME,
+            );
             let (writer, guard) = tracing_appender::non_blocking(appender);
             (
                 Some(

@@ -160,6 +160,7 @@ pub mod anthropic;
 pub mod fit;
 pub mod gemini;
 pub mod local;
+pub mod models;
 pub mod openai;
 pub mod probe;
 pub mod recovery;
@@ -171,10 +172,11 @@ mod wire;
 pub use anthropic::AnthropicProvider;
 pub use gemini::GeminiProvider;
 pub use local::LocalProvider;
+pub use models::list_models;
 pub use openai::OpenAiProvider;
 pub use resolve::{
-    EnvAndKeychain, KeySource, StaticKeys, build_provider, delete_api_key, parse_model,
-    set_api_key, shared_client,
+    EnvAndKeychain, KeySource, StaticKeys, build_provider, delete_api_key, keychain_has_key,
+    parse_model, set_api_key, shared_client,
 };
 pub use schema::normalize_schema;
 

@@ -106,6 +106,11 @@ impl KeySource for EnvAndKeychain {
     }
 }
 
+/// Whether the OS keychain holds a key for `provider` (`false` when it cannot be read).
+pub fn keychain_has_key(provider: &str) -> bool {
+    keychain_get(provider).is_some()
+}
+
 fn keychain_get(provider: &str) -> Option<String> {
     let entry = match keyring::Entry::new(KEYCHAIN_SERVICE, provider) {
         Ok(entry) => entry,

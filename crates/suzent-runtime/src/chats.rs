@@ -87,7 +87,7 @@ impl ChatService {
         }
         Ok(NewChat {
             id: new_id(),
-            title: args.title.unwrap_or_else(|| "New chat".into()),
+            title: args.title.unwrap_or_else(|| crate::DEFAULT_TITLE.into()),
             workspace: workspace.display().to_string(),
             model: args.model.or_else(|| self.settings.default_model(cfg)),
             mode: args.mode.unwrap_or(cfg.default_mode),
@@ -175,6 +175,31 @@ impl ChatService {
             ..Default::default()
         };
         self.patch(chat_id, patch).await
+    }
+
+    /// Goes back to the default model for a chat.
+    pub(crate) async fn clear_model(&self, chat_id: &str) -> Result<ChatRecord, RuntimeError> {
+        let patch = ChatPatch {
+            model: Some(None),
+            ..Default::default()
+        };
+        self.patch(chat_id, patch).await
+    }
+
+    /// A chat still called [`crate::DEFAULT_TITLE`] with no message yet is named after `text`
+    /// (see [`crate::title_from`]); other chats are returned as they are.
+    pub(crate) async fn name_after_first_message(
+        &self,
+        chat: ChatRecord,
+        text: &str,
+    ) -> Result<ChatRecord, RuntimeError> {
+        if chat.title != crate::DEFAULT_TITLE || !self.messages(&chat.id).await?.is_empty() {
+            return Ok(chat);
+        }
+        match crate::title_from(text) {
+            Some(title) => self.rename(&chat.id, &title).await,
+            None => Ok(chat),
+        }
     }
 
     /// Sets a chat's tool selection (None: the configuration's).

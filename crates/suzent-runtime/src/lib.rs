@@ -32,6 +32,7 @@ mod background;
 mod browser;
 mod canvas;
 mod chats;
+mod connection;
 mod devices;
 mod dirs;
 mod doctor;
@@ -39,7 +40,9 @@ mod error;
 mod event_bus;
 pub mod goals;
 mod inbox;
+mod keys;
 pub mod local_models;
+mod logs;
 mod mcp;
 mod memory;
 mod permissions;
@@ -49,9 +52,11 @@ mod rules;
 mod runtime;
 pub mod scheduler;
 pub mod schedules;
+mod search;
 mod sessions;
 mod settings;
 mod skills;
+mod titles;
 mod toolset;
 mod turn;
 
@@ -63,6 +68,7 @@ pub use audit_read::{AuditEntry, AuditFilter, AuditRead, MAX_AUDIT_LIMIT};
 pub use browser::BrowserService;
 pub use canvas::{CANVAS_ACTION_KIND, CANVAS_SENDER, MAX_ACTION_CONTEXT_BYTES, action_text};
 pub use chats::CreateChat;
+pub use connection::{ConnectionCheck, ProviderCheck};
 pub use devices::{
     DeviceView, Devices, JoinOffer, NearbyView, PEER_MESSAGE_KIND, PEER_PREFIX, PairingOffer,
     PairingStatus, PeerAddressText, PeerSummary, ThisDevice, parse_peer_address, peer_address,
@@ -71,10 +77,13 @@ pub use devices::{
 pub use dirs::Paths;
 pub use doctor::{DoctorCheck, DoctorReport};
 pub use error::RuntimeError;
+pub use keys::{ProviderKeyInfo, SessionKeys};
+pub use logs::{LOG_FILE_NAME, log_dir};
 pub use mcp::{McpImport, McpTestResult, McpTestTool};
 pub use memory::{DEFAULT_MODEL_SOURCE, EMBEDDING_MODEL_ENV, EmbeddingStatus, MAX_BLOCK_CHARS};
 pub use rules::{PermissionState, RULES_FILE};
 pub use runtime::{Runtime, RuntimeOptions};
+pub use search::{ChatSearch, MAX_QUERY_CHARS, MAX_SEARCH_HITS};
 pub use settings::{KeyStatus, ProviderSettings, ProvidersSettings, Settings, SettingsPatch};
 pub use skills::SKILL_DIRS_ENV;
 pub use suzent_core::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
@@ -87,9 +96,10 @@ pub use suzent_mcp::{
 pub use suzent_permissions::audit::AuditLog;
 pub use suzent_permissions::{Explanation, MatchedRule, RuleFileProblem, SegmentView};
 pub use suzent_store::{
-    ApprovalRecord, ApprovalStatus, ChatRecord, DeviceRecord, DeviceScope, DeviceState,
-    InboxMessage, InboxStatus, NewInboxMessage, PeerMessage, PeerMessageStatus, PendingApproval,
-    StoredMessage,
+    ApprovalRecord, ApprovalStatus, ChatRecord, ChatSearchHit, DeviceRecord, DeviceScope,
+    DeviceState, InboxMessage, InboxStatus, NewInboxMessage, PeerMessage, PeerMessageStatus,
+    PendingApproval, StoredMessage,
 };
 pub use suzent_tools::{MemoryHit, MemorySearchResult, Skill, SkillSource};
+pub use titles::{DEFAULT_TITLE, MAX_TITLE_CHARS, title_from};
 pub use turn::{OnAsk, RunOptions, RunSummary};

@@ -97,6 +97,8 @@ pub(crate) struct Services {
     canvas: Arc<CanvasService>,
     /// Paired devices: pairing, the device list, the peer outbox (see `devices/`).
     devices: Arc<Devices>,
+    /// Full-text search over chat titles and messages (SQLite FTS5).
+    search: crate::ChatSearch,
     /// Scheduled jobs, heartbeats, dreams and the scheduler (see `schedules/`).
     schedules: crate::schedules::Schedules,
     /// Chat goals (see `goals/`).
@@ -302,6 +304,7 @@ impl Services {
             schedules,
             goals,
             devices,
+            search: crate::ChatSearch::new(store.clone()),
             mcp: McpService::new(Arc::clone(&toolset)),
             paths,
             events,
@@ -438,6 +441,57 @@ impl Runtime {
     /// Where API keys come from (the goal judge builds its provider with them).
     pub(crate) fn key_source(&self) -> &dyn KeySource {
         self.s.settings.keys()
+    }
+
+    // ---- providers and chat search ----
+
+    /// The models `provider` offers (see [`crate::ProviderCheck::list_models`]).
+    pub async fn list_models(
+        &self,
+        provider: &str,
+        base_url: Option<&str>,
+        api_key: Option<&str>,
+    ) -> Result<Vec<String>, RuntimeError> {
+        if provider == "local" {
+            // The installed GGUF files, not a server's listing.
+            return self
+                .s
+                .local_models
+                .list()
+                .map(|models| models.into_iter().map(|m| m.id).collect())
+                .map_err(|e| RuntimeError::InvalidInput {
+                    field: "provider".into(),
+                    message: e.to_string(),
+                });
+        }
+        crate::ProviderCheck::new(self.config().providers, self.s.settings.key_handle())
+            .list_models(provider, base_url, api_key)
+            .await
+    }
+
+    /// One real request to `model` (see [`crate::ProviderCheck::test_connection`]).
+    pub async fn test_connection(
+        &self,
+        model: &str,
+        base_url: Option<&str>,
+    ) -> Result<crate::ConnectionCheck, RuntimeError> {
+        crate::ProviderCheck::new(self.config().providers, self.s.settings.key_handle())
+            .test_connection(model, base_url)
+            .await
+    }
+
+    /// Chats whose title or messages contain every word of `query` (see [`crate::ChatSearch`]).
+    pub async fn search_chats(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<suzent_store::ChatSearchHit>, RuntimeError> {
+        self.s.search.search(query, limit).await
+    }
+
+    /// Goes back to the default model for a chat.
+    pub async fn clear_model(&self, chat_id: &str) -> Result<ChatRecord, RuntimeError> {
+        self.s.chats.clear_model(chat_id).await
     }
 
     /// Paired devices: pairing, the device list, the peer outbox (see `devices/`).

@@ -148,6 +148,11 @@ impl SettingsService {
         self.keys.as_ref()
     }
 
+    /// A shared handle to where API keys come from (provider checks outlive the call).
+    pub(crate) fn key_handle(&self) -> Arc<dyn KeySource> {
+        Arc::clone(&self.keys)
+    }
+
     /// The provider settings of `config` with the local models folder filled in: what every
     /// provider is built with.
     pub(crate) fn providers(&self, config: &Config) -> ProvidersConfig {

@@ -24,6 +24,7 @@ mod memory;
 mod plans;
 mod rules;
 mod schedules;
+mod search;
 mod settings;
 mod summaries;
 mod surfaces;
@@ -48,6 +49,7 @@ pub use memory::{
 pub use schedules::{
     Claim, GoalRecord, JobDraft, JobRecord, LeaseHolder, LeaseOutcome, NewRun, RunEnd, RunRecord,
 };
+pub use search::{ChatSearchHit, MATCH_END, MATCH_START};
 pub use summaries::{SUMMARY_SOURCE, SummaryDue, SummaryRecord};
 pub use surfaces::SURFACE_HISTORY_LIMIT;
 pub use types::{

@@ -96,6 +96,21 @@ where
     run_desktop_test(name, turns, None, extra, scenario);
 }
 
+/// Like [`desktop_test`], with this `config.toml` instead of the generated one, in which
+/// `{openai_base}` stands for the scripted server's OpenAI base URL and `{workspace}` for the
+/// test's workspace folder.
+#[allow(dead_code)]
+pub fn desktop_test_with_config_and_turns<F>(
+    name: &str,
+    turns: Vec<Turn>,
+    config: &str,
+    scenario: F,
+) where
+    F: for<'a> FnOnce(&'a mut Desktop) -> std::pin::Pin<Box<dyn Future<Output = Result<()>> + 'a>>,
+{
+    run_desktop_test(name, turns, Some(config.to_string()), "", scenario);
+}
+
 /// Like [`desktop_test`], with this `config.toml` instead of the generated one.
 pub fn desktop_test_with_config<F>(name: &str, config: &str, scenario: F)
 where
@@ -274,7 +289,12 @@ impl Desktop {
         let workspace = tempfile::tempdir()?;
         let suzent_home = home.path().join("suzent");
         std::fs::create_dir_all(suzent_home.join("config"))?;
-        let config = config.unwrap_or_else(|| {
+        let config = config
+            .map(|c| {
+                c.replace("{openai_base}", &server.openai_base())
+                    .replace("{workspace}", &workspace.path().display().to_string())
+            })
+            .unwrap_or_else(|| {
             format!(
                 "default_model = \"openai/gpt-4.1\"\nworkspace = {:?}\n{extra}\n[providers.openai]\nbase_url = {:?}\n",
                 workspace.path().display().to_string(),
@@ -542,6 +562,20 @@ impl Desktop {
             tokio::time::sleep(Duration::from_millis(150)).await;
         }
         self.wait_css("[data-testid=composer-input]").await?;
+        Ok(())
+    }
+
+    /// Runs `script` in the window and returns its value (`return ...` at the top level).
+    #[allow(dead_code)]
+    pub async fn js(&self, script: &str) -> Result<Value> {
+        Ok(self.client().execute(script, Vec::new()).await?)
+    }
+
+    /// Presses keys (WebDriver key codes, e.g. `"\u{E004}"` for Tab) on the focused element.
+    #[allow(dead_code)]
+    pub async fn keys(&self, keys: &str) -> Result<()> {
+        let active = self.client().active_element().await?;
+        active.send_keys(keys).await?;
         Ok(())
     }
 

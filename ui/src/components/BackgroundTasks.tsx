@@ -92,7 +92,7 @@ function TaskRow({ task }: { task: BackgroundTask }) {
 }
 
 /** Right sidebar: background commands and sub-agents, from background_tasks() and runtime events. */
-export function BackgroundTasks({ onClose }: { onClose: () => void }) {
+export function BackgroundTasks({ onClose, overlay = false }: { onClose: () => void; overlay?: boolean }) {
   const { state, actions } = useStore();
   const { t } = useTranslation();
   // Newest first, running ones on top.
@@ -100,7 +100,7 @@ export function BackgroundTasks({ onClose }: { onClose: () => void }) {
     (a, b) => Number(b.status === "running") - Number(a.status === "running") || b.startedAt.localeCompare(a.startedAt),
   );
   return (
-    <aside className="tasks-panel" data-testid="background-tasks" aria-labelledby="tasks-h">
+    <aside className={`tasks-panel${overlay ? " overlay" : ""}`} data-testid="background-tasks" aria-labelledby="tasks-h">
       <div className="sidebar-section-head">
         <span id="tasks-h">{t("tasks.heading")}</span>
         <span>

@@ -1,29 +1,22 @@
-import { Fragment, useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
+import { Fragment, useEffect, useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { modeExplanation, modeLabel } from "../format";
+import { CHAT_MIN_WIDTH, OVERLAY_BELOW, usePanel, useWindowWidth } from "../layout";
 import { useActiveChat, useStore } from "../store";
 import type { PermissionMode } from "../types";
 import { api } from "../api";
 import { ApprovalDialog } from "./ApprovalDialog";
 import { ChatAutomation } from "./ChatAutomation";
-import { CanvasPanel } from "./canvas/CanvasPanel";
+import { CANVAS_MIN_WIDTH, CanvasPanel } from "./canvas/CanvasPanel";
 import { SurfaceView } from "./canvas/SurfaceView";
+import { CopyButton } from "./CopyButton";
+import { EventCard } from "./EventCard";
 import { Markdown } from "./Markdown";
+import { ModelPicker } from "./ModelPicker";
 import { PlanView } from "./PlanView";
 import { ToolCard } from "./ToolCard";
 
 const MODES: PermissionMode[] = ["default", "auto", "full_access"];
-
-/**
- * A canvas action the user sent (runtime `submit_surface_action`): the inbox message as the
- * transcript stores it (`[inbox message ID from canvas (KIND)]` then the text), or its text alone
- * while it is on its way. Returns the text after the header, or null for other messages.
- */
-function canvasActionText(text: string): string | null {
-  const m = /^\[inbox message \S+ from canvas \([^)]*\)\]\n([\s\S]*)$/.exec(text);
-  const body = m ? m[1] : text;
-  return body.startsWith("[canvas] ") ? body.slice("[canvas] ".length) : null;
-}
 
 function ModeSwitch({ chatId, mode }: { chatId: string; mode: PermissionMode }) {
   const { actions } = useStore();
@@ -122,8 +115,35 @@ function Composer({ chatId, running, blocked }: { chatId: string; running: boole
   );
 }
 
+/** The measured width of an element (0 before layout), following resizes. */
+function useWidth(): [(el: HTMLElement | null) => void, number] {
+  const [el, setEl] = useState<HTMLElement | null>(null);
+  const [width, setWidth] = useState(0);
+  useLayoutEffect(() => {
+    if (!el) return;
+    const measure = () => setWidth(el.clientWidth);
+    measure();
+    const observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(measure);
+    observer?.observe(el);
+    window.addEventListener("resize", measure);
+    return () => {
+      observer?.disconnect();
+      window.removeEventListener("resize", measure);
+    };
+  }, [el]);
+  return [setEl, width];
+}
+
+export interface ChatViewProps {
+  /** Whether the background tasks panel is open (the header has its toggle). */
+  tasksOpen?: boolean;
+  onTasks?: (open: boolean) => void;
+  /** The active chat's background tasks. */
+  taskCount?: number;
+}
+
 /** The active chat: transcript, composer, mode switch and approval prompts. */
-export function ChatView() {
+export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatViewProps = {}) {
   const { state, actions } = useStore();
   const { t } = useTranslation();
   const chat = useActiveChat();
@@ -152,12 +172,12 @@ export function ChatView() {
       live = false;
     };
   }, [chatKey, itemCount]);
-  // The user's show/hide choice per chat; by default the canvas shows when it has surfaces.
-  const [canvasChoice, setCanvasChoice] = useState<Record<string, boolean>>({});
-  const canvasOpen = chat ? (canvasChoice[chat.id] ?? canvasSurfaces.length > 0) : false;
-  const setCanvasOpen = (open: boolean) => {
-    if (chat) setCanvasChoice((c) => ({ ...c, [chat.id]: open }));
-  };
+  // The user's show/hide choice per chat (remembered); by default the canvas shows when it has surfaces.
+  const [canvasOpen, setCanvasOpen] = usePanel(chat?.id ?? null, "canvas", canvasSurfaces.length > 0);
+  const [layoutRef, layoutWidth] = useWidth();
+  const windowWidth = useWindowWidth();
+  // Beside the chat only when both fit; otherwise the canvas overlays the chat.
+  const canvasOverlay = windowWidth < OVERLAY_BELOW || (layoutWidth > 0 && layoutWidth < CHAT_MIN_WIDTH + CANVAS_MIN_WIDTH);
 
   // Follow the stream while the user is at the bottom.
   useEffect(() => {
@@ -200,7 +220,7 @@ export function ChatView() {
   const orphans = surfaces.filter((s) => s.target === "inline" && !(s.toolCallId && toolIds.has(s.toolCallId)));
 
   return (
-    <div className="chat-layout">
+    <div className={`chat-layout${canvasOpen && canvasOverlay ? " canvas-overlay" : ""}`} ref={layoutRef}>
       <section className="chat" aria-label={t("chat.label", { title: chat.title })}>
         <header className="chat-head">
           <div className="chat-title">
@@ -213,6 +233,17 @@ export function ChatView() {
           <div className="chat-head-actions">
             <ChatAutomation chatId={chat.id} />
             <ModeSwitch chatId={chat.id} mode={chat.mode} />
+            {onTasks && (
+              <button
+                type="button"
+                className="btn small ghost canvas-toggle"
+                data-testid="tasks-toggle"
+                aria-expanded={tasksOpen}
+                onClick={() => onTasks(!tasksOpen)}
+              >
+                {taskCount > 0 ? t("chat.tasksCount", { count: taskCount }) : t("chat.tasks")}
+              </button>
+            )}
             <button
               type="button"
               className="btn small ghost canvas-toggle"
@@ -264,34 +295,26 @@ export function ChatView() {
               );
             }
             switch (it.kind) {
-              case "user": {
-                const action = canvasActionText(it.text);
-                if (action !== null) {
-                  return (
-                    <div key={it.key} className="msg canvas-action" data-testid="message-canvas-action">
-                      <div className="bubble">
-                        <strong>{t("chat.sentFromCanvas")}</strong>
-                        <code>{action}</code>
-                      </div>
-                    </div>
-                  );
-                }
+              case "user":
                 return (
                   <div key={it.key} className="msg user" data-testid="message-user">
+                    <CopyButton text={it.text} />
                     <div className="bubble">{it.text}</div>
                   </div>
                 );
-              }
+              case "event":
+                return <EventCard key={it.key} source={it.source} />;
               case "assistant":
                 return (
                   <div key={it.key} className="msg assistant" data-testid="message-assistant">
                     <Markdown text={it.text} />
+                    <CopyButton text={it.text} />
                   </div>
                 );
               case "tool":
                 return (
                   <Fragment key={it.key}>
-                    <ToolCard item={it} />
+                    <ToolCard item={it} chatId={chat.id} />
                     {inlineOf(it.id).map((s) => (
                       <SurfaceView key={`inline-${s.surfaceId}`} surface={s} />
                     ))}
@@ -332,6 +355,12 @@ export function ChatView() {
           )}
         </div>
         {plan && <PlanView key={chat.id} plan={plan} />}
+        <div className="composer-bar">
+          <ModelPicker key={chat.id} chat={chat} />
+          <button type="button" className="btn tiny ghost" data-testid="shortcuts-open" onClick={() => window.dispatchEvent(new CustomEvent("suzent:help"))}>
+            {t("shortcuts.open")}
+          </button>
+        </div>
         <Composer chatId={chat.id} running={running} blocked={pending.length > 0} />
         {pending.length > 0 && (
           <ApprovalDialog
@@ -341,7 +370,9 @@ export function ChatView() {
           />
         )}
       </section>
-      {canvasOpen && <CanvasPanel key={chat.id} surfaces={canvasSurfaces} onHide={() => setCanvasOpen(false)} />}
+      {canvasOpen && (
+        <CanvasPanel key={chat.id} surfaces={canvasSurfaces} overlay={canvasOverlay} onHide={() => setCanvasOpen(false)} />
+      )}
     </div>
   );
 }

@@ -1,11 +1,11 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api";
+import { api, ApiError, errorMessage } from "../api";
 import { baseUrlError, modelError, providerLabel, PROVIDERS, type ProviderId } from "../providers";
 import { DevicesSettings } from "./DevicesSettings";
 import { LanguageSwitch } from "./LanguageSwitch";
 import { useStore } from "../store";
-import type { Settings } from "../types";
+import type { LogFile, Settings } from "../types";
 import { BrowserSettings } from "./BrowserSettings";
 import { LocalModels } from "./LocalModels";
 
@@ -25,6 +25,7 @@ function KeyRow({ provider, label, stored }: { provider: keyof Settings["keys"];
   const { t } = useTranslation();
   const [value, setValue] = useState("");
   const [busy, setBusy] = useState(false);
+  const [keychainProblem, setKeychainProblem] = useState<string | null>(null);
   const inputId = `key-${provider}`;
   const save = async () => {
     if (!value.trim()) return;
@@ -32,11 +33,24 @@ function KeyRow({ provider, label, stored }: { provider: keyof Settings["keys"];
     try {
       await api.setApiKey(provider, value.trim());
       setValue("");
+      setKeychainProblem(null);
+      await actions.refreshSettings();
+    } catch (e) {
+      // No usable keychain: say why and offer a key for this session instead.
+      if (e instanceof ApiError && e.kind === "keychain") setKeychainProblem(errorMessage(e));
+      else actions.reportError(e, t("settings.keyStoreFailed", { provider: label }));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const keepForSession = async () => {
+    try {
+      await api.setSessionKey(provider, value.trim());
+      setValue("");
+      setKeychainProblem(null);
       await actions.refreshSettings();
     } catch (e) {
       actions.reportError(e, t("settings.keyStoreFailed", { provider: label }));
-    } finally {
-      setBusy(false);
     }
   };
   const remove = async () => {
@@ -82,7 +96,45 @@ function KeyRow({ provider, label, stored }: { provider: keyof Settings["keys"];
       ) : (
         <span />
       )}
+      {keychainProblem && (
+        <div className="note keychain-problem" role="alert" data-testid={`settings-keychain-problem-${provider}`}>
+          <p>{t("settings.keychainUnavailable", { reason: keychainProblem })}</p>
+          <button type="button" className="btn small" data-testid={`settings-session-key-${provider}`} onClick={() => void keepForSession()}>
+            {t("settings.keepForSession")}
+          </button>
+        </div>
+      )}
     </div>
+  );
+}
+
+/** Settings → Log: where the app's log file is, with a button that opens its folder. */
+function LogSection() {
+  const { t } = useTranslation();
+  const { actions } = useStore();
+  const [log, setLog] = useState<LogFile | null>(null);
+  useEffect(() => {
+    api.logFile().then(setLog, (e: unknown) => actions.reportError(e, t("settings.logFailed")));
+  }, [actions, t]);
+  return (
+    <section className="card" aria-labelledby="log-h">
+      <h2 id="log-h">{t("settings.log")}</h2>
+      <p className="muted small">{t("settings.logHelp")}</p>
+      <div className="ws-row">
+        <code className="path" data-testid="settings-log-file">
+          {log ? (log.current ?? log.folder ?? t("settings.logNone")) : "…"}
+        </code>
+        <button
+          type="button"
+          className="btn"
+          data-testid="settings-log-open"
+          disabled={!log?.folder}
+          onClick={() => void api.openLogFolder().catch((e: unknown) => actions.reportError(e, t("settings.logOpenFailed")))}
+        >
+          {t("settings.logOpen")}
+        </button>
+      </div>
+    </section>
   );
 }
 
@@ -250,6 +302,7 @@ export function SettingsView() {
       </section>
 
       <LanguageSwitch />
+      <LogSection />
 
       <DevicesSettings />
       <BrowserSettings />

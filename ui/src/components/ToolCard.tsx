@@ -1,8 +1,9 @@
 import { diffLines } from "diff";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { TFunction } from "i18next";
-import { argsSummary, formatDuration, prettyJson } from "../format";
+import { api } from "../api";
+import { argsSummary, describeRule, formatDuration, modeLabel, prettyJson } from "../format";
 import type { ToolItem } from "../model";
 import type { JsonValue } from "../types";
 
@@ -53,21 +54,83 @@ export function DiffView({ before, after }: { before: string; after: string }) {
   );
 }
 
-function DecisionNote({ item }: { item: ToolItem }) {
-  const { t } = useTranslation();
+/**
+ * Who allowed (or stopped) a call and how, in words: the user's answer when there was one, else
+ * the engine's decision by its reason code. "full access" is only ever said of full access.
+ */
+export function decisionText(item: Pick<ToolItem, "decision" | "resolution" | "mode">, t: TFunction, ruleText: (id: string) => string | null): string | null {
+  const r = item.resolution;
+  if (r) {
+    switch (r.actionId) {
+      case "allow_once":
+        return t("tool.allowedBy.youOnce");
+      case "allow_session":
+        return t("tool.allowedBy.youChat");
+      case "allow_global":
+        return t("tool.allowedBy.youAlways");
+      case "reject":
+        return t("tool.allowedBy.youRejected");
+    }
+  }
   const d = item.decision;
   if (!d) return null;
-  let text: string;
-  if (d.behavior === "allow" && d.source === "mode") text = t("tool.decision.fullAccess");
-  else if (d.behavior === "allow" && d.source === "rule") text = t("tool.decision.rule");
-  else if (d.behavior === "allow" && d.source === "auto_classifier")
-    text = d.reviewerModel ? t("tool.decision.reviewerModel", { model: d.reviewerModel }) : t("tool.decision.reviewer");
-  else if (d.behavior === "allow") text = t("tool.decision.allowed");
-  else if (d.behavior === "deny") text = t("tool.decision.denied", { reason: d.reason });
-  else text = t("tool.decision.needsApproval", { reason: d.reason });
+  if (d.behavior === "deny") return t("tool.decision.denied", { reason: d.reason });
+  if (d.behavior === "ask") return t("tool.decision.needsApproval", { reason: d.reason });
+  const mode = item.mode ? modeLabel(item.mode) : null;
+  switch (d.reasonCode) {
+    case "full_access":
+      return t("tool.decision.fullAccess");
+    case "read_only":
+    case "read_only_command":
+      return mode ? t("tool.decision.readOnlyIn", { mode }) : t("tool.decision.readOnly");
+    case "auto_workspace_write":
+      return t("tool.decision.autoWorkspace");
+    case "tool_default_allow":
+      return t("tool.decision.toolDefault");
+    case "rule_allow": {
+      const rules = (d.matchedRules ?? []).map((id) => ruleText(id) ?? id);
+      return rules.length ? t("tool.decision.ruleNamed", { rule: rules.join("; ") }) : t("tool.decision.rule");
+    }
+  }
+  if (d.source === "auto_classifier")
+    return d.reviewerModel ? t("tool.decision.reviewerModel", { model: d.reviewerModel }) : t("tool.decision.reviewer");
+  if (d.source === "rule") return t("tool.decision.rule");
+  return t("tool.decision.allowed");
+}
+
+// The rules a card names, read once per window (rule ids never change meaning).
+const ruleCache = new Map<string, string>();
+let ruleLoad: Promise<void> | null = null;
+
+function useRuleText(ids: string[], chatId: string | null): (id: string) => string | null {
+  const [, setTick] = useState(0);
+  const missing = ids.some((id) => !ruleCache.has(id));
+  useEffect(() => {
+    if (!missing || !chatId) return;
+    ruleLoad ??= api
+      .listRules(null)
+      .then((rules) => {
+        for (const r of rules) ruleCache.set(r.id, r.description?.trim() || describeRule(r));
+      })
+      .catch(() => {
+        /* the card shows the rule id */
+      })
+      .finally(() => {
+        ruleLoad = null;
+      });
+    void ruleLoad.then(() => setTick((n) => n + 1));
+  }, [missing, chatId]);
+  return (id) => ruleCache.get(id) ?? null;
+}
+
+function DecisionNote({ item, chatId }: { item: ToolItem; chatId: string | null }) {
+  const { t } = useTranslation();
+  const ruleText = useRuleText(item.resolution ? [] : (item.decision?.matchedRules ?? []), chatId);
+  const text = decisionText(item, t, ruleText);
+  if (!text) return null;
   return (
-    <p className="decision-note">
-      {text} <code className="reason-code">{d.reasonCode}</code>
+    <p className="decision-note" data-testid="tool-decision">
+      {text} {item.decision && !item.resolution && <code className="reason-code">{item.decision.reasonCode}</code>}
     </p>
   );
 }
@@ -75,7 +138,7 @@ function DecisionNote({ item }: { item: ToolItem }) {
 const OUTPUT_PREVIEW = 4000;
 
 /** One tool call: name, arguments, status, output, duration; a diff for file edits. */
-export function ToolCard({ item }: { item: ToolItem }) {
+export function ToolCard({ item, chatId = null }: { item: ToolItem; chatId?: string | null }) {
   const { t } = useTranslation();
   const [full, setFull] = useState(false);
   const summary = argsSummary(item.args);
@@ -98,7 +161,7 @@ export function ToolCard({ item }: { item: ToolItem }) {
           )}
         </summary>
         <div className="tool-body">
-          <DecisionNote item={item} />
+          <DecisionNote item={item} chatId={chatId} />
           {isEdit && field(item.args, "old_string") !== null ? (
             <DiffView before={field(item.args, "old_string") ?? ""} after={field(item.args, "new_string") ?? ""} />
           ) : isWrite && field(item.args, "content") !== null ? (

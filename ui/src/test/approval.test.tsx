@@ -98,7 +98,7 @@ describe("approval dialog rule editing (issue 12 item 10)", () => {
   it("lets the user edit the rule, warns about a middle wildcard, and saves the edited rule", async () => {
     const onResolve = vi.fn();
     render(<ApprovalDialog approvals={[allowGlobal()]} onResolve={onResolve} />);
-    await userEvent.click(screen.getByTestId("approval-edit-allow_global"));
+    await userEvent.click(screen.getByTestId("approval-rule-edit-allow_global"));
     const input = screen.getByTestId("approval-rule-input-allow_global");
     expect(input).toHaveValue("npm run test *");
     await userEvent.clear(input);
@@ -119,7 +119,7 @@ describe("approval dialog rule editing (issue 12 item 10)", () => {
   it("refuses to send an edited rule that does not read back", async () => {
     const onResolve = vi.fn();
     render(<ApprovalDialog approvals={[allowGlobal()]} onResolve={onResolve} />);
-    await userEvent.click(screen.getByTestId("approval-edit-allow_global"));
+    await userEvent.click(screen.getByTestId("approval-rule-edit-allow_global"));
     const input = screen.getByTestId("approval-rule-input-allow_global");
     await userEvent.clear(input);
     await userEvent.type(input, "npm 'unterminated");
@@ -137,6 +137,36 @@ describe("approval dialog rule editing (issue 12 item 10)", () => {
     await userEvent.click(screen.getByTestId("approval-action-allow_global"));
     expect(onResolve).toHaveBeenCalledTimes(1);
     expect(onResolve.mock.calls[0][0].map((a: { request_id: string }) => a.request_id)).toEqual(["call-1"]);
+  });
+
+  it("an invalid edit is refused even with the editor closed: nothing is sent and the editor opens on the text to fix", async () => {
+    const onResolve = vi.fn();
+    render(<ApprovalDialog approvals={[allowGlobal()]} onResolve={onResolve} />);
+    await userEvent.click(screen.getByTestId("approval-rule-edit-allow_global"));
+    const input = screen.getByTestId("approval-rule-input-allow_global");
+    await userEvent.clear(input);
+    await userEvent.type(input, "npm ''");
+    await userEvent.click(screen.getByTestId("approval-rule-edit-allow_global"));
+    expect(screen.queryByTestId("approval-rule-input-allow_global")).not.toBeInTheDocument();
+    expect(screen.getByTestId("approval-rule-allow_global")).toHaveTextContent("The edited rule is not valid");
+    expect(screen.getByRole("alert")).toHaveTextContent("The rule text cannot be read: word 2 is empty.");
+    await userEvent.click(screen.getByTestId("approval-action-allow_global"));
+    expect(onResolve).not.toHaveBeenCalled();
+    expect(screen.getByTestId("approval-rule-input-allow_global")).toHaveFocus();
+    expect(screen.getByTestId("approval-rule-input-allow_global")).toHaveAttribute("aria-invalid", "true");
+    // Other answers are not held back by the rule of another action.
+    await userEvent.click(screen.getByTestId("approval-action-allow_once"));
+    expect(onResolve).toHaveBeenCalledWith([{ request_id: "call-1", tool_call_id: "call-1", action_id: "allow_once", feedback: null }]);
+  });
+
+  it("warns about a middle wildcard in the rule as offered, before any edit", () => {
+    const a = allowGlobal();
+    const offered = a.decision.actions?.[1].rule;
+    if (offered) offered.matcher = { kind: "prefix", words: ["git", "*", "main"] };
+    render(<ApprovalDialog approvals={[a]} onResolve={() => {}} />);
+    expect(screen.getByTestId("approval-rule-warning-allow_global")).toHaveTextContent(
+      "The wildcard stands before the end, so this rule also covers commands such as git --force anything main.",
+    );
   });
 });
 
@@ -223,5 +253,45 @@ describe("approvals in the app", () => {
       "Could not answer the approval: approval 'call-1' was already answered",
     );
     expect(await screen.findByTestId("approval-dialog")).toBeInTheDocument();
+  });
+
+  it("a rule-adding answer is sent at once with the run's answers so far; a call it covers leaves when the backend settles it", async () => {
+    const approvals = [
+      writeApproval(),
+      writeApproval({ id: "call-2", toolCallId: "call-2", args: { file_path: "b.txt", content: "b" } }),
+      writeApproval({ id: "call-3", toolCallId: "call-3", args: { file_path: "c.txt", content: "c" } }),
+    ];
+    const be = backend({
+      list_chats: () => [chat()],
+      pending_approvals: () => approvals,
+      resume_approvals: () => ({ runId: "run-1", outcome: "completed", pending: [], text: "", error: null }),
+    });
+    renderWithStore(<App />);
+    await userEvent.click(await screen.findByTestId("approval-action-allow_once"));
+    expect(be.callsOf("resume_approvals")).toEqual([]);
+    await waitFor(() => expect(screen.getByTestId("approval-dialog")).toHaveAttribute("data-approval-id", "call-2"));
+    await userEvent.click(screen.getByTestId("approval-action-allow_session"));
+    await waitFor(() =>
+      expect(be.callsOf("resume_approvals")).toEqual([
+        {
+          chatId: "c1",
+          answers: [
+            { request_id: "call-1", tool_call_id: "call-1", action_id: "allow_once", feedback: null },
+            {
+              request_id: "call-2",
+              tool_call_id: "call-2",
+              action_id: "allow_session",
+              feedback: null,
+              rule: { tool: "write_file", behavior: "allow", matcher: { kind: "path", glob: "/work/space/**" }, destination: "session", description: null },
+            },
+          ],
+        },
+      ]),
+    );
+    // The third call is not answered by the user: it waits for the backend's new decision.
+    await waitFor(() => expect(screen.getByTestId("approval-dialog")).toHaveAttribute("data-approval-id", "call-3"));
+    await sendEvent({ name: "tool_permission_resolution", value: { chatId: "c1", approvalId: "call-3", toolCallId: "call-3", actionId: "allow_session" } });
+    await waitFor(() => expect(screen.queryByTestId("approval-dialog")).not.toBeInTheDocument());
+    expect(be.callsOf("resume_approvals")).toHaveLength(1);
   });
 });

@@ -122,6 +122,15 @@ export function backend(handlers: Record<string, Handler> = {}) {
     mcp_tools: () => [],
     list_surfaces: () => [],
     local_models: () => ({ dir: "/data/models/gguf", installed: [], recommended: [] }),
+    provider_keys: () => [
+      { provider: "openai", envVar: "OPENAI_API_KEY", inEnvironment: false, inKeychain: false, inSession: false },
+      { provider: "anthropic", envVar: "ANTHROPIC_API_KEY", inEnvironment: false, inKeychain: false, inSession: false },
+      { provider: "gemini", envVar: "GEMINI_API_KEY", inEnvironment: false, inKeychain: false, inSession: false },
+    ],
+    log_file: () => ({ folder: "/data/logs", current: "/data/logs/suzent.log.2026-01-01" }),
+    list_models: () => ["gpt-4.1", "gpt-4.1-mini"],
+    // A new user's first chat is created at start (App), like "+ New" creates one.
+    create_chat: () => chat({ id: "auto", title: "New chat" }),
     this_device: () => ({
       id: "aaaabbbbccccddddeeeeffffgggghhhhiiiijjjjkkkkllllmmmm",
       shortId: "aaaabbbbcccc",

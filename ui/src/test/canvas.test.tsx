@@ -511,6 +511,8 @@ describe("canvas panel", () => {
   });
 
   it("resizes with the arrow keys and a drag, and remembers the width", async () => {
+    // A wide window: the canvas sits beside the chat (narrower ones overlay it, without a handle).
+    window.innerWidth = 1600;
     await renderChat([signup()]);
     const handle = await screen.findByTestId("canvas-resize");
     const panel = screen.getByTestId("canvas-panel");

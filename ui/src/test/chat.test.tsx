@@ -186,6 +186,7 @@ describe("chat", () => {
       get_settings: () => s,
       set_api_key: () => null,
       save_settings: (a) => (s = { ...s, defaultModel: (a.patch as { defaultModel: string }).defaultModel }),
+      create_chat: () => chat({ id: "first", title: "New chat" }),
     });
     renderWithStore(<App />);
     await screen.findByTestId("first-run");
@@ -195,8 +196,11 @@ describe("chat", () => {
     await userEvent.click(screen.getByTestId("first-run-save"));
     await waitFor(() => expect(screen.queryByTestId("first-run")).not.toBeInTheDocument());
     expect(be.callsOf("set_api_key")).toEqual([{ provider: "anthropic", key: "sk-secret" }]);
-    expect(be.callsOf("save_settings")).toEqual([{ patch: { defaultModel: "anthropic/claude-sonnet-4-5" } }]);
+    expect(be.callsOf("save_settings")).toEqual([{ patch: { defaultModel: "anthropic/claude-sonnet-4-5", workspace: "/work/space" } }]);
     expect(screen.getByTestId("nav-chat")).toBeInTheDocument();
+    // The first chat is open and its composer focused, never "No chat selected".
+    await waitFor(() => expect(screen.getByTestId("composer-input")).toHaveFocus());
+    expect(be.callsOf("create_chat")).toHaveLength(1);
   });
 
   it("ignores runtime events it does not know", async () => {
@@ -277,6 +281,8 @@ describe("background tasks", () => {
     let tasks: BackgroundTask[] = [];
     backend({ background_tasks: () => tasks });
     renderWithStore(<App />);
+    // Empty, the panel starts closed.
+    await userEvent.click(await screen.findByRole("button", { name: "Background tasks" }));
     const panel = await screen.findByTestId("background-tasks");
     expect(panel).toHaveTextContent("No background tasks.");
     tasks = [task({ status: "finished", exitCode: 1 })];
@@ -291,6 +297,7 @@ describe("background tasks", () => {
   it("follows background_task_update events and stops a running task", async () => {
     const be = backend({ stop_background_task: () => task({ status: "stopped", exitCode: 143 }) });
     renderWithStore(<App />);
+    await userEvent.click(await screen.findByRole("button", { name: "Background tasks" }));
     const panel = await screen.findByTestId("background-tasks");
     await sendEvent({ name: "background_task_update", value: { chatId: "c1", task: task() } });
     const row = within(panel).getByTestId("background-task");

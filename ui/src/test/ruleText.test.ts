@@ -53,4 +53,14 @@ describe("rule text", () => {
       expect(middleWildcardExample(quiet)).toBeNull();
     }
   });
+
+  it("refuses what the engine's validate_rule refuses: an empty prefix word, a destination with a space", () => {
+    expect(parseMatcherText({ kind: "prefix", words: ["x"] }, "git '' push")).toEqual({ error: "word 2 is empty" });
+    expect(parseMatcherText({ kind: "destination", pattern: "x" }, "a b.example.com")).toEqual({
+      error: "'a b.example.com' contains a space or a control character",
+    });
+    expect(parseMatcherText({ kind: "destination", pattern: "x" }, "*.example.com")).toEqual({
+      matcher: { kind: "destination", pattern: "*.example.com" },
+    });
+  });
 });

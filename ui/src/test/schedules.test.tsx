@@ -202,7 +202,8 @@ describe("chat header automation", () => {
     const folded = await screen.findByTestId("quiet-run");
     expect(folded).toHaveTextContent("Heartbeat: nothing to do");
     expect(folded).not.toHaveAttribute("open");
-    expect(screen.getAllByTestId("message-user").map((m) => m.textContent)).toEqual(["hello"]);
+    // The bubble's text (each message also has a Copy button).
+    expect(screen.getAllByTestId("message-user").map((m) => m.querySelector(".bubble")?.textContent)).toEqual(["hello"]);
 
     await userEvent.type(screen.getByTestId("composer-input"), "/goal ship the release{Enter}");
     await waitFor(() => expect(be.callsOf("start_goal")).toEqual([{ chatId: "c1", input: { objective: "ship the release", maxTurns: null, maxTokens: null } }]));

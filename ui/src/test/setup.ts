@@ -7,8 +7,12 @@ import { afterEach } from "vitest";
 // Builders share a busy machine: wait longer before calling an element missing.
 configure({ asyncUtilTimeout: 5000 });
 
+// jsdom's window is 1024 px wide; tests that need another width set it and this puts it back.
+const JSDOM_WIDTH = window.innerWidth;
+
 afterEach(() => {
   cleanup();
+  window.innerWidth = JSDOM_WIDTH;
   clearMocks();
   window.localStorage.clear();
   window.history.replaceState(null, "", "/");

@@ -176,6 +176,7 @@ impl TurnService {
                 ),
             });
         }
+        let chat = self.s.chats.name_after_first_message(chat, text).await?;
         // The message is stored by the run, after the calls an interrupted turn left open are
         // settled.
         let mut opening = Some(Opening::User(text.to_string()));

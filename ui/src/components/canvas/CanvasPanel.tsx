@@ -2,6 +2,7 @@
 // button; a drag handle (also keyboard operable) sets its width, which is remembered.
 import { useCallback, useLayoutEffect, useRef, useState, type KeyboardEvent, type PointerEvent } from "react";
 import { useTranslation } from "react-i18next";
+import { CHAT_MIN_WIDTH } from "../../layout";
 import { useStore } from "../../store";
 import type { Surface } from "../../types";
 import { SurfaceView } from "./SurfaceView";
@@ -10,8 +11,6 @@ const WIDTH_KEY = "suzent.canvasWidth";
 export const CANVAS_MIN_WIDTH = 280;
 const CANVAS_MAX_WIDTH = 960;
 const CANVAS_DEFAULT_WIDTH = 400;
-/** Room the chat column keeps when the canvas grows. */
-const CHAT_MIN_WIDTH = 340;
 /** Arrow keys move the handle this many pixels (with Shift: four times as far). */
 export const CANVAS_KEY_STEP = 16;
 
@@ -100,7 +99,7 @@ function ResizeHandle({
 }
 
 /** The side panel with a chat's canvas surfaces. */
-export function CanvasPanel({ surfaces, onHide }: { surfaces: Surface[]; onHide: () => void }) {
+export function CanvasPanel({ surfaces, onHide, overlay = false }: { surfaces: Surface[]; onHide: () => void; overlay?: boolean }) {
   const { actions } = useStore();
   const { t } = useTranslation();
   const [chosen, setChosen] = useCanvasWidth();
@@ -120,17 +119,22 @@ export function CanvasPanel({ surfaces, onHide }: { surfaces: Surface[]; onHide:
       window.removeEventListener("resize", measure);
     };
   }, []);
-  const max = Math.max(CANVAS_MIN_WIDTH, Math.min(CANVAS_MAX_WIDTH, room - CHAT_MIN_WIDTH));
+  // Beside the chat, the chat keeps its minimum width; over it, the canvas leaves a strip of the
+  // chat visible (and never grows past the window).
+  const max = overlay
+    ? Math.max(CANVAS_MIN_WIDTH, Math.min(CANVAS_MAX_WIDTH, room - 48))
+    : Math.max(CANVAS_MIN_WIDTH, Math.min(CANVAS_MAX_WIDTH, room - CHAT_MIN_WIDTH));
   // A narrow window shows less than the chosen width without forgetting it.
   const width = Math.round(Math.min(max, Math.max(CANVAS_MIN_WIDTH, chosen)));
   const setWidth = (w: number) => setChosen(Math.round(Math.min(max, Math.max(CANVAS_MIN_WIDTH, w))));
   return (
     <>
-      <ResizeHandle width={width} max={max} onWidth={setWidth} panelId={panelId} />
+      {!overlay && <ResizeHandle width={width} max={max} onWidth={setWidth} panelId={panelId} />}
       <aside
         ref={aside}
         id={panelId}
-        className="canvas-panel"
+        className={`canvas-panel${overlay ? " overlay" : ""}`}
+        data-overlay={overlay}
         data-testid="canvas-panel"
         aria-labelledby="canvas-h"
         style={{ width }}
