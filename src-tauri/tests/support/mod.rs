@@ -395,7 +395,11 @@ impl Desktop {
         // The single-instance plugin hands a second start over to a running app: wait for the
         // old process to be gone first.
         let deadline = Instant::now() + Duration::from_secs(20);
-        while tree_memory(self.driver.child.id(), exe).is_some() {
+        // Also an app the driver let go of (reparented while it exits): it still holds the
+        // single-instance name on this test's session bus.
+        while tree_memory(self.driver.child.id(), exe).is_some()
+            || app_alive_with_home(exe, self.home.path())
+        {
             if Instant::now() > deadline {
                 bail!("the app was still running 20 s after its WebDriver session was closed");
             }
@@ -599,7 +603,22 @@ impl Desktop {
 }
 
 /// Opens a WebDriver session through tauri-driver at `webdriver_url`, which launches the app.
+/// How long a WebDriver session request may take to launch the app and open its window (an app
+/// that exits at start would otherwise leave the request waiting for ever).
+const LAUNCH_TIMEOUT: Duration = Duration::from_secs(90);
+
 async fn launch_app(webdriver_url: &str, log_file: &Path) -> Result<Client> {
+    match tokio::time::timeout(LAUNCH_TIMEOUT, launch_app_once(webdriver_url, log_file)).await {
+        Ok(result) => result,
+        Err(_) => bail!(
+            "the app did not open its window within {} s (see {})",
+            LAUNCH_TIMEOUT.as_secs(),
+            log_file.display()
+        ),
+    }
+}
+
+async fn launch_app_once(webdriver_url: &str, log_file: &Path) -> Result<Client> {
     let mut caps = serde_json::Map::new();
     caps.insert("browserName".into(), json!("wry"));
     caps.insert(
@@ -654,6 +673,29 @@ fn proc_kib(pid: u32, file: &str, key: &str) -> u64 {
 
 /// The memory of the process running `exe` under `ancestor` and of all its descendants (for
 /// the app: the app itself plus the WebKit web and network processes it starts).
+/// Whether a process of `exe` runs with `HOME` set to `home` (this test's app, whoever its
+/// parent is now).
+pub fn app_alive_with_home(exe: &Path, home: &Path) -> bool {
+    let Ok(exe) = std::fs::canonicalize(exe) else {
+        return false;
+    };
+    let wanted = format!("HOME={}", home.display()).into_bytes();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let dir = entry.path();
+        std::fs::read_link(dir.join("exe")).is_ok_and(|e| e == exe)
+            && std::fs::read(dir.join("environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == wanted.as_slice()))
+            && !std::fs::read_to_string(dir.join("stat")).is_ok_and(|stat| {
+                stat.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z'))
+            })
+    })
+}
+
 pub fn tree_memory(ancestor: u32, exe: &Path) -> Option<TreeMemory> {
     let mut parents = std::collections::HashMap::new();
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
