@@ -283,7 +283,8 @@ fn deleting_a_chat_removes_its_idle_time_summary_from_archival_memory() {
                 d.click("[data-testid=memory-search-submit]").await?;
                 d.wait_text(
                     "[data-testid=memory-hit]",
-                    "Summary of chat 'New chat': The user's vault code is 4711.",
+                    // The chat was named after its first message (issue 19's automatic titles).
+                    "Summary of chat 'The vault code is 4711': The user's vault code is 4711.",
                 )
                 .await?;
                 d.screenshot("summary-found").await?;

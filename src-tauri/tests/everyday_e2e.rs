@@ -252,7 +252,7 @@ fn a_finished_background_command_is_shown_as_an_event_not_as_a_user_message() {
                 .await?;
                 d.screenshot("command-event").await?;
                 let bubbles = d
-                    .js("return [...document.querySelectorAll('[data-testid=message-user]')].map(e => e.textContent)")
+                    .js("return [...document.querySelectorAll('[data-testid=message-user] .bubble')].map(e => e.textContent)")
                     .await?;
                 assert_eq!(bubbles, json!(["Start it in the background"]));
                 Ok(())
