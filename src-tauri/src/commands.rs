@@ -8,10 +8,11 @@ use crate::error::{AppError, AppErrorKind};
 use crate::events::LocalModelProgress;
 use crate::state::AppState;
 use std::path::{Path, PathBuf};
-use suzent_core::{ApprovalResponse, BackgroundTask, PermissionMode, Rule, RuleDraft};
+use suzent_core::{ApprovalResponse, BackgroundTask, BrowserMode, PermissionMode, Rule, RuleDraft};
 use suzent_runtime::{
-    AuditEntry, AuditFilter, ChatRecord, CreateChat, EmbeddingStatus, MemorySearchResult,
-    PendingApproval, Plan, RunOptions, Settings, SettingsPatch, Skill, StoredMessage,
+    AuditEntry, AuditFilter, ChatBrowserMode, ChatRecord, CreateChat, EmbeddingStatus,
+    MemorySearchResult, PendingApproval, Plan, RunOptions, Settings, SettingsPatch, Skill,
+    StoredMessage,
 };
 use suzent_runtime::{McpImport, McpServerConfig, McpServerInfo, McpTestResult, McpToolInfo};
 use suzent_tools::Capability;
@@ -147,6 +148,38 @@ pub async fn set_chat_mode(
     mode: PermissionMode,
 ) -> Result<ChatRecord, AppError> {
     Ok(state.runtime()?.set_mode(&chat_id, mode).await?)
+}
+
+/// The browser `browser_action` drives in a chat: the chat's own choice, `[browser] mode`, and
+/// the mode in force. Errors: an unknown chat.
+#[tauri::command]
+#[specta::specta]
+pub async fn chat_browser_mode(
+    state: State<'_, AppState>,
+    chat_id: String,
+) -> Result<ChatBrowserMode, AppError> {
+    let runtime = state.runtime()?;
+    runtime.chat(&chat_id).await?;
+    Ok(runtime.browser().chat_mode_choice(&chat_id).await)
+}
+
+/// Sets the browser a chat drives; `null` follows `[browser] mode` again. The chat's next
+/// `browser_action` uses it. Errors: an unknown chat, or the store.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_chat_browser_mode(
+    state: State<'_, AppState>,
+    chat_id: String,
+    mode: Option<BrowserMode>,
+) -> Result<ChatBrowserMode, AppError> {
+    let runtime = state.runtime()?;
+    runtime.chat(&chat_id).await?;
+    runtime
+        .browser()
+        .set_chat_mode(&chat_id, mode)
+        .await
+        .map_err(suzent_runtime::RuntimeError::from)?;
+    Ok(runtime.browser().chat_mode_choice(&chat_id).await)
 }
 
 /// Sets a chat's tool selection; `null` goes back to the settings' selection.

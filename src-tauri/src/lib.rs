@@ -52,6 +52,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             pending_approvals,
             cancel_run,
             set_chat_mode,
+            chat_browser_mode,
+            set_chat_browser_mode,
             set_chat_tools,
             get_catalog,
             get_settings,

@@ -297,7 +297,9 @@ fn deleting_a_chat_removes_its_idle_time_summary_from_archival_memory() {
                 d.click("[data-testid=chat-delete]").await?;
                 d.screenshot("delete-confirm").await?;
                 d.click("[data-testid=chat-delete-confirm]").await?;
-                d.wait_gone("[data-testid=chat-item]").await?;
+                // The app opens a fresh chat in its place; the deleted one is gone from the list.
+                d.wait_text_gone("[data-testid=chat-item]", "vault code")
+                    .await?;
                 assert_eq!(d.requests().len(), 2, "no summary request at deletion");
 
                 d.click("[data-testid=nav-memory]").await?;

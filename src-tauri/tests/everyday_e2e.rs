@@ -331,7 +331,8 @@ fn the_whole_window_switches_to_simplified_chinese() {
 #[test]
 fn at_800_by_600_the_chat_stays_readable_with_the_canvas_open() {
     let surface = json!({
-        "surfaceId": "report",
+        "action": "render",
+        "surface_id": "report",
         "target": "canvas",
         "title": "Build report",
         "root": "t",

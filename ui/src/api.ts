@@ -3,6 +3,7 @@
 import { commands, events } from "./bindings";
 import type {
   ApprovalResponse,
+  BrowserMode,
   AuditFilter,
   CreateChatArgs,
   DeviceScope,
@@ -107,6 +108,9 @@ export const api = {
     unwrap("list_models", commands.listModels(provider, baseUrl, apiKey)),
   testConnection: (model: string, baseUrl: string | null) => unwrap("test_connection", commands.testConnection(model, baseUrl)),
   setChatModel: (chatId: string, model: string | null) => unwrap("set_chat_model", commands.setChatModel(chatId, model)),
+  chatBrowserMode: (chatId: string) => unwrap("chat_browser_mode", commands.chatBrowserMode(chatId)),
+  setChatBrowserMode: (chatId: string, mode: BrowserMode | null) =>
+    unwrap("set_chat_browser_mode", commands.setChatBrowserMode(chatId, mode)),
   logFile: () => unwrap("log_file", commands.logFile()),
   openLogFolder: () => unwrap("open_log_folder", commands.openLogFolder()),
   createChat: (args: CreateChatArgs = {}) => unwrap("create_chat", commands.createChat(args)),

@@ -36,6 +36,16 @@ export const commands = {
 	cancelRun: (chatId: string) => typedError<null, AppError>(__TAURI_INVOKE("cancel_run", { chatId })),
 	/**  Sets a chat's permission mode. */
 	setChatMode: (chatId: string, mode: PermissionMode) => typedError<ChatRecord, AppError>(__TAURI_INVOKE("set_chat_mode", { chatId, mode })),
+	/**
+	 *  The browser `browser_action` drives in a chat: the chat's own choice, `[browser] mode`, and
+	 *  the mode in force. Errors: an unknown chat.
+	 */
+	chatBrowserMode: (chatId: string) => typedError<ChatBrowserMode, AppError>(__TAURI_INVOKE("chat_browser_mode", { chatId })),
+	/**
+	 *  Sets the browser a chat drives; `null` follows `[browser] mode` again. The chat's next
+	 *  `browser_action` uses it. Errors: an unknown chat, or the store.
+	 */
+	setChatBrowserMode: (chatId: string, mode: BrowserMode | null) => typedError<ChatBrowserMode, AppError>(__TAURI_INVOKE("set_chat_browser_mode", { chatId, mode })),
 	/**  Sets a chat's tool selection; `null` goes back to the settings' selection. */
 	setChatTools: (chatId: string, tools: string[] | null) => typedError<ChatRecord, AppError>(__TAURI_INVOKE("set_chat_tools", { chatId, tools })),
 	/**
@@ -834,6 +844,15 @@ export type BridgeState =
 /**  A bridge event, serialized exactly as [`BridgeEvent`]: `{kind, ...}`. */
 export type BrowserBridgeEvent = BridgeEvent;
 
+/**  Which browser `browser_action` drives (`[browser] mode` in `config.toml`, or per chat). */
+export type BrowserMode = 
+/**  The user's own Chrome or Edge, through the paired Suzent extension (tabs the user shared). */
+"extension" | 
+/**  A Chromium that Suzent starts itself, with a persistent profile under the data directory. */
+"managed" | 
+/**  A browser the user started with a DevTools endpoint on this machine (loopback only). */
+"cdp";
+
 /**  A stored pairing (never carries the credential; not even its hash leaves the store). */
 export type BrowserPairing = {
 	/**  Unique id. */
@@ -920,6 +939,19 @@ export type CatchUpPolicy =
 "run_once" | 
 /**  Missed occurrences are recorded once as missed and not run. */
 "skip";
+
+/**
+ *  A chat's browser mode: its own choice (`None` follows `[browser] mode`), the configured
+ *  default, and the mode `browser_action` uses in that chat.
+ */
+export type ChatBrowserMode = {
+	/**  The chat's own choice, `None` when it follows the configuration. */
+	chosen: BrowserMode | null,
+	/**  `[browser] mode` from `config.toml`. */
+	default: BrowserMode,
+	/**  What `browser_action` drives in this chat. */
+	effective: BrowserMode,
+};
 
 /**  One message of a chat transcript. */
 export type ChatMessage = 

@@ -6,7 +6,8 @@ use clap::Subcommand;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use suzent_runtime::{Paths, Runtime};
+use suzent_core::BrowserMode;
+use suzent_runtime::{Paths, Runtime, RuntimeOptions};
 use suzent_server::{BridgeEvent, BridgeOptions, BridgeServer, BridgeState, BrowserStatus};
 
 /// `suzent browser ...`.
@@ -26,6 +27,16 @@ pub enum BrowserCommand {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Shows or sets which browser `browser_action` drives in a chat: `extension` (your Chrome or
+    /// Edge), `managed` (a Chromium Suzent starts), `cdp` (a DevTools endpoint), or `default`
+    /// (follow `[browser] mode`).
+    Mode {
+        /// The chat's id (see `suzent chats`).
+        #[arg(long)]
+        chat: String,
+        /// The mode to set; without it, the chat's mode is printed.
+        mode: Option<String>,
     },
     /// Revokes a pairing (a running app or `suzent serve` closes its connection within a
     /// second); `--all` revokes every active one.
@@ -63,6 +74,31 @@ pub async fn browser(cmd: BrowserCommand) -> Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&status)?);
             } else {
                 print_status(&status);
+            }
+        }
+        BrowserCommand::Mode { chat, mode } => {
+            let choice = match mode.as_deref().map(str::trim) {
+                None => None,
+                Some("default") => Some(None),
+                Some(name) => Some(Some(BrowserMode::parse(name).map_err(|e| {
+                    anyhow::anyhow!("{e}, or default to follow [browser] mode")
+                })?)),
+            };
+            let runtime = Runtime::open(RuntimeOptions::from_env()?).await?;
+            runtime
+                .chat(&chat)
+                .await
+                .with_context(|| format!("chat '{chat}'"))?;
+            if let Some(mode) = choice {
+                runtime.browser().set_chat_mode(&chat, mode).await?;
+            }
+            let shown = runtime.browser().chat_mode_choice(&chat).await;
+            match shown.chosen {
+                Some(m) => println!("{} (chosen for this chat)", m.as_str()),
+                None => println!(
+                    "{} (from [browser] mode in config.toml)",
+                    shown.default.as_str()
+                ),
             }
         }
         BrowserCommand::Revoke { id, all } => {

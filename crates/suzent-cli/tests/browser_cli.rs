@@ -133,3 +133,35 @@ fn serve_runs_the_bridge_on_loopback_and_status_sees_it() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn a_chats_browser_mode_is_shown_set_and_returned_to_the_default() {
+    let env = Env::new(vec![suzent_tests::Turn::text("Hi.")]);
+    let chat = support::chat_id(&env.run_task("Say hi", &[], 0));
+    let mode = |extra: &[&str]| {
+        let mut args = vec!["browser", "mode", "--chat", chat.as_str()];
+        args.extend_from_slice(extra);
+        env.run(&args)
+    };
+    assert_eq!(
+        ok(&mode(&[])),
+        "extension (from [browser] mode in config.toml)"
+    );
+    assert_eq!(ok(&mode(&["managed"])), "managed (chosen for this chat)");
+    // Kept in the store: a new process shows it.
+    assert_eq!(ok(&mode(&[])), "managed (chosen for this chat)");
+    assert_eq!(
+        ok(&mode(&["default"])),
+        "extension (from [browser] mode in config.toml)"
+    );
+
+    let bad = mode(&["firefox"]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("unknown browser mode 'firefox'"), "{err}");
+
+    let unknown = env.run(&["browser", "mode", "--chat", "no-such-chat", "cdp"]);
+    assert!(!unknown.status.success());
+    let err = String::from_utf8_lossy(&unknown.stderr);
+    assert!(err.contains("no-such-chat"), "{err}");
+}

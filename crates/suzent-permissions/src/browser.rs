@@ -1,9 +1,12 @@
-//! Browser calls (`browser_action`): reading a page is allowed, navigating is checked on the
-//! URL's host (http and https only), acting on a page asks unless a rule allows its host. Rules
-//! are the ordinary `destination` rules on the host (`allow browser_action to docs.test` in a
-//! chat is "allow browser actions on docs.test in this chat"); every decision names the origin.
+//! Browser calls (`browser_action`): reading a page is allowed, navigating is checked against
+//! destination rules (http and https only), acting on a page asks unless a rule allows its
+//! origin. A browser call's destination is the page's origin (`https://docs.test`,
+//! `http://127.0.0.1:8080`): a host pattern (`docs.test`, `*.docs.test`) covers every origin on
+//! that host, an origin pattern only that origin. "Allow for this chat" remembers the origin
+//! ("allow browser actions on http://127.0.0.1:8080 in this chat": another port, or http
+//! instead of https, still asks). Every decision names the origin.
 
-use crate::destinations::{Destinations, extract_destinations};
+use crate::destinations::Destinations;
 use suzent_core::{Behavior, DecisionSource, PermissionDecision, PermissionMode, Risk};
 
 /// What a browser call does.
@@ -74,11 +77,15 @@ impl BrowserAccess {
         }
     }
 
-    /// The host the call addresses, for destination rules: complete with one host for http(s)
-    /// URLs, empty and incomplete otherwise (no allow rule covers it; `about:blank` has none).
+    /// The origin the call addresses, for destination rules: complete with one origin for
+    /// http(s) URLs, empty and incomplete otherwise (no allow rule covers it; `about:blank` has
+    /// none).
     pub(crate) fn destinations(&self) -> Destinations {
         match self.url.as_deref().and_then(origin) {
-            Some((o, _)) => extract_destinations(&serde_json::json!({ "url": o })),
+            Some((o, _)) => Destinations {
+                found: vec![o],
+                complete: true,
+            },
             None => Destinations {
                 found: Vec::new(),
                 complete: false,
@@ -156,8 +163,8 @@ impl BrowserAccess {
         )
     }
 
-    /// The host a remembered approval allows, when there is one.
-    pub(crate) fn grant_host(&self) -> Option<String> {
+    /// The origin a remembered approval allows, when there is one.
+    pub(crate) fn grant_origin(&self) -> Option<String> {
         let d = self.destinations();
         match d.found.as_slice() {
             [only] if d.complete => Some(only.clone()),

@@ -854,7 +854,20 @@ fn canonical(text: &str) -> Result<String, String> {
 /// and `\\` a backslash. Both sides are first put in the same normal form (see the module
 /// docs: ASCII lower case, host names in IDNA ASCII form without one trailing dot); text that
 /// has no normal form is compared as written, in ASCII lower case.
+///
+/// An origin destination (`https://docs.test`, `http://127.0.0.1:8080`, what browser calls
+/// address) is matched by an origin pattern as a whole, and by a host pattern (one without
+/// `://`: `docs.test`, `*.test`) on its host only, so a host rule covers every scheme and port
+/// of that host while an origin rule covers that origin alone.
 pub fn destination_matches(pattern: &str, destination: &str) -> bool {
+    if !pattern.contains("://") && destination.contains("://") {
+        return match url::Url::parse(destination) {
+            Ok(u) => u
+                .host_str()
+                .is_some_and(|host| destination_matches(pattern, host)),
+            Err(_) => false,
+        };
+    }
     let pattern = canonical(pattern).unwrap_or_else(|_| pattern.to_ascii_lowercase());
     let destination = canonical(destination).unwrap_or_else(|_| destination.to_ascii_lowercase());
     let text: Vec<char> = destination.chars().collect();

@@ -1685,15 +1685,15 @@ fn suggest_rule(
             let what = format!("`{}` on anything under `{}`", tool, dir.display());
             (RuleMatcher::Path { glob }, what)
         }
-        // A browser call remembers its host ("allow browser actions on docs.test in this
-        // chat"); without a known host nothing is remembered.
+        // A browser call remembers its origin ("allow browser actions on https://docs.test in
+        // this chat"); without a known origin nothing is remembered.
         ToolAccess::Browser(b) => {
-            let host = b.grant_host()?;
+            let origin = b.grant_origin()?;
             (
                 RuleMatcher::Destination {
-                    pattern: crate::destinations::escape_destination(&host),
+                    pattern: crate::destinations::escape_destination(&origin),
                 },
-                format!("browser actions on {host}"),
+                format!("browser actions on {origin}"),
             )
         }
         // A call to exactly one known destination remembers that destination only.

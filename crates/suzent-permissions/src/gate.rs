@@ -205,7 +205,12 @@ impl PermissionGate {
             decision = headless_profile(decision);
         }
         self.audit
-            .append(&evaluation_record(&call, args, &decision, &matched))
+            .append(&evaluation_record(
+                &call,
+                &audited_args(&request.access, args),
+                &decision,
+                &matched,
+            ))
             .await;
         self.sink.decided(DecisionEvent {
             chat_id: call.chat_id.to_string(),
@@ -275,7 +280,26 @@ pub struct Resolution<'a> {
     pub rule_id: Option<&'a str>,
 }
 
-/// The audit line of one decision.
+/// The arguments as the audit log keeps them. Text a browser call types into a page (`fill`'s
+/// `value`, `type`'s `text`) is replaced by its length: the gate cannot tell a password field
+/// from any other, so it never writes typed text to disk.
+fn audited_args(access: &crate::ToolAccess, args: &Value) -> Value {
+    let crate::ToolAccess::Browser(browser) = access else {
+        return args.clone();
+    };
+    let field = match browser.command.as_str() {
+        "fill" => "value",
+        "type" => "text",
+        _ => return args.clone(),
+    };
+    let mut args = args.clone();
+    if let Some(typed) = args.get_mut(field) {
+        let n = typed.as_str().map_or(0, |t| t.chars().count());
+        *typed = Value::String(format!("[typed text withheld: {n} characters]"));
+    }
+    args
+}
+
 /// The audit line of one decision: the one [`AuditRecord`] type, whose free text and arguments
 /// pass the redactor when it is written.
 fn evaluation_record(
@@ -380,6 +404,72 @@ mod tests {
             },
             approval: true,
         }
+    }
+
+    #[tokio::test]
+    async fn text_typed_into_a_page_never_reaches_the_audit_file() -> anyhow::Result<()> {
+        let (dir, policy, gate, _sink) = setup();
+        for (command, args) in [
+            (
+                "fill",
+                json!({"command": "fill", "ref": "s1e3", "value": "hunter2-secret"}),
+            ),
+            (
+                "type",
+                json!({"command": "type", "text": "hunter2-secret", "submit": true}),
+            ),
+        ] {
+            let tool = Tool {
+                access: ToolAccess::Browser(crate::BrowserAccess {
+                    kind: crate::BrowserAccessKind::Act,
+                    command: command.into(),
+                    url: Some("https://bank.test/login".into()),
+                }),
+                approval: true,
+            };
+            gate.decide(
+                call(PermissionMode::Default, false),
+                &tool,
+                &args,
+                GateScope {
+                    paths: &policy,
+                    rules: &[],
+                },
+                &FixedReviewer(Behavior::Allow),
+            )
+            .await
+            .map_err(anyhow::Error::msg)?;
+        }
+        gate.audit().flush().await;
+        let written = std::fs::read_to_string(dir.path().join("audit.jsonl"))?;
+        assert!(!written.contains("hunter2"), "{written}");
+        let lines: Vec<Value> = written
+            .lines()
+            .map(serde_json::from_str)
+            .collect::<Result<_, _>>()?;
+        assert_eq!(
+            lines
+                .iter()
+                .map(|l| (
+                    l["args"]["ref"].clone(),
+                    l["args"]["value"].clone(),
+                    l["args"]["text"].clone()
+                ))
+                .collect::<Vec<_>>(),
+            vec![
+                (
+                    json!("s1e3"),
+                    json!("[typed text withheld: 14 characters]"),
+                    Value::Null
+                ),
+                (
+                    Value::Null,
+                    Value::Null,
+                    json!("[typed text withheld: 14 characters]")
+                ),
+            ]
+        );
+        Ok(())
     }
 
     #[tokio::test]

@@ -207,14 +207,16 @@ fn acting_asks_naming_the_origin_and_offers_to_allow_the_site_in_this_chat() {
             tool: "browser_action".into(),
             behavior: Behavior::Allow,
             matcher: RuleMatcher::Destination {
-                pattern: "docs.test".into()
+                pattern: "http://docs.test:8080".into()
             },
             destination: RuleDestination::Session,
-            description: Some("Allow browser actions on docs.test in this chat.".into()),
+            description: Some(
+                "Allow browser actions on http://docs.test:8080 in this chat.".into()
+            ),
         }
     );
-    // Remembered for this chat: the next action on the site runs, another site still asks,
-    // another chat still asks.
+    // Remembered for this chat and this origin: the next action on the site runs; another
+    // site, another port or scheme of the same host, and another chat still ask.
     let grant = rule(draft, Some("chat-1"));
     let rules = [grant];
     let next = |url: &str, chat: &str| {
@@ -234,7 +236,68 @@ fn acting_asks_naming_the_origin_and_offers_to_allow_the_site_in_this_chat() {
         Behavior::Allow
     );
     assert_eq!(next("https://bank.test/", "chat-1"), Behavior::Ask);
+    assert_eq!(next("http://docs.test:9090/other", "chat-1"), Behavior::Ask);
+    assert_eq!(next("https://docs.test/other", "chat-1"), Behavior::Ask);
     assert_eq!(next("http://docs.test:8080/other", "chat-2"), Behavior::Ask);
+}
+
+#[test]
+fn a_host_rule_covers_every_origin_of_its_host_and_an_origin_rule_only_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = PathPolicy::new(dir.path(), &[]).unwrap();
+    let decide = |pattern: &str, url: &str| {
+        let rules = [rule(
+            RuleDraft {
+                tool: "browser_action".into(),
+                behavior: Behavior::Allow,
+                matcher: RuleMatcher::Destination {
+                    pattern: pattern.into(),
+                },
+                destination: RuleDestination::Global,
+                description: None,
+            },
+            None,
+        )];
+        let ctx = PermissionContext {
+            mode: PermissionMode::Default,
+            paths: &paths,
+            rules: &rules,
+            chat_id: "chat-1",
+        };
+        PermissionEngine::new()
+            .evaluate(&request(BrowserAccessKind::Act, "click", Some(url)), &ctx)
+            .decision
+            .behavior
+    };
+    assert_eq!(decide("docs.test", "https://docs.test/a"), Behavior::Allow);
+    assert_eq!(
+        decide("docs.test", "http://docs.test:8080/a"),
+        Behavior::Allow
+    );
+    assert_eq!(
+        decide("*.docs.test", "https://api.docs.test/"),
+        Behavior::Allow
+    );
+    assert_eq!(
+        decide("docs.test", "https://docs.test.evil/"),
+        Behavior::Ask
+    );
+    assert_eq!(
+        decide("https://docs.test", "https://docs.test/a"),
+        Behavior::Allow
+    );
+    assert_eq!(
+        decide("https://docs.test", "http://docs.test/a"),
+        Behavior::Ask
+    );
+    assert_eq!(
+        decide("http://127.0.0.1:8080", "http://127.0.0.1:8080/x"),
+        Behavior::Allow
+    );
+    assert_eq!(
+        decide("http://127.0.0.1:8080", "http://127.0.0.1:17345/"),
+        Behavior::Ask
+    );
 }
 
 #[test]

@@ -15,6 +15,20 @@ use suzent_core::{BrowserCommand, BrowserConfig, BrowserMode};
 use suzent_store::Store;
 use suzent_tools::BrowserHost;
 
+/// A chat's browser mode: its own choice (`None` follows `[browser] mode`), the configured
+/// default, and the mode `browser_action` uses in that chat.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatBrowserMode {
+    /// The chat's own choice, `None` when it follows the configuration.
+    pub chosen: Option<BrowserMode>,
+    /// `[browser] mode` from `config.toml`.
+    pub default: BrowserMode,
+    /// What `browser_action` drives in this chat.
+    pub effective: BrowserMode,
+}
+
 /// Settings key of a chat's browser mode.
 fn mode_key(chat_id: &str) -> String {
     format!("browser.mode.{chat_id}")
@@ -87,8 +101,16 @@ impl BrowserService {
 
     /// The chat's browser mode: its own choice, else `[browser] mode`.
     pub async fn chat_mode(&self, chat_id: &str) -> BrowserMode {
+        match self.own_chat_mode(chat_id).await {
+            Some(m) => m,
+            None => lock(&self.config).mode,
+        }
+    }
+
+    /// The chat's own browser mode, `None` when it follows `[browser] mode`.
+    pub async fn own_chat_mode(&self, chat_id: &str) -> Option<BrowserMode> {
         if let Some(m) = lock(&self.modes).get(chat_id) {
-            return *m;
+            return Some(*m);
         }
         let stored = self
             .store
@@ -97,12 +119,21 @@ impl BrowserService {
             .ok()
             .flatten()
             .and_then(|v| v.as_str().and_then(|s| BrowserMode::parse(s).ok()));
-        match stored {
-            Some(m) => {
-                lock(&self.modes).insert(chat_id.to_string(), m);
-                m
-            }
-            None => lock(&self.config).mode,
+        if let Some(m) = stored {
+            lock(&self.modes).insert(chat_id.to_string(), m);
+        }
+        stored
+    }
+
+    /// The chat's browser mode as Settings and the CLI show it: its own choice and the mode in
+    /// force.
+    pub async fn chat_mode_choice(&self, chat_id: &str) -> ChatBrowserMode {
+        let chosen = self.own_chat_mode(chat_id).await;
+        let default = lock(&self.config).mode;
+        ChatBrowserMode {
+            chosen,
+            default,
+            effective: chosen.unwrap_or(default),
         }
     }
 

@@ -65,7 +65,7 @@ pub use suzent_providers as provider;
 
 pub use agents::MAX_SUBAGENT_DEPTH;
 pub use audit_read::{AuditEntry, AuditFilter, AuditRead, MAX_AUDIT_LIMIT};
-pub use browser::BrowserService;
+pub use browser::{BrowserService, ChatBrowserMode};
 pub use canvas::{CANVAS_ACTION_KIND, CANVAS_SENDER, MAX_ACTION_CONTEXT_BYTES, action_text};
 pub use chats::CreateChat;
 pub use connection::{ConnectionCheck, ProviderCheck};

@@ -152,9 +152,9 @@ async fn default_mode_asks_before_the_first_click_and_allows_the_site_after_allo
         .map(|a| format!("{}: {}", a.label, a.description))
         .collect();
     assert!(
-        offered.contains(
-            &"Allow for this chat: Allow browser actions on docs.test in this chat.".to_string()
-        ),
+        offered.contains(&format!(
+            "Allow for this chat: Allow browser actions on http://docs.test:{port} in this chat."
+        )),
         "{offered:?}"
     );
     assert!(
@@ -201,7 +201,9 @@ async fn default_mode_asks_before_the_first_click_and_allows_the_site_after_allo
         grants,
         vec![(
             "browser_action",
-            Some("Allow browser actions on docs.test in this chat.")
+            Some(
+                format!("Allow browser actions on http://docs.test:{port} in this chat.").as_str()
+            )
         )]
     );
 

@@ -527,6 +527,29 @@ impl Desktop {
         }
     }
 
+    /// Waits until no displayed element matching `css` contains `text`.
+    pub async fn wait_text_gone(&self, css: &str, text: &str) -> Result<()> {
+        let deadline = Instant::now() + UI_TIMEOUT;
+        loop {
+            let mut shown = Vec::new();
+            if let Ok(found) = self.client().find_all(Locator::Css(css)).await {
+                for element in found {
+                    let t = element.text().await.unwrap_or_default();
+                    if t.contains(text) && element.is_displayed().await.unwrap_or(false) {
+                        shown.push(t);
+                    }
+                }
+            }
+            if shown.is_empty() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("{css} still shows {text:?} after {UI_TIMEOUT:?}: {shown:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+    }
+
     pub async fn click(&self, css: &str) -> Result<()> {
         let element = self.wait_css(css).await?;
         // Bring it to the middle of its scrolling pane first: an element at the pane's very

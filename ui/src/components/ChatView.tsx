@@ -13,6 +13,7 @@ import { CopyButton } from "./CopyButton";
 import { EventCard } from "./EventCard";
 import { Markdown } from "./Markdown";
 import { ModelPicker } from "./ModelPicker";
+import { BrowserModePicker } from "./BrowserModePicker";
 import { PlanView } from "./PlanView";
 import { ToolCard } from "./ToolCard";
 
@@ -357,6 +358,7 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
         {plan && <PlanView key={chat.id} plan={plan} />}
         <div className="composer-bar">
           <ModelPicker key={chat.id} chat={chat} />
+          <BrowserModePicker key={`browser-${chat.id}`} chatId={chat.id} />
           <button type="button" className="btn tiny ghost" data-testid="shortcuts-open" onClick={() => window.dispatchEvent(new CustomEvent("suzent:help"))}>
             {t("shortcuts.open")}
           </button>

@@ -148,6 +148,7 @@ export function backend(handlers: Record<string, Handler> = {}) {
     nearby_devices: () => [],
     list_schedules: () => [],
     chat_heartbeat: () => null,
+    chat_browser_mode: () => ({ chosen: null, default: "extension", effective: "extension" }),
     chat_goal: () => null,
     quiet_turns: () => [],
     // Settings → Browser and the pairing dialog: nothing paired, nothing waiting.

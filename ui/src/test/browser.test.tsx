@@ -1,8 +1,9 @@
-import { act, screen, waitFor } from "@testing-library/react";
+import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { emit } from "@tauri-apps/api/event";
 import { describe, expect, it } from "vitest";
 import type { BridgeEvent, BrowserStatus, PairingRequest, BrowserPairingStatus } from "../bindings";
+import { BrowserModePicker } from "../components/BrowserModePicker";
 import { BrowserPairingDialog } from "../components/BrowserPairingDialog";
 import { BrowserSettings } from "../components/BrowserSettings";
 import { backend, renderWithStore } from "./backend";
@@ -154,5 +155,41 @@ describe("the pairing dialog", () => {
     current = status({ pending: [request()] });
     await bridgeEvent({ kind: "pairingRequested", request: request() });
     expect(await screen.findByTestId("browser-pairing-code")).toHaveTextContent("482-913");
+  });
+});
+
+describe("the composer's browser picker", () => {
+  it("shows the configured default, sets a chat's own browser and goes back to the default", async () => {
+    let chosen: string | null = null;
+    const be = backend({
+      chat_browser_mode: () => ({ chosen, default: "extension", effective: chosen ?? "extension" }),
+      set_chat_browser_mode: (a) => {
+        chosen = (a.mode as string | null) ?? null;
+        return { chosen, default: "extension", effective: chosen ?? "extension" };
+      },
+    });
+    renderWithStore(<BrowserModePicker chatId="c1" />);
+    const select = await screen.findByTestId("browser-mode-select");
+    expect(select).toHaveValue("");
+    expect(within(select).getByRole("option", { name: "Default (Your browser (extension))" })).toBeInTheDocument();
+    await userEvent.selectOptions(select, "managed");
+    await waitFor(() => expect(select).toHaveValue("managed"));
+    await userEvent.selectOptions(select, "");
+    await waitFor(() => expect(select).toHaveValue(""));
+    expect(be.callsOf("set_chat_browser_mode")).toEqual([
+      { chatId: "c1", mode: "managed" },
+      { chatId: "c1", mode: null },
+    ]);
+  });
+
+  it("shows the backend's refusal next to the picker", async () => {
+    backend({
+      set_chat_browser_mode: () => {
+        throw { kind: "not_found", message: "no chat 'c1'" };
+      },
+    });
+    renderWithStore(<BrowserModePicker chatId="c1" />);
+    await userEvent.selectOptions(await screen.findByTestId("browser-mode-select"), "cdp");
+    expect(await screen.findByTestId("browser-mode-error")).toHaveTextContent("no chat 'c1'");
   });
 });
