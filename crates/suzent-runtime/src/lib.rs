@@ -51,6 +51,8 @@ pub mod schedules;
 mod sessions;
 mod settings;
 mod skills;
+#[cfg(test)]
+mod test_services;
 mod toolset;
 mod turn;
 

@@ -104,6 +104,15 @@ impl TurnService {
         let selected = self.s.chats.selected_tools(chat);
         self.s.toolset.set_selection(&chat.id, &selected);
         let mut provider: Option<(Box<dyn ModelProvider>, String)> = None;
+        // The request of the last step, reused: its tool definitions (schemas) are built again
+        // only when the loaded tools or the MCP tools change.
+        let mut request = ModelRequest {
+            model: String::new(),
+            system: String::new(),
+            messages: Vec::new(),
+            tools: Vec::new(),
+        };
+        let mut request_tools: Option<(Vec<String>, u64)> = None;
         let mut last_text = String::new();
         let mut steps = 0u32;
         loop {
@@ -199,12 +208,14 @@ impl TurnService {
             let Some((client, model_id)) = provider.as_ref() else {
                 continue;
             };
-            let request = ModelRequest {
-                model: model_id.clone(),
-                system: self.system_prompt(chat, &ctx).await?,
-                messages: messages.into_iter().map(|m| m.message).collect(),
-                tools: self.tool_definitions(&loaded),
-            };
+            request.model.clone_from(model_id);
+            request.system = self.system_prompt(chat, &ctx).await?;
+            request.messages = messages.into_iter().map(|m| m.message).collect();
+            let tools_key = (loaded, self.s.toolset.generation());
+            if request_tools.as_ref() != Some(&tools_key) {
+                request.tools = self.tool_definitions(&tools_key.0);
+                request_tools = Some(tools_key);
+            }
             let chat_id = chat.id.clone();
             let run = run_id.to_string();
             let events = self.s.events.clone();
