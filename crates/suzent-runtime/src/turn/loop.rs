@@ -113,13 +113,21 @@ impl TurnService {
             tools: Vec::new(),
         };
         let mut request_tools: Option<(Vec<String>, u64)> = None;
+        // The transcript as read so far: it is only appended to, so each step reads what is new.
+        let mut messages: Vec<StoredMessage> = Vec::new();
         let mut last_text = String::new();
         let mut steps = 0u32;
         loop {
             if cancel.is_cancelled() {
                 return Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), last_text));
             }
-            let messages = store.messages(&chat.id).await.map_err(RuntimeError::from)?;
+            let last_seq = messages.last().map_or(0, |m| m.seq);
+            let new = store
+                .messages_after(&chat.id, last_seq)
+                .await
+                .map_err(RuntimeError::from)?;
+            request.messages.extend(new.iter().map(|m| m.message.clone()));
+            messages.extend(new);
             // This step's tools: the selection, tool_search and the tools activated so far.
             let loaded = self
                 .s
@@ -210,7 +218,6 @@ impl TurnService {
             };
             request.model.clone_from(model_id);
             request.system = self.system_prompt(chat, &ctx).await?;
-            request.messages = messages.into_iter().map(|m| m.message).collect();
             let tools_key = (loaded, self.s.toolset.generation());
             if request_tools.as_ref() != Some(&tools_key) {
                 request.tools = self.tool_definitions(&tools_key.0);

@@ -89,6 +89,9 @@ impl TypedTool for GrepTool {
     async fn call(&self, args: GrepArgs, ctx: &ToolContext) -> Result<String, ToolError> {
         let matcher = RegexMatcherBuilder::new()
             .case_insensitive(args.case_insensitive)
+            // Matches never span lines (as in ripgrep without --multiline): the searcher may
+            // then search whole buffers instead of line by line.
+            .line_terminator(Some(b'\n'))
             .build(&args.pattern)
             .map_err(|e| {
                 ToolError::InvalidArguments(format!(
