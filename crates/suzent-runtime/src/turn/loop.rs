@@ -126,7 +126,9 @@ impl TurnService {
                 .messages_after(&chat.id, last_seq)
                 .await
                 .map_err(RuntimeError::from)?;
-            request.messages.extend(new.iter().map(|m| m.message.clone()));
+            request
+                .messages
+                .extend(new.iter().map(|m| m.message.clone()));
             messages.extend(new);
             // This step's tools: the selection, tool_search and the tools activated so far.
             let loaded = self
