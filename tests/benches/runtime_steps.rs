@@ -1,7 +1,7 @@
 //! Runtime overhead per tool step: a 50-step scripted session (each step: one streamed model
 //! response with a `read_file` call, then the tool) against the local scripted server. The same
 //! 50 responses are then fetched with a bare HTTP client; overhead = median step wall time minus
-//! median bare request time (the server's share).
+//! median bare request time (the server's share). The home has a `rules.toml` of nine rules.
 //!
 //! Run: `cargo bench -p suzent-tests --bench runtime_steps`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -47,6 +47,18 @@ fn main() {
         for i in 0..5 {
             std::fs::write(ws.join(format!("src/f{i}.rs")), "fn main() {}\n".repeat(200)).unwrap();
         }
+        // A user's hand-written rules (none of them decides read_file): the gate reads the rules
+        // in force on every call.
+        let config_dir = dir.path().join("home/config");
+        std::fs::create_dir_all(&config_dir).unwrap();
+        let mut rules = String::new();
+        for word in ["rm", "sudo", "dd", "mkfs", "shutdown", "curl", "wget", "ssh"] {
+            rules.push_str(&format!(
+                "[[rule]]\ntool = \"run_command\"\nbehavior = \"deny\"\nprefix = \"{word}\"\ndescription = \"no {word}\"\n\n"
+            ));
+        }
+        rules.push_str("[[rule]]\ntool = \"write_file\"\nbehavior = \"ask\"\npath = \"secrets/**\"\n");
+        std::fs::write(config_dir.join("rules.toml"), rules).unwrap();
         let server = ScriptedServer::start(turns()).await;
         let config = Config {
             default_model: Some("openai/bench-model".into()),

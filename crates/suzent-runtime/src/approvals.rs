@@ -189,3 +189,209 @@ impl ApprovalService {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use crate::error::RuntimeError;
+    use crate::test_services::TestServices;
+    use chrono::Utc;
+    use pretty_assertions::assert_eq;
+    use suzent_core::{
+        AgentEvent, ApprovalAction, ApprovalActionId, ApprovalResponse, Behavior, DecisionSource,
+        PermissionDecision, ReasonCode, Risk, RuleDestination, RuleDraft, RuleMatcher,
+    };
+    use suzent_store::{ApprovalStatus, PendingApproval};
+
+    fn cargo_test_rule() -> RuleDraft {
+        RuleDraft {
+            tool: "run_command".into(),
+            behavior: Behavior::Allow,
+            matcher: RuleMatcher::Prefix {
+                words: vec!["cargo".into(), "test".into()],
+            },
+            destination: RuleDestination::Session,
+            description: None,
+        }
+    }
+
+    /// A pending `run_command` approval in `chat_id` offering allow once, allow for the
+    /// session (with its rule) and reject.
+    async fn pending(s: &TestServices, chat_id: &str, id: &str) -> PendingApproval {
+        let mut decision = PermissionDecision::new(
+            Behavior::Ask,
+            DecisionSource::ShellPolicy,
+            ReasonCode::ShellPolicyAsk,
+            "cargo test runs code",
+            Risk::Medium,
+        );
+        let action = |id: ApprovalActionId, rule: Option<RuleDraft>| ApprovalAction {
+            id,
+            label: id.as_str().into(),
+            description: String::new(),
+            rule,
+            accepts_feedback: false,
+        };
+        decision.actions = vec![
+            action(ApprovalActionId::AllowOnce, None),
+            action(ApprovalActionId::AllowSession, Some(cargo_test_rule())),
+            action(ApprovalActionId::Reject, None),
+        ];
+        let approval = PendingApproval {
+            id: id.into(),
+            chat_id: chat_id.into(),
+            run_id: "run-1".into(),
+            tool_call_id: id.into(),
+            tool_name: "run_command".into(),
+            args: serde_json::json!({"content": "cargo test"}),
+            decision,
+            created_at: Utc::now(),
+        };
+        s.store.insert_pending_approval(&approval).await.unwrap();
+        approval
+    }
+
+    fn answer(id: &str, action: &str) -> ApprovalResponse {
+        ApprovalResponse {
+            request_id: id.into(),
+            tool_call_id: None,
+            action_id: action.into(),
+            feedback: None,
+            rule: None,
+        }
+    }
+
+    async fn status(s: &TestServices, id: &str) -> ApprovalStatus {
+        s.store.get_approval(id).await.unwrap().unwrap().status
+    }
+
+    #[tokio::test]
+    async fn allow_for_the_session_resolves_the_approval_saves_the_offered_rule_and_announces_it()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Default::default()).await;
+        let chat = s.chat().await;
+        pending(&s, &chat.id, "call_1").await;
+        let mut events = s.events.subscribe();
+        s.approvals
+            .answer(&chat.id, &[answer("call_1", "allow_session")])
+            .await?;
+        let record = s.store.get_approval("call_1").await?.unwrap();
+        assert_eq!(
+            (record.status, record.action),
+            (
+                ApprovalStatus::Resolved,
+                Some(ApprovalActionId::AllowSession)
+            )
+        );
+        let stored = s.store.list_rules(Some(&chat.id)).await?;
+        assert_eq!(stored.len(), 1);
+        let rule = &stored[0];
+        assert_eq!(
+            (
+                &rule.tool,
+                &rule.matcher,
+                rule.destination,
+                rule.chat_id.as_deref()
+            ),
+            (
+                &"run_command".to_string(),
+                &cargo_test_rule().matcher,
+                RuleDestination::Session,
+                Some(chat.id.as_str())
+            )
+        );
+        let event = events.try_recv()?;
+        assert_eq!(
+            event,
+            AgentEvent::ToolPermissionResolution {
+                chat_id: chat.id.clone(),
+                approval_id: "call_1".into(),
+                tool_call_id: "call_1".into(),
+                action_id: ApprovalActionId::AllowSession,
+                scope: Some(RuleDestination::Session),
+                rule: Some(rule.clone()),
+                feedback: None,
+            }
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn an_answer_from_another_chat_is_refused_and_the_approval_keeps_waiting()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Default::default()).await;
+        let owner = s.chat().await;
+        let other = s.chat().await;
+        pending(&s, &owner.id, "call_1").await;
+        let err = s
+            .approvals
+            .answer(&other.id, &[answer("call_1", "allow_once")])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, RuntimeError::StaleApproval(ref id) if id == "call_1"),
+            "{err}"
+        );
+        assert_eq!(status(&s, "call_1").await, ApprovalStatus::Pending);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn an_action_that_was_not_offered_is_refused_and_nothing_is_saved() -> anyhow::Result<()>
+    {
+        let s = TestServices::open(Default::default()).await;
+        let chat = s.chat().await;
+        pending(&s, &chat.id, "call_1").await;
+        let err = s
+            .approvals
+            .answer(&chat.id, &[answer("call_1", "allow_global")])
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RuntimeError::UnknownAction { .. }), "{err}");
+        assert_eq!(status(&s, "call_1").await, ApprovalStatus::Pending);
+        assert_eq!(s.store.list_rules(None).await?, Vec::new());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_batch_with_one_bad_answer_changes_none_of_the_approvals() -> anyhow::Result<()> {
+        let s = TestServices::open(Default::default()).await;
+        let chat = s.chat().await;
+        pending(&s, &chat.id, "call_1").await;
+        pending(&s, &chat.id, "call_2").await;
+        let err = s
+            .approvals
+            .answer(
+                &chat.id,
+                &[answer("call_1", "allow_once"), answer("call_2", "maybe")],
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RuntimeError::UnknownAction { .. }), "{err}");
+        assert_eq!(
+            (status(&s, "call_1").await, status(&s, "call_2").await),
+            (ApprovalStatus::Pending, ApprovalStatus::Pending)
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn an_edited_rule_that_no_longer_allows_is_refused() -> anyhow::Result<()> {
+        let s = TestServices::open(Default::default()).await;
+        let chat = s.chat().await;
+        pending(&s, &chat.id, "call_1").await;
+        let mut edited = answer("call_1", "allow_session");
+        edited.rule = Some(RuleDraft {
+            behavior: Behavior::Deny,
+            ..cargo_test_rule()
+        });
+        let err = s.approvals.answer(&chat.id, &[edited]).await.unwrap_err();
+        assert!(
+            matches!(err, RuntimeError::InvalidInput { ref field, .. } if field == "rule"),
+            "{err}"
+        );
+        assert_eq!(status(&s, "call_1").await, ApprovalStatus::Pending);
+        assert_eq!(s.store.list_rules(None).await?, Vec::new());
+        Ok(())
+    }
+}

@@ -242,3 +242,125 @@ pub(crate) fn whoami() -> String {
         .or_else(|_| std::env::var("USERNAME"))
         .unwrap_or_else(|_| "local".into())
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+    use suzent_core::Config;
+
+    fn invalid_field(e: &RuntimeError) -> Option<&str> {
+        match e {
+            RuntimeError::InvalidInput { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_new_chat_takes_the_configured_model_and_mode_and_a_canonical_workspace()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Config {
+            default_model: Some("openai/gpt-test".into()),
+            default_mode: PermissionMode::Auto,
+            ..Default::default()
+        })
+        .await;
+        let chat = s
+            .chats
+            .create(CreateChat {
+                workspace: Some(s.workspace.join(".")),
+                ..Default::default()
+            })
+            .await?;
+        assert_eq!(
+            (
+                chat.title.as_str(),
+                chat.workspace.clone(),
+                chat.model.as_deref(),
+                chat.mode
+            ),
+            (
+                "New chat",
+                std::fs::canonicalize(&s.workspace)?.display().to_string(),
+                Some("openai/gpt-test"),
+                PermissionMode::Auto
+            )
+        );
+        assert_eq!(s.chats.get(&chat.id).await?, chat);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_workspace_that_is_a_file_is_refused_and_nothing_is_stored() -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let file = s.workspace.join("notes.txt");
+        std::fs::write(&file, "x")?;
+        let err = s
+            .chats
+            .create(CreateChat {
+                workspace: Some(file),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(invalid_field(&err), Some("workspace"), "{err}");
+        assert_eq!(s.chats.list().await?, Vec::new());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn an_unknown_tool_or_model_is_refused_before_anything_changes() -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let chat = s.chat().await;
+        let err = s
+            .chats
+            .set_tools(&chat.id, Some(vec!["no_such_tool".into()]))
+            .await
+            .unwrap_err();
+        assert_eq!(invalid_field(&err), Some("tools"), "{err}");
+        assert!(s.chats.set_model(&chat.id, "nowhere/model").await.is_err());
+        assert_eq!(s.chats.get(&chat.id).await?, chat);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_blank_title_is_refused_and_a_deleted_chat_is_gone() -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let chat = s.chat().await;
+        let err = s.chats.rename(&chat.id, "   ").await.unwrap_err();
+        assert_eq!(invalid_field(&err), Some("title"), "{err}");
+        assert_eq!(s.chats.rename(&chat.id, "  Plans ").await?.title, "Plans");
+        s.chats.delete(&chat.id).await?;
+        assert!(matches!(
+            s.chats.get(&chat.id).await.unwrap_err(),
+            RuntimeError::ChatNotFound(id) if id == chat.id
+        ));
+        assert!(matches!(
+            s.chats.delete(&chat.id).await.unwrap_err(),
+            RuntimeError::ChatNotFound(_)
+        ));
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_chat_without_its_own_selection_uses_the_configured_tools() -> anyhow::Result<()> {
+        let s = TestServices::open(Config {
+            tools: vec!["read_file".into(), "GrepTool".into()],
+            ..Default::default()
+        })
+        .await;
+        let chat = s.chat().await;
+        assert_eq!(
+            s.chats.selected_tools(&chat),
+            vec!["read_file", "grep_search"]
+        );
+        let chat = s
+            .chats
+            .set_tools(&chat.id, Some(vec!["glob_search".into()]))
+            .await?;
+        assert_eq!(s.chats.selected_tools(&chat), vec!["glob_search"]);
+        Ok(())
+    }
+}

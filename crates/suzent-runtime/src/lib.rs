@@ -56,6 +56,8 @@ mod search;
 mod sessions;
 mod settings;
 mod skills;
+#[cfg(test)]
+mod test_services;
 mod titles;
 mod toolset;
 mod turn;

@@ -1,12 +1,19 @@
 //! The rule service: the rules in force for a chat, assembled in this one place (rules stored
 //! in the database, global and of the chat's session, plus the hand-written global rules of
-//! `rules.toml`, read on every call so edits apply to the next tool call), and rule changes.
+//! `rules.toml`, so edits apply to the next tool call), and rule changes.
+//!
+//! `rules.toml` is parsed once per version of the file: every call looks at the file's
+//! metadata (one `stat`) and parses it again only when its size, modification time or (on
+//! Unix) inode or change time differ from the parsed version's, or when the parsed version was
+//! read within [`RACY_MARGIN`] of its last change.
 
 use crate::error::RuntimeError;
 use crate::toolset::Toolset;
 use chrono::Utc;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
 use suzent_core::{PermissionMode, Rule, RuleDestination, RuleDraft, new_id};
 use suzent_permissions::{RuleFile, RuleFileProblem, parse_rules_file, validate_rule};
 use suzent_store::Store;
@@ -44,6 +51,55 @@ pub(crate) enum RuleScope<'a> {
 pub(crate) struct RuleService {
     store: Store,
     file: PathBuf,
+    /// The last parsed version of `rules.toml` and the metadata it was read with.
+    parsed: Mutex<Option<(FileVersion, Arc<RuleFile>)>>,
+}
+
+/// A file changed less than this long before it was read may change again without its
+/// timestamps changing (they move in clock ticks; 2 s on FAT, 1 s on HFS+ and ext3): such a
+/// parse is not kept, the next call reads the file again (git's "racy" files).
+const RACY_MARGIN: Duration = Duration::from_secs(2);
+
+/// What tells two versions of a file apart without reading it: its size and modification time,
+/// and on Unix its device and inode (an editor's save by rename) and change time (any write).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileVersion {
+    len: u64,
+    modified: Option<SystemTime>,
+    #[cfg(unix)]
+    inode: (u64, u64),
+    /// The later of the modification and (on Unix) change times.
+    changed: Option<SystemTime>,
+}
+
+impl FileVersion {
+    fn of(meta: &std::fs::Metadata) -> FileVersion {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        let modified = meta.modified().ok();
+        #[cfg(unix)]
+        let status_changed = u64::try_from(meta.ctime()).ok().map(|secs| {
+            SystemTime::UNIX_EPOCH
+                + Duration::from_secs(secs)
+                + Duration::from_nanos(u64::try_from(meta.ctime_nsec()).unwrap_or(0))
+        });
+        #[cfg(not(unix))]
+        let status_changed: Option<SystemTime> = None;
+        FileVersion {
+            len: meta.len(),
+            modified,
+            #[cfg(unix)]
+            inode: (meta.dev(), meta.ino()),
+            changed: modified.max(status_changed),
+        }
+    }
+
+    /// Whether this version was last changed at least [`RACY_MARGIN`] before `read_at`.
+    fn settled_at(&self, read_at: SystemTime) -> bool {
+        self.changed
+            .and_then(|c| read_at.duration_since(c).ok())
+            .is_some_and(|age| age >= RACY_MARGIN)
+    }
 }
 
 impl RuleService {
@@ -52,6 +108,7 @@ impl RuleService {
         RuleService {
             store,
             file: config_dir.join(RULES_FILE),
+            parsed: Mutex::new(None),
         }
     }
 
@@ -67,15 +124,47 @@ impl RuleService {
         self.file.clone()
     }
 
-    /// Global rules from `rules.toml` and the entries that were ignored. A missing file has no
-    /// rules; an unreadable one is one problem.
+    /// Global rules from `rules.toml` and the entries that were ignored, as the file is now. A
+    /// missing file has no rules; an unreadable one is one problem.
     pub(crate) fn rule_file(&self) -> RuleFile {
-        read_rule_file(&self.file)
+        self.current_rule_file().as_ref().clone()
+    }
+
+    /// The parsed `rules.toml` of the file's current version (parsed again only when the file
+    /// changed since the last call).
+    fn current_rule_file(&self) -> Arc<RuleFile> {
+        let meta = match std::fs::metadata(&self.file) {
+            Ok(meta) => meta,
+            Err(e) => {
+                *self.parsed.lock().unwrap_or_else(PoisonError::into_inner) = None;
+                return Arc::new(rule_file_error(&self.file, e));
+            }
+        };
+        let version = FileVersion::of(&meta);
+        let mut parsed = self.parsed.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((seen, file)) = parsed.as_ref()
+            && *seen == version
+        {
+            return Arc::clone(file);
+        }
+        let read_at = SystemTime::now();
+        let file = Arc::new(read_rule_file(&self.file));
+        // Kept only when the file had settled before it was read and did not change while it
+        // was read (else: read again next time).
+        if version.settled_at(read_at)
+            && std::fs::metadata(&self.file).is_ok_and(|m| FileVersion::of(&m) == version)
+        {
+            *parsed = Some((version, Arc::clone(&file)));
+        } else {
+            *parsed = None;
+        }
+        file
     }
 
     /// The rules in force for `scope`: the stored ones, then those of `rules.toml`.
     pub(crate) async fn in_force(&self, scope: RuleScope<'_>) -> Result<Vec<Rule>, RuntimeError> {
-        Ok(self.assemble(scope, self.rule_file().rules).await?)
+        let from_file = self.current_rule_file().rules.clone();
+        Ok(self.assemble(scope, from_file).await?)
     }
 
     /// The one place the rules in force are put together.
@@ -195,14 +284,21 @@ impl RuleService {
 fn read_rule_file(path: &Path) -> RuleFile {
     match std::fs::read_to_string(path) {
         Ok(text) => parse_rules_file(&text, RULES_FILE),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => RuleFile::default(),
-        Err(e) => RuleFile {
-            rules: Vec::new(),
-            problems: vec![RuleFileProblem {
-                line: 0,
-                message: format!("cannot read {}: {e}", path.display()),
-            }],
-        },
+        Err(e) => rule_file_error(path, e),
+    }
+}
+
+/// A rules file that could not be read: none when it does not exist, else one problem.
+fn rule_file_error(path: &Path, e: std::io::Error) -> RuleFile {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        return RuleFile::default();
+    }
+    RuleFile {
+        rules: Vec::new(),
+        problems: vec![RuleFileProblem {
+            line: 0,
+            message: format!("cannot read {}: {e}", path.display()),
+        }],
     }
 }
 
@@ -211,6 +307,8 @@ fn read_rule_file(path: &Path) -> RuleFile {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use std::sync::Arc;
+    use std::time::Duration;
     use suzent_core::{Behavior, RuleMatcher};
 
     fn rule(id: &str, destination: RuleDestination, chat_id: Option<&str>) -> Rule {
@@ -286,6 +384,90 @@ mod tests {
         assert_eq!(global.len(), 2);
         let all = rules.in_force(RuleScope::All).await?;
         assert_eq!(ids(&all), vec!["global", "session-a", "session-b"]);
+        Ok(())
+    }
+
+    fn deny_prefix(word: &str) -> String {
+        format!("[[rule]]\ntool = \"run_command\"\nbehavior = \"deny\"\nprefix = \"{word}\"\n")
+    }
+
+    fn file_rule_prefixes(rules: &[Rule]) -> Vec<RuleMatcher> {
+        rules
+            .iter()
+            .filter(|r| r.id.starts_with(RULES_FILE))
+            .map(|r| r.matcher.clone())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn an_edit_of_the_rules_file_applies_to_the_very_next_call() -> anyhow::Result<()> {
+        let (dir, rules) = service().await?;
+        let file = dir.path().join(RULES_FILE);
+        let prefix = |w: &str| RuleMatcher::Prefix {
+            words: vec![w.to_string()],
+        };
+        // A settled file, so its parse is kept.
+        std::thread::sleep(RACY_MARGIN + Duration::from_millis(100));
+        assert_eq!(
+            file_rule_prefixes(&rules.in_force(RuleScope::Global).await?),
+            vec![prefix("rm")]
+        );
+        // Written in place with the same length.
+        std::fs::write(&file, deny_prefix("mv"))?;
+        assert_eq!(
+            file_rule_prefixes(&rules.in_force(RuleScope::Global).await?),
+            vec![prefix("mv")]
+        );
+        // And again within the same clock tick.
+        std::fs::write(&file, deny_prefix("rm"))?;
+        assert_eq!(
+            file_rule_prefixes(&rules.in_force(RuleScope::Global).await?),
+            vec![prefix("rm")]
+        );
+        std::fs::write(&file, deny_prefix("mv"))?;
+        assert_eq!(
+            file_rule_prefixes(&rules.in_force(RuleScope::Global).await?),
+            vec![prefix("mv")]
+        );
+        // Replaced by a rename, as editors save.
+        let next = dir.path().join("rules.toml.new");
+        std::fs::write(&next, deny_prefix("cp"))?;
+        std::fs::rename(&next, &file)?;
+        assert_eq!(
+            file_rule_prefixes(&rules.in_force(RuleScope::Global).await?),
+            vec![prefix("cp")]
+        );
+        std::fs::remove_file(&file)?;
+        assert_eq!(
+            file_rule_prefixes(&rules.in_force(RuleScope::Global).await?),
+            Vec::new()
+        );
+        std::fs::write(&file, "[[rule]]\ntool = \"run_command\"\n")?;
+        assert_eq!(
+            rules.rule_file().problems.len(),
+            1,
+            "an invalid rule is reported at once"
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn an_unchanged_rules_file_is_parsed_once() -> anyhow::Result<()> {
+        let (_dir, rules) = service().await?;
+        let fresh = rules.current_rule_file();
+        assert!(
+            !Arc::ptr_eq(&fresh, &rules.current_rule_file()),
+            "a file changed just now is read again"
+        );
+        // Once it has settled, its parse is kept.
+        std::thread::sleep(RACY_MARGIN + Duration::from_millis(100));
+        let first = rules.current_rule_file();
+        let second = rules.current_rule_file();
+        assert!(
+            Arc::ptr_eq(&first, &second),
+            "the second call reuses the parse"
+        );
+        assert_eq!(file_rule_prefixes(&first.rules).len(), 1);
         Ok(())
     }
 }

@@ -101,6 +101,11 @@ impl Toolset {
         tools
     }
 
+    /// Changes whenever the MCP tools (and so a tool's schema) may have changed.
+    pub(crate) fn generation(&self) -> u64 {
+        self.mcp.generation()
+    }
+
     /// Drops the derived caches (MCP tool wrappers, the search index); they are rebuilt on the
     /// next use.
     pub(crate) fn invalidate(&self) {
@@ -416,5 +421,120 @@ impl Toolset {
     /// [`crate::Runtime::invalidate_mcp_cache`].
     pub(crate) fn invalidate_tool_caches(&self) {
         self.invalidate();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use chrono::Utc;
+    use pretty_assertions::assert_eq;
+    use suzent_core::{Rule, RuleDestination};
+
+    /// A built-in deferrable tool that is not in `selected`.
+    fn deferred(ts: &Toolset, selected: &[String]) -> String {
+        ts.registry
+            .list()
+            .iter()
+            .map(|t| t.spec())
+            .find(|s| s.deferrable && !selected.iter().any(|n| n == s.runtime_name))
+            .map(|s| s.runtime_name.to_string())
+            .expect("a deferrable built-in tool")
+    }
+
+    fn host(ts: &Arc<Toolset>) -> Host {
+        Host(Arc::downgrade(ts))
+    }
+
+    #[tokio::test]
+    async fn a_chat_loads_its_selection_then_tool_search_then_what_it_activated()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Default::default()).await;
+        let chat = s.chat().await;
+        let selected = vec!["read_file".to_string()];
+        assert_eq!(
+            s.toolset.loaded(&chat.id, &selected).await?,
+            vec!["read_file", TOOL_SEARCH]
+        );
+        let extra = deferred(&s.toolset, &selected);
+        assert!(host(&s.toolset).activate(&chat.id, &extra).await?);
+        assert!(
+            !host(&s.toolset).activate(&chat.id, &extra).await?,
+            "a second activation is no news"
+        );
+        assert_eq!(
+            s.toolset.loaded(&chat.id, &selected).await?,
+            vec!["read_file".to_string(), TOOL_SEARCH.to_string(), extra]
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_rule_that_denies_every_call_of_a_tool_blocks_its_activation() -> anyhow::Result<()> {
+        let s = TestServices::open(Default::default()).await;
+        let chat = s.chat().await;
+        let extra = deferred(&s.toolset, &[]);
+        s.store
+            .add_rule(&Rule {
+                id: "deny".into(),
+                tool: extra.clone(),
+                behavior: Behavior::Deny,
+                matcher: RuleMatcher::All,
+                destination: RuleDestination::Global,
+                chat_id: None,
+                created_at: Utc::now(),
+                description: None,
+            })
+            .await?;
+        let err = host(&s.toolset)
+            .activate(&chat.id, &extra)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            ToolError::Failed(format!(
+                "{extra} cannot be activated: a permission rule denies every call of this tool"
+            ))
+            .to_string()
+        );
+        assert_eq!(
+            s.store.activated_tools(&chat.id).await?,
+            Vec::<String>::new()
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn an_agent_limited_to_no_tools_cannot_activate_any() -> anyhow::Result<()> {
+        let s = TestServices::open(Default::default()).await;
+        let chat = s.chat().await;
+        let extra = deferred(&s.toolset, &[]);
+        s.toolset.set_activation_limit(&chat.id, Some(Vec::new()));
+        let err = host(&s.toolset)
+            .activate(&chat.id, &extra)
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("this agent may not activate tools"),
+            "{err}"
+        );
+        s.toolset.set_activation_limit(&chat.id, None);
+        assert!(host(&s.toolset).activate(&chat.id, &extra).await?);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_non_deferred_tool_cannot_be_activated() -> anyhow::Result<()> {
+        let s = TestServices::open(Default::default()).await;
+        let chat = s.chat().await;
+        let err = host(&s.toolset)
+            .activate(&chat.id, TOOL_SEARCH)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("is not a deferred tool"), "{err}");
+        Ok(())
     }
 }

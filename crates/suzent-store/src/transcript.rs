@@ -36,10 +36,22 @@ impl Store {
     /// Errors: [`StoreError::Corrupt`] naming the chat and seq if a body is not a valid
     /// [`ChatMessage`], [`StoreError::Database`].
     pub async fn messages(&self, chat_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        self.messages_after(chat_id, 0).await
+    }
+
+    /// The messages of a chat's transcript after position `after_seq` (all of them for 0),
+    /// ordered by `seq`. Transcripts are only appended to, so a reader that keeps what it read
+    /// asks only for what is new. Errors as [`Store::messages`].
+    pub async fn messages_after(
+        &self,
+        chat_id: &str,
+        after_seq: i64,
+    ) -> Result<Vec<StoredMessage>, StoreError> {
         let rows = sqlx::query(
-            "SELECT seq, run_id, body, created_at FROM messages WHERE chat_id = ? ORDER BY seq",
+            "SELECT seq, run_id, body, created_at FROM messages WHERE chat_id = ? AND seq > ? ORDER BY seq",
         )
         .bind(chat_id)
+        .bind(after_seq)
         .fetch_all(&self.pool)
         .await
         .db(|| format!("reading the transcript of chat '{chat_id}'"))?;

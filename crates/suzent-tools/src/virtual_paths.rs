@@ -90,7 +90,8 @@ struct SkippedInner {
 impl Skipped {
     /// A filter for `ignore::WalkBuilder::filter_entry`: false (leave it out, and do not
     /// descend into it) for a file or folder the path policy refuses for reading, which is
-    /// counted.
+    /// counted. The walk must start at a root resolved by the policy ([`check_read_path`]) and
+    /// not follow links.
     pub fn filter(
         &self,
         ctx: &ToolContext,
@@ -103,11 +104,18 @@ impl Skipped {
                 return true;
             }
             let path = entry.path();
-            let resolved = policy.resolve(path).unwrap_or_else(|_| path.to_path_buf());
-            let Some(why) = policy
-                .read_refusal(&resolved)
-                .or_else(|| policy.read_refusal(path))
-            else {
+            // The walk starts at a resolved root and does not follow links, so every parent of
+            // an entry is already resolved: only a link needs resolving (one `stat` per link
+            // instead of one per component of every path).
+            let why = if entry.path_is_symlink() {
+                let resolved = policy.resolve(path).unwrap_or_else(|_| path.to_path_buf());
+                policy
+                    .read_refusal(&resolved)
+                    .or_else(|| policy.read_refusal(path))
+            } else {
+                policy.read_refusal(path)
+            };
+            let Some(why) = why else {
                 return true;
             };
             if let Ok(mut s) = inner.lock() {

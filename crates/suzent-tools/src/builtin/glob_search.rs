@@ -1,6 +1,8 @@
-//! `glob_search`: files matching a glob, newest first, honouring `.gitignore`.
+//! `glob_search`: files matching a glob, newest first, honouring `.gitignore`, found on all
+//! cores (`walk.rs`).
 
 use super::blocking;
+use super::walk::parallel_walk;
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
 use crate::virtual_paths::{Skipped, check_read_path, display_path, to_host_path};
@@ -98,38 +100,40 @@ impl TypedTool for GlobTool {
         let skipped = Skipped::default();
         let filter = skipped.filter(ctx);
         blocking(move || {
-            let mut found: Vec<(SystemTime, String)> = Vec::new();
-
-            // Folders and files the path policy refuses for reading are left out.
-            let walker = ignore::WalkBuilder::new(&root)
-                .require_git(false)
-                .filter_entry(filter)
-                .build();
-            for entry in walker.flatten() {
+            // On all cores; folders and files the path policy refuses for reading are left out.
+            // Every match is needed (newest first, and how many there are), so the walk does
+            // not stop at the cap; only matches are stat'ed for their modification time.
+            let mut found: Vec<(SystemTime, String)> = parallel_walk(&root, filter, |entry| {
                 if entry.file_type().is_none_or(|t| t.is_dir()) {
-                    continue;
+                    return None;
                 }
-                let Ok(rel) = entry.path().strip_prefix(&root) else {
-                    continue;
-                };
+                let rel = entry.path().strip_prefix(&root).ok()?;
                 if !glob.is_match(rel) {
-                    continue;
+                    return None;
                 }
                 let modified = entry
                     .metadata()
                     .ok()
                     .and_then(|m| m.modified().ok())
                     .unwrap_or(SystemTime::UNIX_EPOCH);
-                found.push((modified, rel_string(rel)));
-            }
+                Some((modified, rel_string(rel)))
+            });
             if found.is_empty() {
                 return Ok(format!(
                     "no files match {pattern:?} under {shown_root}{}",
                     skipped.note()
                 ));
             }
-            found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            let newest_first = |a: &(SystemTime, String), b: &(SystemTime, String)| {
+                b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1))
+            };
             let total = found.len();
+            if total > MAX_RESULTS {
+                // Only the shown ones need sorting.
+                found.select_nth_unstable_by(MAX_RESULTS, newest_first);
+                found.truncate(MAX_RESULTS);
+            }
+            found.sort_unstable_by(newest_first);
             let mut out = found
                 .into_iter()
                 .take(MAX_RESULTS)

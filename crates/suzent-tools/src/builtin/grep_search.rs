@@ -1,7 +1,9 @@
-//! `grep_search`: regex search through file contents with ripgrep's library crates.
+//! `grep_search`: regex search through file contents with ripgrep's library crates, on all
+//! cores (`walk.rs`): files in path order, each file's lines in order, the first 500 lines.
 
 use super::blocking;
 use super::glob_search::{rel_string, search_root_arg};
+use super::walk::{parallel_walk, path_order, search_in_order, threads};
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
 use crate::virtual_paths::{Skipped, check_read_path, display_path, to_host_path};
@@ -9,6 +11,7 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use std::path::Path;
 use suzent_permissions::ToolAccess;
 
 /// At most this many output lines are returned.
@@ -86,6 +89,9 @@ impl TypedTool for GrepTool {
     async fn call(&self, args: GrepArgs, ctx: &ToolContext) -> Result<String, ToolError> {
         let matcher = RegexMatcherBuilder::new()
             .case_insensitive(args.case_insensitive)
+            // Matches never span lines (as in ripgrep without --multiline): the searcher may
+            // then search whole buffers instead of line by line.
+            .line_terminator(Some(b'\n'))
             .build(&args.pattern)
             .map_err(|e| {
                 ToolError::InvalidArguments(format!(
@@ -126,34 +132,16 @@ impl TypedTool for GrepTool {
         let skipped = Skipped::default();
         let filter = skipped.filter(ctx);
         blocking(move || {
-
-            let mut searcher = SearcherBuilder::new()
-                .line_number(true)
-                .before_context(context)
-                .after_context(context)
-                .binary_detection(BinaryDetection::quit(0))
-                .build();
-            let mut sink = Collect {
-                shown: String::new(),
-                out: Vec::new(),
-                truncated: false,
-            };
             let root_is_file = root.is_file();
-            // Folders and files the path policy refuses for reading are left out.
-            let walker = ignore::WalkBuilder::new(&root)
-                .require_git(false)
-                .filter_entry(filter)
-                .build();
-            for entry in walker.flatten() {
-                if sink.truncated {
-                    break;
-                }
+            // 1. The files to search, found on all cores (folders and files the path policy
+            //    refuses for reading are left out), in path order.
+            let mut files = parallel_walk(&root, filter, |entry| {
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    continue;
+                    return None;
                 }
                 let path = entry.path();
                 let rel = if root_is_file {
-                    path.file_name().map(std::path::Path::new).unwrap_or(path)
+                    path.file_name().map(Path::new).unwrap_or(path)
                 } else {
                     path.strip_prefix(&root).unwrap_or(path)
                 };
@@ -161,27 +149,53 @@ impl TypedTool for GrepTool {
                     let subject = if *with_dirs {
                         rel
                     } else {
-                        path.file_name().map(std::path::Path::new).unwrap_or(rel)
+                        path.file_name().map(Path::new).unwrap_or(rel)
                     };
                     if !glob.is_match(subject) {
-                        continue;
+                        return None;
                     }
                 }
-                sink.shown = rel_string(rel);
-                let before = sink.out.len();
-                if searcher.search_path(&matcher, path, &mut sink).is_err() {
-                    // Unreadable files are skipped like ripgrep does, keeping what was found.
-                    sink.out.truncate(before);
-                }
-            }
-            if sink.out.is_empty() {
+                Some((rel_string(rel), path.to_path_buf()))
+            });
+            files.sort_unstable_by(|a, b| path_order(Path::new(&a.0), Path::new(&b.0)));
+            // 2. Their contents, on all cores, stopping once the lines of the first files
+            //    (in path order) pass the cap.
+            let per_file = search_in_order(
+                &files,
+                threads(),
+                MAX_LINES + 1,
+                || {
+                    SearcherBuilder::new()
+                        .line_number(true)
+                        .before_context(context)
+                        .after_context(context)
+                        .binary_detection(BinaryDetection::quit(0))
+                        .build()
+                },
+                |searcher, (shown, path)| {
+                    let mut sink = Collect {
+                        shown: shown.clone(),
+                        out: Vec::new(),
+                    };
+                    if searcher.search_path(&matcher, path, &mut sink).is_err() {
+                        // Unreadable files are skipped like ripgrep does.
+                        sink.out.clear();
+                    }
+                    sink.out
+                },
+                Vec::len,
+            );
+            let mut lines: Vec<String> = per_file.into_iter().flatten().collect();
+            if lines.is_empty() {
                 return Ok(format!(
                     "no matches for {pattern:?} under {shown_root}{}",
                     skipped.note()
                 ));
             }
-            let mut out = sink.out.join("\n");
-            if sink.truncated {
+            let truncated = lines.len() > MAX_LINES;
+            lines.truncate(MAX_LINES);
+            let mut out = lines.join("\n");
+            if truncated {
                 out.push_str(&format!(
                     "\n[output truncated at {MAX_LINES} lines; narrow the pattern, the path or include]"
                 ));
@@ -193,16 +207,16 @@ impl TypedTool for GrepTool {
     }
 }
 
+/// One file's output lines (at most one past the cap).
 struct Collect {
     shown: String,
     out: Vec<String>,
-    truncated: bool,
 }
 
 impl Collect {
     fn push(&mut self, sep: char, line_number: Option<u64>, bytes: &[u8]) -> bool {
-        if self.out.len() >= MAX_LINES {
-            self.truncated = true;
+        // One line past the cap tells the caller the output is cut.
+        if self.out.len() > MAX_LINES {
             return false;
         }
         let text = String::from_utf8_lossy(bytes);
@@ -226,8 +240,7 @@ impl Sink for Collect {
     }
 
     fn context_break(&mut self, _: &Searcher) -> Result<bool, std::io::Error> {
-        if self.out.len() >= MAX_LINES {
-            self.truncated = true;
+        if self.out.len() > MAX_LINES {
             return Ok(false);
         }
         self.out.push("--".into());

@@ -13,6 +13,7 @@ pub mod render_ui;
 pub mod run_command;
 pub mod skill_execute;
 pub mod tool_search;
+mod walk;
 pub mod web_search;
 pub mod webpage_fetch;
 pub mod write_file;
