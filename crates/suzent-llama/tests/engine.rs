@@ -88,6 +88,56 @@ fn a_required_call_under_the_grammar_names_the_tool_with_valid_arguments() -> an
 }
 
 #[test]
+fn a_read_file_call_under_the_grammar_and_its_result_in_the_next_request_give_the_answer()
+-> anyhow::Result<()> {
+    let engine = engine();
+    let model = common::smollm2();
+    let question = "Read the file secret.txt and tell me the secret word.";
+    // Step 1: the grammar makes the reply a call (forced, as a first step may be).
+    let mut first = ask(question, 64);
+    first.tools = vec![read_file_tool()];
+    first.tool_choice = ToolChoice::Required;
+    let call = engine.generate(&model, first.clone(), &mut |_| {})?;
+    assert!(call.constrained);
+    assert_eq!(call.finish, Finish::Stop, "{:?}", call.text);
+    let reply: Value = serde_json::from_str(call.text.trim())
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", call.text));
+    assert_eq!(reply["tool_call"]["name"], "read_file", "{reply}");
+    let arguments = reply["tool_call"]["arguments"].to_string();
+    // Step 2: the call and its result join the conversation; the answer comes from the result.
+    let mut next = first;
+    next.messages.push(ChatMessage::Assistant {
+        text: String::new(),
+        tool_calls: vec![suzent_core::ToolCall {
+            id: "call_1".into(),
+            name: "read_file".into(),
+            arguments,
+        }],
+    });
+    next.messages.push(ChatMessage::Tool {
+        tool_call_id: "call_1".into(),
+        tool_name: "read_file".into(),
+        content: "The secret word is PAPAYA.".into(),
+        is_error: false,
+    });
+    next.tool_choice = ToolChoice::None;
+    next.max_tokens = 48;
+    let answer = engine.generate(&model, next, &mut |_| {})?;
+    // The conversation up to the call was evaluated once; the result is what the step added.
+    assert!(
+        answer.timings.cached_tokens >= call.prompt_tokens - 1,
+        "cached {} of {}",
+        answer.timings.cached_tokens,
+        call.prompt_tokens
+    );
+    let answer: Value = serde_json::from_str(answer.text.trim())
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", answer.text));
+    let text = answer["response"].as_str().unwrap_or_default();
+    assert!(text.to_uppercase().contains("PAPAYA"), "{answer}");
+    Ok(())
+}
+
+#[test]
 fn the_next_step_reuses_the_prompt_already_evaluated() -> anyhow::Result<()> {
     let engine = engine();
     let model = common::smollm2();

@@ -187,7 +187,7 @@ export function FirstRun({ onSkip }: { onSkip: () => void }) {
           <p className="muted">{t("localModels.firstRunIntro")}</p>
           <LocalModels firstRun />
         </section>
-        <h2>{t("localModels.orProvider")}</h2>
+        <h2 className="first-run-or">{t("localModels.orProvider")}</h2>
         <p className="muted">{t("firstRun.intro")}</p>
 
         <h2 className="first-run-step">{t("firstRun.step1")}</h2>

@@ -44,6 +44,11 @@ describe("local models", () => {
     renderWithStore(<App />);
     await screen.findByTestId("first-run");
     expect(screen.getByRole("heading", { name: "Use a local model (no account)" })).toBeInTheDocument();
+    // The offer is a block of its own, set apart from the provider form that follows it.
+    const offer = (await screen.findByTestId("use-local-model")).closest("section");
+    expect(offer).toHaveClass("first-run-local");
+    expect(offer?.nextElementSibling).toHaveClass("first-run-or");
+    expect(offer?.nextElementSibling).toHaveTextContent("Or connect a model provider");
     await userEvent.click(await screen.findByTestId("use-local-model"));
     await waitFor(() => expect(screen.queryByTestId("first-run")).not.toBeInTheDocument());
     expect(be.callsOf("use_local_model")).toEqual([{ id: "SmolLM2-135M-Instruct.Q4_1" }]);
