@@ -1,6 +1,7 @@
 //! The first run of the real desktop app with a local model already in the models folder and no
 //! account: "Use a local model (no account)" → a chat → a finished turn answered by the model
-//! in process (SmolLM2-135M-Instruct, a GGUF from PyPI; see scripts/setup-tests).
+//! in process (SmolLM2-135M-Instruct, a GGUF from PyPI; see scripts/setup-tests), shown with no
+//! tool-call markup.
 //!
 //! Screenshots of each step land in `$CARGO_TARGET_DIR/e2e-screenshots/<test>/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -59,6 +60,11 @@ fn first_run_uses_the_local_model_already_present_and_finishes_a_turn() {
                 .context("reading the answer")?;
             if answer.trim().is_empty() {
                 bail!("the answer is empty");
+            }
+            // `tools = []`: no tool (not even tool_search) is offered, so the model writes plain
+            // text; and no tool-call markup is ever shown as an answer.
+            if let Some(markup) = suzent_tests::tool_markup_in(&answer) {
+                bail!("tool-call markup {markup} is shown in the answer: {answer}");
             }
             if d.count("[data-testid=error-banner]").await? > 0 {
                 bail!("an error banner is shown");

@@ -62,3 +62,19 @@ pub fn smollm2_gguf() -> std::path::PathBuf {
 pub fn llama_server_binary() -> std::path::PathBuf {
     test_asset("llama-server/bin/llama-server")
 }
+
+/// Tool-call markup that must never be shown as an answer: the first of `tool_call` (Hermes tags,
+/// llama.cpp's generic `{"tool_call": ...}`), `<function=`, `[TOOL_CALLS]`, `<|python_tag|>` and
+/// a call object's `{"name"` (any spacing) found in `shown`, if any.
+pub fn tool_markup_in(shown: &str) -> Option<&'static str> {
+    let compact: String = shown.chars().filter(|c| !c.is_whitespace()).collect();
+    [
+        ("tool_call", shown.contains("tool_call")),
+        ("<function=", shown.contains("<function=")),
+        ("[TOOL_CALLS]", shown.contains("[TOOL_CALLS]")),
+        ("<|python_tag|>", shown.contains("<|python_tag|>")),
+        ("{\"name\"", compact.contains("{\"name\"")),
+    ]
+    .into_iter()
+    .find_map(|(markup, found)| found.then_some(markup))
+}

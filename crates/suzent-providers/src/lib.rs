@@ -131,6 +131,17 @@ pub enum ProviderError {
         /// Tokens the server said it generated (0 when it did not say).
         completion_tokens: u64,
     },
+    /// The model started a tool call and the token limit cut it off before it was complete. The
+    /// partial call is neither run nor shown as the answer.
+    #[error(
+        "the model's tool call was cut off by the token limit ({max_tokens} tokens) and was not run: raise [providers.{provider}] max_tokens"
+    )]
+    ToolCallCutOff {
+        /// Provider name.
+        provider: String,
+        /// The token limit the reply reached.
+        max_tokens: u32,
+    },
     /// The turn was cancelled.
     #[error("cancelled")]
     Cancelled,

@@ -97,6 +97,99 @@ impl ModelProvider for LocalProvider {
         on_text: &TextSink<'_>,
     ) -> Result<ModelResponse, ProviderError> {
         let path = self.model_path(&request.model)?;
+        // The first attempt gets the configured limit. A tool call it cut short is asked again
+        // with room for a call (greedy decoding repeats the same reply, so the text already shown
+        // is not shown twice); cut short again, it is an error, never an answer.
+        let mut shown = ShownText::default();
+        let mut max_tokens = self.max_tokens;
+        loop {
+            shown.next_attempt();
+            match self
+                .attempt(request, &path, max_tokens, &mut shown, on_text)
+                .await?
+            {
+                Attempt::Reply(response) => return Ok(response),
+                Attempt::CutCall if max_tokens < CALL_TOKENS => {
+                    tracing::info!(
+                        max_tokens,
+                        "the token limit cut a tool call short; asking again with {CALL_TOKENS} tokens"
+                    );
+                    max_tokens = CALL_TOKENS;
+                }
+                Attempt::CutCall => {
+                    tracing::warn!(max_tokens, "the token limit cut a tool call short");
+                    return Err(ProviderError::ToolCallCutOff {
+                        provider: "local".into(),
+                        max_tokens,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// How one generation ended.
+enum Attempt {
+    /// An answer, calls, or both.
+    Reply(ModelResponse),
+    /// The token limit cut a written tool call short; nothing of it was shown.
+    CutCall,
+}
+
+/// Tokens a reply that cut a tool call short is given when asked again (unless the configured
+/// limit is larger): enough for the arguments of a file write of a few pages.
+pub const CALL_TOKENS: u32 = 4096;
+
+/// The text shown for one reply over its attempts. An attempt asked again repeats what the
+/// earlier one showed (greedy decoding), and that is not shown twice; text that differs is shown
+/// from where it differs.
+#[derive(Debug, Default)]
+struct ShownText {
+    /// What the earlier attempt showed.
+    earlier: String,
+    /// What this attempt has shown or repeated so far.
+    now: String,
+}
+
+impl ShownText {
+    /// Starts the next attempt.
+    fn next_attempt(&mut self) {
+        if self.now.len() >= self.earlier.len() {
+            self.earlier = std::mem::take(&mut self.now);
+        } else {
+            self.now.clear();
+        }
+    }
+
+    /// Shows `text` (the next piece of this attempt) through `on_text`, less what the earlier
+    /// attempt already showed.
+    fn show(&mut self, text: &str, on_text: &TextSink<'_>) {
+        let start = self.now.len();
+        self.now.push_str(text);
+        let common: usize = self
+            .earlier
+            .chars()
+            .zip(self.now.chars())
+            .take_while(|(a, b)| a == b)
+            .map(|(a, _)| a.len_utf8())
+            .sum();
+        let fresh = &self.now[start.max(common)..];
+        if !fresh.is_empty() {
+            on_text(fresh);
+        }
+    }
+}
+
+impl LocalProvider {
+    /// One generation with at most `max_tokens` tokens.
+    async fn attempt(
+        &self,
+        request: &ModelRequest,
+        path: &Path,
+        max_tokens: u32,
+        shown: &mut ShownText,
+        on_text: &TextSink<'_>,
+    ) -> Result<Attempt, ProviderError> {
         let tools: Vec<TemplateTool> = request
             .tools
             .iter()
@@ -119,11 +212,12 @@ impl ModelProvider for LocalProvider {
             messages: request.messages.clone(),
             tools,
             tool_choice,
-            max_tokens: self.max_tokens,
+            max_tokens,
             temperature: 0.0,
             seed: 0,
         };
         let engine = self.engine.clone();
+        let path = path.to_path_buf();
         let mut events = tokio::task::spawn_blocking(move || engine.start(&path, generate))
             .await
             .map_err(|e| ProviderError::Transport {
@@ -136,19 +230,26 @@ impl ModelProvider for LocalProvider {
         let generation = loop {
             match events.recv().await {
                 Some(GenerateEvent::Text(piece)) => {
-                    let shown = if offer_tools {
+                    let text = if offer_tools {
                         filter.push(&piece)
                     } else {
                         piece
                     };
-                    if !shown.is_empty() {
-                        on_text(&shown);
-                    }
+                    shown.show(&text, on_text);
                 }
                 Some(GenerateEvent::Done(result)) => break result.map_err(provider_error)?,
                 None => return Err(provider_error(LlamaError::WorkerGone)),
             }
         };
+        tracing::debug!(
+            prompt_tokens = generation.prompt_tokens,
+            completion_tokens = generation.completion_tokens,
+            cached = generation.timings.cached_tokens,
+            constrained = generation.constrained,
+            finish = ?generation.finish,
+            raw = %generation.text,
+            "local model reply"
+        );
         let offered: Vec<OfferedTool<'_>> = request
             .tools
             .iter()
@@ -157,22 +258,17 @@ impl ModelProvider for LocalProvider {
                 parameters: &t.parameters,
             })
             .collect();
-        let (recovered, tail) = if offer_tools {
-            filter.finish(&offered)
-        } else {
+        let (recovered, tail) = if !offer_tools {
             (None, String::new())
+        } else if generation.finish == Finish::Length {
+            match filter.finish_at_limit(&offered) {
+                Some(end) => end,
+                None => return Ok(Attempt::CutCall),
+            }
+        } else {
+            filter.finish(&offered)
         };
-        if !tail.is_empty() {
-            on_text(&tail);
-        }
-        tracing::debug!(
-            prompt_tokens = generation.prompt_tokens,
-            completion_tokens = generation.completion_tokens,
-            cached = generation.timings.cached_tokens,
-            constrained = generation.constrained,
-            raw = %generation.text,
-            "local model reply"
-        );
+        shown.show(&tail, on_text);
         let (text, tool_calls) = match recovered {
             Some(reply) => {
                 tracing::debug!(forms = ?reply.forms(), format = ?generation.tool_format, "tool calls read from the local model's text");
@@ -198,11 +294,11 @@ impl ModelProvider for LocalProvider {
                 Finish::Cancelled => return Err(ProviderError::Cancelled),
             }
         };
-        Ok(ModelResponse {
+        Ok(Attempt::Reply(ModelResponse {
             text,
             tool_calls,
             stop_reason,
-        })
+        }))
     }
 }
 
@@ -262,6 +358,33 @@ mod tests {
             content: "text".into(),
             is_error: false,
         }
+    }
+
+    /// Pieces of each attempt through [`ShownText`]: what was shown.
+    fn shown_over(attempts: &[&[&str]]) -> Vec<String> {
+        let out = std::sync::Mutex::new(Vec::new());
+        let sink = |t: &str| out.lock().unwrap().push(t.to_string());
+        let mut shown = ShownText::default();
+        for pieces in attempts {
+            shown.next_attempt();
+            for piece in *pieces {
+                shown.show(piece, &sink);
+            }
+        }
+        out.into_inner().unwrap()
+    }
+
+    #[test]
+    fn an_attempt_asked_again_does_not_show_its_text_twice() {
+        assert_eq!(
+            shown_over(&[&["Let me ", "look.\n"], &["Let", " me look.\n", "Done."]]),
+            ["Let me ", "look.\n", "Done."]
+        );
+        // A second attempt that says something else is shown from where it differs.
+        assert_eq!(
+            shown_over(&[&["Hi."], &["Hello", " there."]]),
+            ["Hi.", "ello", " there."]
+        );
     }
 
     #[test]

@@ -164,7 +164,7 @@ impl OpenAiProvider {
             })?;
             state.apply_whole(provider, &value, on_text)?;
         }
-        state.finish(provider, request, on_text)
+        state.finish(provider, request, self.max_tokens, on_text)
     }
 }
 
@@ -572,10 +572,12 @@ impl StreamState {
         Ok(())
     }
 
+    /// Ends the reply; `max_tokens` is the limit the request was sent with.
     fn finish(
         mut self,
         provider: &str,
         request: &ModelRequest,
+        max_tokens: u32,
         on_text: &TextSink<'_>,
     ) -> Result<ModelResponse, ProviderError> {
         if self.chunks == 0 && !self.done {
@@ -595,11 +597,25 @@ impl StreamState {
                     parameters: &t.parameters,
                 })
                 .collect();
-            // Structured calls win; only a reply without them is read for written calls.
-            let (recovered, tail) = if tool_calls.is_empty() {
-                filter.finish(&offered)
-            } else {
+            // Structured calls win; only a reply without them is read for written calls. A
+            // written call the token limit cut short is neither shown nor run.
+            let at_limit = self.finish_reason.as_deref() == Some("length");
+            let (recovered, tail) = if !tool_calls.is_empty() {
                 filter.finish(&[])
+            } else if at_limit {
+                match filter.finish_at_limit(&offered) {
+                    Some(end) => end,
+                    None => {
+                        tracing::warn!(provider, max_tokens, "the token limit cut a written tool call short");
+                        tracing::debug!(provider, raw = %truncate_text(&text, MAX_ERROR_BODY, false), "the cut-off call");
+                        return Err(ProviderError::ToolCallCutOff {
+                            provider: provider.to_string(),
+                            max_tokens,
+                        });
+                    }
+                }
+            } else {
+                filter.finish(&offered)
             };
             if !tail.is_empty() {
                 on_text(&tail);
@@ -747,12 +763,84 @@ mod tests {
             messages: Vec::new(),
             tools: Vec::new(),
         };
-        let response = state.finish("local", &request, &on_text).unwrap();
+        let response = state.finish("local", &request, 64, &on_text).unwrap();
         assert_eq!(response.text, "Reading.");
         assert_eq!(response.tool_calls[0].arguments, r#"{"path":"a"}"#);
         assert!(response.tool_calls[0].id.starts_with("call_"));
         assert_eq!(response.stop_reason, StopReason::ToolUse);
         assert_eq!(shown.lock().unwrap().as_str(), "Reading.");
+    }
+
+    /// Streams `pieces` of content ending with `finish_reason`, with text-call recovery on and
+    /// `read_file` offered: the result and the text shown.
+    fn stream_content(
+        pieces: &[&str],
+        finish_reason: &str,
+    ) -> (Result<ModelResponse, ProviderError>, String) {
+        let mut state = StreamState {
+            filter: Some(TextCallFilter::new()),
+            ..StreamState::default()
+        };
+        let shown = std::sync::Mutex::new(String::new());
+        let on_text = |t: &str| shown.lock().unwrap().push_str(t);
+        for piece in pieces {
+            let chunk = json!({"choices": [{"index": 0, "delta": {"content": piece}}]});
+            state.apply("llama.cpp", &chunk, &on_text).unwrap();
+        }
+        let end = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason}]});
+        state.apply("llama.cpp", &end, &on_text).unwrap();
+        state.done = true;
+        let request = ModelRequest {
+            model: "m".into(),
+            system: String::new(),
+            messages: Vec::new(),
+            tools: vec![ToolDefinition {
+                name: "read_file".into(),
+                description: "Reads".into(),
+                parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            }],
+        };
+        let result = state.finish("llama.cpp", &request, 32, &on_text);
+        let shown = shown.lock().unwrap().clone();
+        (result, shown)
+    }
+
+    #[test]
+    fn a_written_call_cut_off_by_the_token_limit_is_an_error_and_never_shown() {
+        let (result, shown) = stream_content(
+            &["Let me look.\n<tool", "_call>\n{\"name\": \"read_file\", \"argu"],
+            "length",
+        );
+        assert_eq!(
+            result.unwrap_err(),
+            ProviderError::ToolCallCutOff {
+                provider: "llama.cpp".into(),
+                max_tokens: 32
+            }
+        );
+        assert_eq!(shown, "Let me look.\n");
+    }
+
+    #[test]
+    fn a_written_call_complete_at_the_token_limit_still_runs() {
+        let (result, shown) = stream_content(
+            &["<tool_call>{\"name\": \"read_file\", ", "\"arguments\": {\"path\": \"a\"}}</tool_call>"],
+            "length",
+        );
+        let response = result.unwrap();
+        assert_eq!(response.tool_calls.len(), 1);
+        assert_eq!(response.tool_calls[0].arguments, r#"{"path":"a"}"#);
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        assert_eq!(shown, "");
+    }
+
+    #[test]
+    fn prose_cut_off_by_the_token_limit_is_shown_as_it_came() {
+        let (result, shown) = stream_content(&["The answer is forty", " and"], "length");
+        let response = result.unwrap();
+        assert_eq!(response.text, "The answer is forty and");
+        assert_eq!(response.stop_reason, StopReason::MaxTokens);
+        assert_eq!(shown, "The answer is forty and");
     }
 
     #[test]

@@ -535,6 +535,54 @@ impl TextCallFilter {
         &self.full
     }
 
+    /// Whether the text held back is the beginning of a written tool call: a call marker
+    /// (`<tool_call>`, `<function=`, `[TOOL_CALLS]`, `<|python_tag|>`) or the start of one, a
+    /// fence that may hold a call, or unfinished JSON opening the reply (llama.cpp's generic
+    /// `{"tool_call": ...}`). A reply that stopped at its token limit while this holds was a call
+    /// cut short: it must be neither run nor shown as text. A generic `{"response": ...}` answer
+    /// is text, never a call.
+    pub fn holds_call(&self) -> bool {
+        if self.response.is_some() || self.in_prose_fence {
+            return false;
+        }
+        let held = self.full[self.shown..].trim_start();
+        // A marker, or the start of one cut off (two characters at least: `<t`, `[T`, ``` `` ```).
+        // The filter holds a fence back only while it may hold a call (a JSON fence, or one
+        // whose language line has not come yet).
+        if MARKERS.iter().any(|marker| {
+            held.starts_with(marker) || (held.len() >= 2 && marker.starts_with(held))
+        }) {
+            return true;
+        }
+        let at_start = self.full[..self.shown].trim().is_empty();
+        at_start
+            && held.starts_with('{')
+            && matches!(
+                serde_json::from_str::<Value>(held),
+                Err(e) if e.is_eof()
+            )
+    }
+
+    /// Ends a reply that stopped at its token limit: like [`TextCallFilter::finish`], or `None`
+    /// when the limit cut a written call short (see [`TextCallFilter::holds_call`]; also a
+    /// Qwen3-Coder XML call whose closing tag never came, which would otherwise be read with its
+    /// last value cut). Nothing more is shown then: the held markup is dropped.
+    pub fn finish_at_limit(
+        self,
+        offered: &[OfferedTool<'_>],
+    ) -> Option<(Option<RecoveredReply>, String)> {
+        if !self.holds_call() {
+            return Some(self.finish(offered));
+        }
+        let end = strip_trailing_specials(&self.full).trim_end();
+        let closed = end.ends_with(FUNCTION_CLOSE) || end.ends_with(TOOL_CALL_CLOSE);
+        let (reply, tail) = self.finish(offered);
+        let whole = reply.as_ref().is_some_and(|r| {
+            !r.calls.is_empty() && (closed || r.calls.iter().all(|c| c.form != TextCallForm::QwenXml))
+        });
+        whole.then_some((reply, tail))
+    }
+
     /// Ends the reply: the recovered calls (if any) and the text still to show. With calls, that
     /// is the prose not yet shown; without, everything held back.
     pub fn finish(mut self, offered: &[OfferedTool<'_>]) -> (Option<RecoveredReply>, String) {
@@ -1194,6 +1242,74 @@ mod tests {
             );
             assert_eq!(shown, expected, "{fragments:?}");
         }
+    }
+
+    /// Pushes `text` one character at a time and ends it at the token limit: what was shown and
+    /// what [`TextCallFilter::finish_at_limit`] gave.
+    fn stream_to_limit(text: &str) -> (String, Option<(Option<RecoveredReply>, String)>) {
+        let tools = tools();
+        let offered = offered_tools(&tools);
+        let mut filter = TextCallFilter::new();
+        let mut shown = String::new();
+        for piece in splits(text).pop().unwrap_or_default() {
+            shown.push_str(&filter.push(piece));
+        }
+        let end = filter.finish_at_limit(&offered);
+        if let Some((_, tail)) = &end {
+            shown.push_str(tail);
+        }
+        (shown, end)
+    }
+
+    #[test]
+    fn a_call_cut_off_by_the_token_limit_at_any_byte_is_never_shown_nor_half_read() {
+        let envelope = r#"{"tool_call": {"name": "read_file", "arguments": {"path": "a.txt"}}}"#;
+        for text in [
+            R2_L01, R2_L02, R2_L05_B, R2_L05_C, R2_L05_D, R2_L06_A, HERMES, envelope,
+        ] {
+            let expected = recover(text).expect("recoverable");
+            let markup_at = MARKUP
+                .iter()
+                .chain(["{"].iter())
+                .filter_map(|m| text.find(m))
+                .min()
+                .unwrap_or(0);
+            let mut cut_calls = 0;
+            // From two characters into the markup (a lone `<` or `{` may be prose).
+            for (at, _) in text.char_indices().filter(|(at, _)| *at >= markup_at + 2) {
+                let prefix = &text[..at];
+                let (shown, end) = stream_to_limit(prefix);
+                for markup in MARKUP {
+                    assert!(
+                        !shown.contains(markup),
+                        "{markup} shown for {prefix:?}: {shown:?}"
+                    );
+                }
+                match end {
+                    // Read as calls only when they are whole calls (those before the cut).
+                    Some((Some(reply), _)) => assert!(
+                        !reply.calls.is_empty() && expected.calls.starts_with(&reply.calls),
+                        "{prefix:?}: {reply:?}"
+                    ),
+                    Some((None, _)) => panic!("a cut call was shown as text: {prefix:?}"),
+                    None => cut_calls += 1,
+                }
+            }
+            assert!(cut_calls > 0, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_reply_stopped_by_the_token_limit_outside_a_call_is_kept() {
+        let (shown, end) = stream_to_limit("Plain answer cut sho");
+        assert_eq!(shown, "Plain answer cut sho");
+        assert_eq!(end, Some((None, String::new())));
+        let (shown, end) = stream_to_limit(r#"{"response": "Hello wor"#);
+        assert_eq!(shown, "Hello wor");
+        assert_eq!(end, Some((reply("Hello wor", vec![]), String::new())));
+        let (shown, end) = stream_to_limit(R2_L01);
+        assert_eq!(shown.trim_end(), "I need to check the file first.");
+        assert_eq!(end.and_then(|(r, _)| r), recover(R2_L01));
     }
 
     #[test]

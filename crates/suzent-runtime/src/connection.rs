@@ -76,6 +76,7 @@ fn explain(e: ProviderError, base: &str) -> RuntimeError {
         ProviderError::EmptyCompletion { .. } => {
             "the model answered nothing (its tool-call output may not have parsed)"
         }
+        ProviderError::ToolCallCutOff { .. } => "the model's tool call did not fit its token limit",
         ProviderError::MissingApiKey { .. } => return RuntimeError::Provider(e),
         ProviderError::InvalidModel { .. } | ProviderError::Cancelled => {
             return RuntimeError::Provider(e);

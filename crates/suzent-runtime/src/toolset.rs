@@ -189,12 +189,16 @@ impl Toolset {
     }
 
     /// The runtime names in the chat's request: the selection, `tool_search`, then the tools
-    /// activated in the chat (known ones).
+    /// activated in the chat (known ones). An empty selection (`tools = []`) offers nothing:
+    /// no `tool_search` and no activated tools, so the model gets no tools and no call syntax.
     pub(crate) async fn loaded(
         &self,
         chat_id: &str,
         selected: &[String],
     ) -> Result<Vec<String>, suzent_store::StoreError> {
+        if selected.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut names: Vec<String> = selected.to_vec();
         if !names.iter().any(|n| n == TOOL_SEARCH) {
             names.push(TOOL_SEARCH.to_string());

@@ -261,6 +261,24 @@ async fn a_deferred_tool_called_before_activation_is_refused_and_does_not_run() 
 }
 
 #[tokio::test]
+async fn a_chat_with_no_tools_selected_offers_no_tool_search_and_no_tools_at_all() {
+    let h = harness(vec![Turn::text("Hello.")], &[]).await;
+    let chat = h.chat(PermissionMode::FullAccess).await;
+    let summary = h
+        .runtime
+        .send_message(&chat, "Say hello.", RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(summary.outcome, RunOutcome::Completed);
+    assert_eq!(summary.text, "Hello.");
+    let requests = h.server.requests();
+    assert_eq!(requests.len(), 1);
+    // No tools field, and so no tool_choice either.
+    assert_eq!(requests[0].get("tools"), None);
+    assert_eq!(requests[0].get("tool_choice"), None);
+}
+
+#[tokio::test]
 async fn tool_search_lists_searches_and_activates_and_the_tool_joins_the_next_request() {
     let h = harness(
         vec![

@@ -136,6 +136,8 @@ async fn a_fresh_install_with_a_model_present_calls_read_file_and_answers_from_i
         answer.to_uppercase().contains("PAPAYA"),
         "{answer}: {messages:#?}"
     );
+    assert_eq!(suzent_tests::tool_markup_in(&answer), None, "{answer}");
+    assert_eq!(suzent_tests::tool_markup_in(&summary.text), None, "{summary:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -165,6 +167,7 @@ async fn the_local_model_streams_its_text_in_pieces() {
     }
     assert!(deltas.len() > 3, "{deltas:?}");
     assert_eq!(deltas.concat().trim(), summary.text.trim());
+    assert_eq!(suzent_tests::tool_markup_in(&deltas.concat()), None, "{deltas:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -299,8 +302,10 @@ async fn the_same_turn_through_llama_cpp_s_server_recovers_the_call_written_as_t
             shown.push_str(&delta);
         }
     }
-    assert!(
-        !shown.contains("<tool_call>"),
+    assert_eq!(
+        suzent_tests::tool_markup_in(&shown),
+        None,
         "markup reached the UI: {shown}"
     );
+    assert_eq!(suzent_tests::tool_markup_in(&summary.text), None, "{summary:?}");
 }

@@ -442,6 +442,24 @@ export function installMockBackend() {
           setTimeout(() => Object.assign(embedding, { waiting: 0, backfilling: false }), 3000);
           return { folder: modelDir, downloaded };
         }
+        case "local_models":
+          // One small model already in the models folder (the first-run offer shows it).
+          return {
+            dir: "~/.local/share/suzent/models/gguf",
+            installed: [
+              {
+                id: "SmolLM2-135M-Instruct.Q4_1",
+                path: "~/.local/share/suzent/models/gguf/SmolLM2-135M-Instruct.Q4_1.gguf",
+                sizeBytes: 98_362_432,
+                sha256: null,
+                source: "folder",
+                architecture: "llama",
+                name: "SmolLM2 135M Instruct",
+                contextLength: 8192,
+              },
+            ],
+            recommended: [],
+          };
         case "list_skills":
           return skills.map((x) => ({ ...x }));
         case "set_skill_enabled": {
