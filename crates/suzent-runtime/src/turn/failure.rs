@@ -69,7 +69,9 @@ pub(super) fn explain(e: &ProviderError) -> (RunOutcome, String) {
         ProviderError::EmptyCompletion { .. } => {
             "retry, or pick a model that handles tool calls better"
         }
-        ProviderError::MissingApiKey { .. }
+        // The message already says what to do (raise max_tokens, set a key, fix the model).
+        ProviderError::ToolCallCutOff { .. }
+        | ProviderError::MissingApiKey { .. }
         | ProviderError::InvalidModel { .. }
         | ProviderError::Cancelled => "",
     };
