@@ -103,6 +103,18 @@ pub async fn send_message(
     Ok(summary)
 }
 
+/// Retries the chat's failed turn (issue #13 item 2): the model is asked again from the
+/// transcript as it is; resolves when the run ends.
+#[tauri::command]
+#[specta::specta]
+pub async fn retry_turn(
+    state: State<'_, AppState>,
+    chat_id: String,
+) -> Result<RunSummary, AppError> {
+    let runtime = state.runtime()?;
+    Ok(runtime.retry(&chat_id, RunOptions::default()).await?)
+}
+
 /// Answers pending approvals and continues the suspended run.
 #[tauri::command]
 #[specta::specta]

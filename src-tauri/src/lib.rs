@@ -48,6 +48,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             delete_chat,
             get_messages,
             send_message,
+            retry_turn,
             resume_approvals,
             pending_approvals,
             cancel_run,

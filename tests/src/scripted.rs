@@ -100,6 +100,8 @@ pub struct Turn {
     pub delay_ms: u64,
     /// When set, this error reply is sent instead of a stream.
     pub failure: Option<HttpFailure>,
+    /// Extra response headers of this reply (`Retry-After` on a 429).
+    pub headers: Vec<(String, String)>,
 }
 
 impl Turn {
@@ -136,6 +138,12 @@ impl Turn {
             failure: Some(HttpFailure::Status(status, body.into())),
             ..Turn::default()
         }
+    }
+
+    /// The same turn with an extra response header (e.g. `Retry-After: 2` on a 429).
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Turn {
+        self.headers.push((name.into(), value.into()));
+        self
     }
 
     /// The same turn, fragmented as `chunking` says.
@@ -445,7 +453,16 @@ fn handle(script: Shared, method: Method, uri: Uri, headers: HeaderMap, body: By
         } else {
             "text/plain; charset=utf-8"
         };
-        return plain(status, content_type, body.clone());
+        let mut response = plain(status, content_type, body.clone());
+        for (name, value) in &turn.headers {
+            if let (Ok(name), Ok(value)) = (
+                axum::http::HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+        return response;
     }
     let frames = match format {
         Format::OpenAi => {

@@ -280,7 +280,8 @@ async fn an_http_401_is_an_http_error_with_its_status_and_body() {
             Err(ProviderError::Http {
                 provider: provider_name,
                 status: 401,
-                body: body.to_string()
+                body: body.to_string(),
+                retry_after_ms: None
             }),
             "{model}"
         );

@@ -118,6 +118,7 @@ export const api = {
   deleteChat: (chatId: string) => unwrap("delete_chat", commands.deleteChat(chatId)),
   getMessages: (chatId: string) => unwrap("get_messages", commands.getMessages(chatId)),
   sendMessage: (chatId: string, text: string) => unwrap("send_message", commands.sendMessage(chatId, text)),
+  retryTurn: (chatId: string) => unwrap("retry_turn", commands.retryTurn(chatId)),
   resumeApprovals: (chatId: string, answers: ApprovalResponse[]) =>
     unwrap("resume_approvals", commands.resumeApprovals(chatId, answers)),
   pendingApprovals: (chatId: string | null) => unwrap("pending_approvals", commands.pendingApprovals(chatId)),

@@ -20,6 +20,7 @@ export const EVENT_HANDLING = {
   tool_permission_resolution: "shows",
   run_finished: "shows",
   run_error: "shows",
+  provider_retry: "shows",
   tool_activated: "shows",
   background_task_update: "shows",
   plan_updated: "shows",

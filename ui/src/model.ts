@@ -29,7 +29,7 @@ export type Item =
       /** The chat's permission mode when the decision was made (labels name it). */
       mode: PermissionMode | null;
     }
-  | { kind: "error"; key: string; message: string }
+  | { kind: "error"; key: string; message: string; outcome?: StopOutcome }
   | { kind: "event"; key: string; source: InboxSource };
 
 /** Where a message that reached the chat through the inbox came from (not the user). */
@@ -113,9 +113,14 @@ export function itemsFromMessages(messages: StoredMessage[], pending: PendingApp
 }
 
 /** A failed turn shown in the chat; not stored by the backend, so kept beside the transcript. */
+/** Run outcomes that stop a turn short of an answer, each shown with its own heading. */
+export type StopOutcome = "failed" | "max_steps" | "loop_detected" | "context_overflow";
+
 export interface TurnError {
   key: string;
   message: string;
+  /** The run's outcome once it finished (the heading names it). */
+  outcome?: StopOutcome;
   /** How many user messages the chat had when it failed: it shows after that turn. */
   turn: number;
 }
@@ -134,7 +139,7 @@ export function mergeReloaded(fresh: Item[], previous: Item[], errors: TurnError
   const out: Item[] = [];
   const flush = (turn: number, orLater = false) => {
     for (const e of errors)
-      if (e.turn === turn || (orLater && e.turn > turn)) out.push({ kind: "error", key: e.key, message: e.message });
+      if (e.turn === turn || (orLater && e.turn > turn)) out.push({ kind: "error", key: e.key, message: e.message, outcome: e.outcome });
   };
   let users = 0;
   for (const it of fresh) {

@@ -2,7 +2,7 @@
 import { createContext, useContext, useEffect, useMemo, useReducer, useRef, type ReactNode } from "react";
 import { t as translate } from "./i18n";
 import { api, ApiError, errorMessage, listenRuntimeEvents } from "./api";
-import { itemsFromMessages, mergeReloaded, userCount, type InboxSource, type Item, type ToolItem, type TurnError } from "./model";
+import { itemsFromMessages, mergeReloaded, userCount, type InboxSource, type Item, type StopOutcome, type ToolItem, type TurnError } from "./model";
 import type {
   ApprovalResponse,
   BackgroundTask,
@@ -29,6 +29,8 @@ export interface ChatView {
   errors: TurnError[];
   /** Counts the chat's runtime events, so a transcript read that events overtook is not applied. */
   epoch: number;
+  /** The provider failed and the runtime waits to ask again (`provider_retry`), until the step goes on. */
+  retry?: { attempt: number; maxAttempts: number; waitMs: number; message: string } | null;
 }
 
 export interface BannerError {
@@ -173,15 +175,24 @@ function decisionOf(value: object): PermissionDecision {
   return { behavior, source, reason, reasonCode, risk, actions, matchedRules, confidence, riskCategories, reviewerModel };
 }
 
+function isStopOutcome(outcome: string): outcome is StopOutcome {
+  return outcome === "failed" || outcome === "max_steps" || outcome === "loop_detected" || outcome === "context_overflow";
+}
+
 function applyEvent(state: State, event: RuntimeEvent): State {
   switch (event.name) {
     case "run_started": {
       const { chatId, runId } = event.value;
       return withView(state, chatId, (v) => ({ ...v, running: true, runId }));
     }
+    case "provider_retry": {
+      const { chatId, attempt, maxAttempts, waitMs, message } = event.value;
+      return withView(state, chatId, (v) => ({ ...v, retry: { attempt, maxAttempts, waitMs, message } }));
+    }
     case "text_delta": {
       const { chatId, runId, delta } = event.value;
       return withView(state, chatId, (v) => {
+        v = v.retry ? { ...v, retry: null } : v;
         const last = v.items[v.items.length - 1];
         if (last && last.kind === "assistant" && last.runId === runId) {
           return { ...v, items: [...v.items.slice(0, -1), { ...last, text: last.text + delta }] };
@@ -192,6 +203,7 @@ function applyEvent(state: State, event: RuntimeEvent): State {
     case "tool_call_start": {
       const { chatId, toolCallId, toolName, args } = event.value;
       return withView(state, chatId, (v) => {
+        v = v.retry ? { ...v, retry: null } : v;
         if (v.items.some((it) => it.kind === "tool" && it.id === toolCallId)) {
           return updateTool(v, toolCallId, (t) => ({ ...t, args, status: "running" }));
         }
@@ -265,8 +277,21 @@ function applyEvent(state: State, event: RuntimeEvent): State {
       );
     }
     case "run_finished": {
-      const { chatId } = event.value;
-      return withView(state, chatId, (v) => ({ ...v, running: false, runId: null }));
+      const { chatId, outcome } = event.value;
+      return withView(state, chatId, (v) => {
+        // No card stays "running" after its run ended (the runtime closes them; an older one may not).
+        let items = v.items.some((it) => it.kind === "tool" && it.status === "running")
+          ? v.items.map((it) => (it.kind === "tool" && it.status === "running" ? { ...it, status: "error" as const } : it))
+          : v.items;
+        let errors = v.errors;
+        // A run stopped short names its outcome on the error it reported (max_steps, loop, overflow).
+        const last = items[items.length - 1];
+        if (isStopOutcome(outcome) && last?.kind === "error") {
+          items = [...items.slice(0, -1), { ...last, outcome }];
+          errors = errors.map((e) => (e.key === last.key ? { ...e, outcome } : e));
+        }
+        return { ...v, running: false, runId: null, items, errors, retry: null };
+      });
     }
     case "run_error": {
       const { chatId, message } = event.value;
@@ -427,7 +452,10 @@ export interface Actions {
   createChat: () => Promise<void>;
   renameChat: (chatId: string, title: string) => Promise<void>;
   deleteChat: (chatId: string) => Promise<void>;
-  send: (chatId: string, text: string) => Promise<void>;
+  /** Sends a message; resolves `false` when it was not accepted (the text was not stored). */
+  send: (chatId: string, text: string) => Promise<boolean>;
+  /** Retries the chat's failed turn (the model is asked again from the transcript). */
+  retry: (chatId: string) => Promise<void>;
   stop: (chatId: string) => Promise<void>;
   answerApprovals: (chatId: string, answers: ApprovalResponse[]) => Promise<void>;
   setMode: (chatId: string, mode: PermissionMode) => Promise<void>;
@@ -604,10 +632,29 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
         try {
           const summary = await api.sendMessage(chatId, text);
           if (summary.outcome === "suspended") dispatch({ type: "pending/set", chatId, pending: summary.pending });
+          return true;
         } catch (e) {
           // Shown once, in the chat it belongs to (not in the window-wide banner).
           if (e instanceof ApiError && e.kind === "startup") reportError(e);
           else dispatch({ type: "chat/inlineError", chatId, message: translate("store.notSent", { error: errorMessage(e) }) });
+          return false;
+        } finally {
+          dispatch({ type: "chat/runEnded", chatId });
+        }
+      },
+      retry: async (chatId) => {
+        dispatch({ type: "chat/runStarting", chatId });
+        try {
+          const summary = await api.retryTurn(chatId);
+          if (summary.outcome === "suspended") dispatch({ type: "pending/set", chatId, pending: summary.pending });
+        } catch (e) {
+          if (e instanceof ApiError && e.kind === "startup") reportError(e);
+          else
+            dispatch({
+              type: "chat/inlineError",
+              chatId,
+              message: translate("store.withContext", { context: translate("store.retryTheTurn"), error: errorMessage(e) }),
+            });
         } finally {
           dispatch({ type: "chat/runEnded", chatId });
         }

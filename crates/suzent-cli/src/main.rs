@@ -33,6 +33,12 @@ use tokio::sync::broadcast;
 const EXIT_SUSPENDED: u8 = 3;
 /// Exit code of a run whose model provider failed.
 const EXIT_PROVIDER_FAILED: u8 = 4;
+/// Exit code of a run stopped after `max_steps` model steps.
+const EXIT_MAX_STEPS: u8 = 5;
+/// Exit code of a run stopped by the loop guard (a repeated identical call).
+const EXIT_LOOP_DETECTED: u8 = 6;
+/// Exit code of a run whose request did not fit the model's context window.
+const EXIT_CONTEXT_OVERFLOW: u8 = 7;
 
 #[derive(Parser)]
 #[command(
@@ -53,6 +59,8 @@ enum Command {
     Run(RunArgs),
     /// Continues a suspended turn, answering its approvals.
     Resume(ResumeArgs),
+    /// Retries a chat's failed turn: asks the model again from the transcript as it is.
+    Retry(RetryArgs),
     /// Lists the tool catalog.
     Tools {
         /// Print JSON.
@@ -191,6 +199,19 @@ struct ResumeArgs {
     #[arg(long)]
     json: bool,
     /// What to do when a further call needs approval.
+    #[arg(long, value_enum, default_value = "suspend")]
+    on_ask: OnAskArg,
+}
+
+#[derive(Args)]
+struct RetryArgs {
+    /// The chat whose last turn failed.
+    #[arg(long)]
+    chat: String,
+    /// Print every event as one JSON line.
+    #[arg(long)]
+    json: bool,
+    /// What to do when a call needs approval.
     #[arg(long, value_enum, default_value = "suspend")]
     on_ask: OnAskArg,
 }
@@ -354,6 +375,7 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Resume(args) | Command::Approvals(ApprovalsCommand::Resolve(args)) => {
             resume(args).await
         }
+        Command::Retry(args) => retry(args).await,
         Command::Tools {
             json,
             categories: true,
@@ -568,6 +590,19 @@ fn print_event(ev: &AgentEvent, json: bool) {
                 first
             );
         }
+        AgentEvent::ProviderRetry {
+            attempt,
+            max_attempts,
+            wait_ms,
+            message,
+            ..
+        } => {
+            let _ = writeln!(
+                out,
+                "\n[retry {attempt}/{max_attempts} in {:.1} s: {message}]",
+                *wait_ms as f64 / 1000.0
+            );
+        }
         AgentEvent::RunError { message, .. } => {
             eprintln!("\nerror: {message}");
         }
@@ -711,11 +746,21 @@ fn exit_for(summary: &RunSummary, json: bool) -> ExitCode {
             }
             ExitCode::from(EXIT_SUSPENDED)
         }
-        RunOutcome::Failed => {
+        outcome => {
+            // Printed as an event without --json already (run_error); said once on stderr too.
             if json && let Some(e) = &summary.error {
                 eprintln!("error: {e}");
             }
-            ExitCode::from(EXIT_PROVIDER_FAILED)
+            let (code, what) = match outcome {
+                RunOutcome::MaxSteps => (EXIT_MAX_STEPS, "stopped: max_steps reached"),
+                RunOutcome::LoopDetected => (EXIT_LOOP_DETECTED, "stopped: loop detected"),
+                RunOutcome::ContextOverflow => {
+                    (EXIT_CONTEXT_OVERFLOW, "stopped: context overflow")
+                }
+                _ => (EXIT_PROVIDER_FAILED, "failed"),
+            };
+            eprintln!("{what} (exit code {code})");
+            ExitCode::from(code)
         }
     }
 }
@@ -808,6 +853,20 @@ async fn resume(args: ResumeArgs) -> Result<ExitCode> {
         rt.resume_approvals(&args.chat, answers, options),
     )
     .await?;
+    Ok(exit_for(&summary, args.json))
+}
+
+async fn retry(args: RetryArgs) -> Result<ExitCode> {
+    let rt = open_runtime().await?;
+    let options = RunOptions {
+        on_ask: if args.on_ask == OnAskArg::Deny {
+            OnAsk::Deny
+        } else {
+            OnAsk::Suspend
+        },
+        ..RunOptions::default()
+    };
+    let summary = with_events(&rt, args.json, rt.retry(&args.chat, options)).await?;
     Ok(exit_for(&summary, args.json))
 }
 

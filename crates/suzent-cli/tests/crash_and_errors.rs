@@ -323,3 +323,181 @@ fn a_rule_with_a_bad_behavior_names_the_field() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--behavior"));
 }
+
+// ---- issue 13 item 2: a failed turn leaves a usable chat ----
+
+fn write_call(id: &str, path: &str) -> suzent_tests::Item {
+    suzent_tests::Item::tool_call(
+        id,
+        "write_file",
+        json!({"file_path": path, "content": "x"}).to_string(),
+    )
+}
+
+#[test]
+fn a_turn_that_panics_with_two_calls_open_ends_both_failed_and_the_chat_takes_the_next_message() {
+    let env = Env::new(vec![
+        Turn::tool_calls(vec![write_call("w1", "a.txt"), write_call("w2", "b.txt")]),
+        Turn::text("here again"),
+    ]);
+    let child = env.spawn(
+        &[
+            "run",
+            "write two files",
+            "--json",
+            "--model",
+            "openai/gpt-test",
+            "--mode",
+            "full_access",
+        ],
+        &[("SUZENT_TEST_PANIC_AT", "before_tool_runs")],
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let evs = events(&out);
+    let chat = chat_id(&evs);
+    // Both cards that were shown as running end, failed.
+    let ends: Vec<(String, bool)> = named(&evs, "tool_call_end")
+        .iter()
+        .map(|e| {
+            (
+                e["value"]["toolName"].as_str().unwrap().to_string(),
+                e["value"]["ok"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        vec![("write_file".to_string(), false), ("write_file".to_string(), false)]
+    );
+    let error = named(&evs, "run_error")[0]["value"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("internal error: test panic at before_tool_runs"), "{error}");
+    assert_eq!(
+        named(&evs, "run_finished").last().unwrap()["value"]["outcome"],
+        "failed"
+    );
+    let results = tool_results(&env.transcript(&chat));
+    // (id, is_error, content)
+    assert_eq!(
+        results.iter().map(|r| r.1).collect::<Vec<_>>(),
+        vec![true, true]
+    );
+    assert!(results[0].2.contains("interrupted"), "{results:?}");
+    assert!(results[1].2.contains("did not run"), "{results:?}");
+    // The chat takes the next message.
+    let next = env.run(&["run", "--chat", &chat, "are you there?", "--json"]);
+    assert_eq!(
+        next.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&next.stderr)
+    );
+    assert!(matches!(
+        env.transcript(&chat).last(),
+        Some(suzent_core::ChatMessage::Assistant { text, .. }) if text == "here again"
+    ));
+    assert!(!env.ws.join("a.txt").exists() && !env.ws.join("b.txt").exists());
+}
+
+#[test]
+fn retry_asks_the_model_again_after_a_failed_turn_and_refuses_an_answered_one() {
+    let env = Env::new(vec![
+        Turn::error(
+            400,
+            json!({"error": {"message": "the model is temporarily unavailable", "type": "invalid_request_error"}})
+                .to_string(),
+        ),
+        Turn::text("answered on retry"),
+    ]);
+    let out = env.run(&["run", "say hi", "--json", "--model", "openai/gpt-test"]);
+    assert_eq!(out.status.code(), Some(4));
+    let chat = chat_id(&events(&out));
+    let retried = env.run(&["retry", "--chat", &chat, "--json"]);
+    assert_eq!(
+        retried.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&retried.stderr)
+    );
+    let transcript = env.transcript(&chat);
+    assert_eq!(
+        transcript
+            .iter()
+            .filter(|m| matches!(m, suzent_core::ChatMessage::User { .. }))
+            .count(),
+        1,
+        "the message is not stored twice: {transcript:?}"
+    );
+    assert!(
+        matches!(
+            transcript.last(),
+            Some(suzent_core::ChatMessage::Assistant { text, .. }) if text == "answered on retry"
+        ),
+        "{transcript:?} stdout: {}",
+        String::from_utf8_lossy(&retried.stdout)
+    );
+    let again = env.run(&["retry", "--chat", &chat]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("nothing to retry"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}
+
+// ---- issue 13 item 6: each stop reason its own exit code ----
+
+#[test]
+fn a_context_overflow_exits_7_and_names_itself_with_the_servers_message() {
+    let env = Env::new(vec![Turn::error(
+        400,
+        json!({"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9013 tokens.", "code": "context_length_exceeded"}})
+            .to_string(),
+    )]);
+    let out = env.run(&["run", "a long question", "--json", "--model", "openai/gpt-test"]);
+    assert_eq!(out.status.code(), Some(7));
+    let evs = events(&out);
+    assert_eq!(
+        named(&evs, "run_finished").last().unwrap()["value"]["outcome"],
+        "context_overflow"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("context overflow:")
+            && stderr.contains("maximum context length is 8192 tokens")
+            && stderr.contains("stopped: context overflow (exit code 7)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_run_stopped_by_the_loop_guard_exits_6() {
+    let env = Env::new(
+        (0..5)
+            .map(|_| {
+                Turn::tool_call(
+                    "call_0",
+                    "run_command",
+                    json!({"content": "echo ran >> count.txt", "timeout": 30}).to_string(),
+                )
+            })
+            .collect(),
+    );
+    let out = env.run(&["run", "append", "--model", "openai/gpt-test", "--mode", "full_access"]);
+    assert_eq!(
+        out.status.code(),
+        Some(6),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stopped: loop detected (exit code 6)"));
+    assert_eq!(env.read("count.txt"), "ran\nran\nran\nran\n");
+}

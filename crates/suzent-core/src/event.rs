@@ -36,6 +36,28 @@ pub enum RunOutcome {
     Cancelled,
     /// A provider or runtime error ended the run (see `run_error`).
     Failed,
+    /// Stopped after `max_steps` model steps: the task may be unfinished (`run_error` says so).
+    MaxSteps,
+    /// The loop guard stopped the run: the model repeated one call with the same arguments and
+    /// the same result (`run_error` names the call).
+    LoopDetected,
+    /// The request did not fit the model's context window (`run_error` has the server's
+    /// message).
+    ContextOverflow,
+}
+
+impl RunOutcome {
+    /// Whether the run stopped short of an answer: failed, or stopped by `max_steps`, the loop
+    /// guard or a context overflow (its `error` says why).
+    pub fn is_stopped_short(self) -> bool {
+        matches!(
+            self,
+            RunOutcome::Failed
+                | RunOutcome::MaxSteps
+                | RunOutcome::LoopDetected
+                | RunOutcome::ContextOverflow
+        )
+    }
 }
 
 /// An event of the runtime. Serialized as `{"name": "<snake_case>", "value": {...camelCase}}`
@@ -160,6 +182,25 @@ pub enum AgentEvent {
         /// A readable message.
         message: String,
     },
+    /// The model provider failed in a way worth retrying (429, 5xx, a connection that broke
+    /// before anything was shown, an empty completion): the runtime waits `wait_ms` and asks
+    /// again (issue #13 item 5). The turn goes on; no `run_error` unless the retries run out.
+    #[serde(rename_all = "camelCase")]
+    ProviderRetry {
+        /// Chat id.
+        chat_id: String,
+        /// Run id.
+        run_id: String,
+        /// This retry's number, from 1.
+        attempt: u32,
+        /// The most retries this failure gets.
+        max_attempts: u32,
+        /// How long the runtime waits before it asks again, in milliseconds (the server's
+        /// `Retry-After` when it gave one).
+        wait_ms: u64,
+        /// The provider's error.
+        message: String,
+    },
     /// A deferred tool was activated in a chat (by `tool_search`); it is in the request from
     /// the next model step on, for the rest of the session. Stored before it is sent.
     #[serde(rename_all = "camelCase")]
@@ -266,6 +307,7 @@ impl AgentEvent {
             AgentEvent::ToolPermissionResolution { .. } => "tool_permission_resolution",
             AgentEvent::RunFinished { .. } => "run_finished",
             AgentEvent::RunError { .. } => "run_error",
+            AgentEvent::ProviderRetry { .. } => "provider_retry",
             AgentEvent::ToolActivated { .. } => "tool_activated",
             AgentEvent::BackgroundTaskUpdate { .. } => "background_task_update",
             AgentEvent::PlanUpdated { .. } => "plan_updated",
@@ -288,6 +330,7 @@ impl AgentEvent {
             | AgentEvent::ToolPermissionResolution { chat_id, .. }
             | AgentEvent::RunFinished { chat_id, .. }
             | AgentEvent::RunError { chat_id, .. }
+            | AgentEvent::ProviderRetry { chat_id, .. }
             | AgentEvent::ToolActivated { chat_id, .. }
             | AgentEvent::BackgroundTaskUpdate { chat_id, .. }
             | AgentEvent::PlanUpdated { chat_id, .. }

@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
-    /// Provider's call id (`call_...`, `toolu_...`), unique within a chat.
+    /// The call's id. In a stored transcript, the step id the runtime claimed for it, unique
+    /// across chats (the provider's id when it was free, else `call_` and 32 hex digits: issue 13
+    /// item 1); in a provider's response, the provider's id, which may repeat or be empty.
     pub id: String,
     /// Tool runtime name as the model wrote it.
     pub name: String,

@@ -100,6 +100,9 @@ pub enum ProviderError {
         status: u16,
         /// Response body (bounded).
         body: String,
+        /// How long the server asked to wait before retrying, in milliseconds (`Retry-After`
+        /// in seconds, or OpenAI's `retry-after-ms`), when it said.
+        retry_after_ms: Option<u64>,
     },
     /// Connection failed or the stream broke.
     #[error("{provider} connection failed: {message}")]

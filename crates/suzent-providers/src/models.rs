@@ -113,6 +113,7 @@ pub async fn list_models(
             provider: provider.to_string(),
             status: status.as_u16(),
             body,
+            retry_after_ms: None,
         });
     }
     let value: Value = serde_json::from_str(&text).map_err(|e| ProviderError::Protocol {

@@ -150,10 +150,12 @@ impl OpenAiProvider {
                 .map_err(|e| transport(provider, &e))?;
             let status = response.status();
             if !status.is_success() {
+                let retry_after_ms = crate::wire::retry_after_ms(response.headers());
                 return Err(ProviderError::Http {
                     provider: provider.to_string(),
                     status: status.as_u16(),
                     body: bounded_body(response).await,
+                    retry_after_ms,
                 });
             }
             let value: Value = response.json().await.map_err(|e| ProviderError::Protocol {
@@ -847,6 +849,7 @@ mod tests {
             provider: "local".into(),
             status,
             body: body.into(),
+            retry_after_ms: None,
         };
         assert!(refuses_tools(&http(
             500,

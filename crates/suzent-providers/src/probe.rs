@@ -66,6 +66,7 @@ pub async fn list_server_models(
             provider: provider.into(),
             status,
             body: text.chars().take(300).collect(),
+            retry_after_ms: None,
         });
     }
     let value: Value = serde_json::from_str(&text).map_err(|_| ProviderError::Protocol {

@@ -76,11 +76,13 @@ pub(crate) async fn post_sse(
         .map_err(|e| transport(provider, &e))?;
     let status = response.status();
     if !status.is_success() {
+        let retry_after_ms = retry_after_ms(response.headers());
         let body = bounded_body(response).await;
         return Err(ProviderError::Http {
             provider: provider.to_string(),
             status: status.as_u16(),
             body,
+            retry_after_ms,
         });
     }
     let provider = provider.to_string();
@@ -139,6 +141,23 @@ pub(crate) fn transport(provider: &str, e: &reqwest::Error) -> ProviderError {
 }
 
 /// Reads at most [`MAX_ERROR_BODY`] bytes of an error response.
+/// How long an error answer asks the client to wait, in milliseconds: OpenAI's
+/// `retry-after-ms`, else `Retry-After` in whole seconds (RFC 9110 §10.2.3; the HTTP-date form
+/// is not used by model APIs and is ignored).
+pub(crate) fn retry_after_ms(headers: &reqwest::header::HeaderMap) -> Option<u64> {
+    let read = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    };
+    if let Some(ms) = read("retry-after-ms") {
+        return Some(ms as u64);
+    }
+    read("retry-after").map(|s| (s * 1000.0) as u64)
+}
+
 pub(crate) async fn bounded_body(mut response: reqwest::Response) -> String {
     let mut bytes: Vec<u8> = Vec::new();
     let mut truncated = false;

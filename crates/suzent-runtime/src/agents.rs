@@ -140,7 +140,11 @@ impl AgentService {
                 RunOutcome::Cancelled => {
                     (BackgroundTaskStatus::Stopped, "was stopped", s.text.clone())
                 }
-                RunOutcome::Suspended | RunOutcome::Failed => (
+                RunOutcome::Suspended
+                | RunOutcome::Failed
+                | RunOutcome::MaxSteps
+                | RunOutcome::LoopDetected
+                | RunOutcome::ContextOverflow => (
                     BackgroundTaskStatus::Failed,
                     "failed",
                     s.error.clone().unwrap_or_else(|| s.text.clone()),

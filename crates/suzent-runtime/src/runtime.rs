@@ -638,6 +638,17 @@ impl Runtime {
         self.s.turn.resume(chat_id, answers, options).await
     }
 
+    /// Retries the chat's failed turn: the model is asked again from the transcript as it is
+    /// (issue #13 item 2). Refused (`InvalidInput`) when the last turn was answered, when calls
+    /// wait for approval, or when the chat has no message.
+    pub async fn retry(
+        &self,
+        chat_id: &str,
+        options: RunOptions,
+    ) -> Result<RunSummary, RuntimeError> {
+        self.s.turn.retry(chat_id, options).await
+    }
+
     /// Stops the chat's running turn (the model stream and any running tool).
     pub fn cancel(&self, chat_id: &str) {
         self.s.sessions.cancel(chat_id)

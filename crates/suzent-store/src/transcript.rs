@@ -73,11 +73,43 @@ impl Store {
             .collect()
     }
 
+    /// Claims `id` as the step id of a tool call of `chat_id` (issue 13 item 1). Returns `true`
+    /// if the id was free and is now this call's, `false` if any chat claimed it before (a
+    /// provider that numbers its calls `call_0`, `call_1`, or repeats an id within one
+    /// response): the caller then claims a fresh id instead. Atomic across processes. An empty
+    /// id is never claimed.
+    ///
+    /// Errors: [`StoreError::NotFound`] (`what: "chat"`) if there is no such chat,
+    /// [`StoreError::Database`].
+    pub async fn claim_tool_call_id(&self, chat_id: &str, id: &str) -> Result<bool, StoreError> {
+        if id.is_empty() {
+            return Ok(false);
+        }
+        let result = sqlx::query(
+            "INSERT INTO tool_call_ids (id, chat_id, claimed_at) VALUES (?, ?, ?)
+             ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(id)
+        .bind(chat_id)
+        .bind(ts(&self.now()))
+        .execute(&self.pool)
+        .await;
+        match result {
+            Ok(done) => Ok(done.rows_affected() == 1),
+            Err(e) if crate::error::is_foreign_key_violation(&e) => Err(StoreError::NotFound {
+                what: "chat",
+                id: chat_id.to_string(),
+            }),
+            Err(e) => Err(e).db(|| format!("claiming tool call id '{id}' in chat '{chat_id}'")),
+        }
+    }
+
     /// Marks a tool call as running before it is executed. Returns `true` if the step was newly
     /// recorded (run the tool), `false` if a step for this `tool_call_id` already exists, running
     /// or done (do not run it again: it may have run before a crash).
     ///
-    /// Tool call ids are treated as unique across chats (provider ids are).
+    /// Tool call ids are step ids claimed with [`Store::claim_tool_call_id`], unique across
+    /// chats (a provider's id is kept only when no call used it before: issue 13 item 1).
     ///
     /// Errors: [`StoreError::NotFound`] (`what: "chat"`) if there is no such chat,
     /// [`StoreError::Database`].

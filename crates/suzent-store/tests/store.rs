@@ -520,6 +520,48 @@ async fn appending_to_an_unknown_chat_is_not_found_and_stores_nothing() {
 // ---------------------------------------------------------------- tool steps
 
 #[tokio::test]
+async fn a_tool_call_id_is_claimed_once_across_chats_and_freed_with_its_chat() {
+    let (_dir, _path, store) = file_store().await;
+    for id in ["a", "b"] {
+        store.create_chat(&new_chat(id)).await.unwrap();
+    }
+    let claims = vec![
+        store.claim_tool_call_id("a", "call_0").await.unwrap(),
+        store.claim_tool_call_id("a", "call_0").await.unwrap(),
+        store.claim_tool_call_id("b", "call_0").await.unwrap(),
+        store.claim_tool_call_id("b", "").await.unwrap(),
+        store.claim_tool_call_id("b", "call_1").await.unwrap(),
+    ];
+    assert_eq!(claims, vec![true, false, false, false, true]);
+    store.delete_chat("a").await.unwrap();
+    assert!(store.claim_tool_call_id("b", "call_0").await.unwrap());
+    let err = store.claim_tool_call_id("ghost", "call_9").await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NotFound { what: "chat", id } if id == "ghost"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn ids_of_a_transcript_stored_before_claims_existed_count_as_claimed() {
+    let (_dir, path, store) = file_store().await;
+    store.create_chat(&new_chat("old")).await.unwrap();
+    store
+        .append_message("old", Some("r1"), &assistant_calling("call_old"))
+        .await
+        .unwrap();
+    // As a database migrated from before 0013 would be: the claim table emptied, then the
+    // backfill statements of 0013 run again.
+    let pool = raw(&path).await;
+    sqlx::query("DELETE FROM tool_call_ids").execute(&pool).await.unwrap();
+    let backfill = include_str!("../migrations/0013_tool_call_ids.sql");
+    let inserts = &backfill[backfill.find("INSERT OR IGNORE").unwrap()..];
+    sqlx::raw_sql(inserts).execute(&pool).await.unwrap();
+    assert!(!store.claim_tool_call_id("old", "call_old").await.unwrap());
+}
+
+
+#[tokio::test]
 async fn a_tool_step_begins_once_and_is_never_begun_again() {
     let (_dir, _path, store) = file_store().await;
     store.create_chat(&new_chat("c1")).await.unwrap();

@@ -65,7 +65,10 @@ function Composer({ chatId, running, blocked }: { chatId: string; running: boole
       void api.startGoal(chatId, { objective: (goal[1] ?? "").trim(), maxTurns: null, maxTokens: null }).catch((e) => actions.reportError(e));
       return;
     }
-    void actions.send(chatId, t);
+    // A message the runtime did not accept comes back to the composer (unless the user typed anew).
+    void actions.send(chatId, t).then((accepted) => {
+      if (!accepted) setText((now) => (now.trim() ? now : t));
+    });
   };
 
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
@@ -152,6 +155,8 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
   const pending = chat ? (state.pending[chat.id] ?? []) : [];
   const plan = chat ? (state.plans[chat.id] ?? null) : null;
   const running = !!view?.running;
+  // A failed turn offers Retry on its error while that error is the last thing in the chat.
+  const lastKey = view?.items[view.items.length - 1]?.key;
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const surfaces = chat ? (state.surfaces[chat.id] ?? []) : [];
@@ -338,8 +343,22 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
                 );
               case "error":
                 return (
-                  <div key={it.key} className="msg inline-error" role="alert" data-testid="error-banner" data-scope="turn">
-                    <strong>{t("chat.turnFailed")}</strong> {it.message}
+                  <div key={it.key} className="msg inline-error" role="alert" data-testid="error-banner" data-scope="turn" data-outcome={it.outcome ?? "failed"}>
+                    <strong>
+                      {it.outcome === "max_steps"
+                        ? t("chat.stopped.max_steps")
+                        : it.outcome === "loop_detected"
+                          ? t("chat.stopped.loop_detected")
+                          : it.outcome === "context_overflow"
+                            ? t("chat.stopped.context_overflow")
+                            : t("chat.turnFailed")}
+                    </strong>{" "}
+                    {it.message}
+                    {!running && it.key === lastKey && (
+                      <button type="button" className="btn tiny" data-testid="turn-retry" onClick={() => void actions.retry(chat.id)}>
+                        {t("chat.retry")}
+                      </button>
+                    )}
                   </div>
                 );
             }
@@ -347,6 +366,16 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
           {orphans.map((s) => (
             <SurfaceView key={`inline-${s.surfaceId}`} surface={s} />
           ))}
+          {running && view?.retry && (
+            <div className="msg retry-notice" role="status" data-testid="provider-retry">
+              {t("chat.retrying", {
+                seconds: Math.round(view.retry.waitMs / 100) / 10,
+                attempt: view.retry.attempt,
+                max: view.retry.maxAttempts,
+                message: view.retry.message,
+              })}
+            </div>
+          )}
           {running && (
             <div className="typing" aria-label={t("chat.working")}>
               <span />

@@ -446,7 +446,11 @@ impl Goals {
                     .await?;
                     return Ok(());
                 }
-                RunOutcome::Failed | RunOutcome::Suspended => {
+                RunOutcome::Failed
+                | RunOutcome::Suspended
+                | RunOutcome::MaxSteps
+                | RunOutcome::LoopDetected
+                | RunOutcome::ContextOverflow => {
                     let reason = format!(
                         "the turn failed: {}",
                         summary.error.unwrap_or_else(|| "no answer".into())

@@ -256,7 +256,12 @@ pub(crate) async fn headless_turn(
                 Some("stopped by the user".to_string()),
                 String::new(),
             ),
-            RunOutcome::Failed => (
+            // Stopped short (failed, max_steps, loop detected, context overflow) is a failed
+            // run with the reason: never a completion.
+            RunOutcome::Failed
+            | RunOutcome::MaxSteps
+            | RunOutcome::LoopDetected
+            | RunOutcome::ContextOverflow => (
                 RunStatus::Failed,
                 summary.error.or(Some("the turn failed".into())),
                 String::new(),

@@ -315,6 +315,7 @@ impl TurnService {
         // Reading tools leave out what the chat's deny and ask read rules refuse (issue #12
         // item 4): the rules in force now, as the gate saw them.
         ctx.paths = Arc::new(self.s.permissions.with_read_rules(chat, &ctx.paths).await?);
+        super::panic_point("before_tool_runs");
         let result = tool.call(args, &ctx).await;
         let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         hold_point("after_tool_ran").await;
@@ -332,7 +333,7 @@ impl TurnService {
     }
 
     /// Stores a call's result, then announces it.
-    async fn finish(
+    pub(super) async fn finish(
         &self,
         chat: &ChatRecord,
         run_id: &str,

@@ -32,9 +32,29 @@ impl TurnService {
             run_id: run_id.clone(),
             model: model.clone(),
         });
-        let result = self
-            .run_loop(session, chat, &run_id, &options, &cancel, opening)
-            .await;
+        // A panic inside the run ends it as failed, like any other error (issue #13 item 2).
+        let result = super::recover::catch_panic(
+            self.run_loop(session, chat, &run_id, &options, &cancel, opening),
+        )
+        .await
+        .unwrap_or_else(|panic| {
+            tracing::error!(chat = %chat.id, run = %run_id, %panic, "a turn panicked");
+            Err(LoopError::Panicked(panic))
+        });
+        // A failed run closes the calls it left open, with the reason.
+        match &result {
+            Err(LoopError::Runtime(e)) => {
+                self.fail_open_calls(chat, &run_id, &e.to_string()).await;
+            }
+            Err(LoopError::Panicked(p)) => {
+                self.fail_open_calls(chat, &run_id, &format!("internal error: {p}"))
+                    .await;
+            }
+            Err(LoopError::Provider(e)) if !matches!(e, ProviderError::Cancelled) => {
+                self.fail_open_calls(chat, &run_id, &e.to_string()).await;
+            }
+            _ => {}
+        }
         // Everything this run audited is on disk before the run is announced as finished (a
         // CLI process may exit right after).
         self.s.permissions.gate().audit().flush().await;
@@ -61,8 +81,10 @@ impl TurnService {
                 text: String::new(),
                 error: None,
             },
-            Err(LoopError::Provider(e)) => {
-                let message = e.to_string();
+            Err(LoopError::Panicked(panic)) => {
+                let message = format!(
+                    "internal error: {panic}. The chat is usable: send a new message or retry."
+                );
                 self.emit(AgentEvent::RunError {
                     chat_id: chat.id.clone(),
                     run_id: run_id.clone(),
@@ -71,6 +93,22 @@ impl TurnService {
                 RunSummary {
                     run_id: run_id.clone(),
                     outcome: RunOutcome::Failed,
+                    pending: Vec::new(),
+                    text: String::new(),
+                    error: Some(message),
+                }
+            }
+            Err(LoopError::Provider(e)) => {
+                // Each failure names itself, with the provider's message and what to do.
+                let (outcome, message) = super::failure::explain(&e);
+                self.emit(AgentEvent::RunError {
+                    chat_id: chat.id.clone(),
+                    run_id: run_id.clone(),
+                    message: message.clone(),
+                });
+                RunSummary {
+                    run_id: run_id.clone(),
+                    outcome,
                     pending: Vec::new(),
                     text: String::new(),
                     error: Some(message),
@@ -123,16 +161,49 @@ impl TurnService {
                 && !calls.is_empty()
             {
                 let mut waiting = Vec::new();
-                for call in calls {
+                // The loop guard reads the transcript as each call is settled.
+                let mut seen = messages;
+                let mut looped: Option<String> = None;
+                for (i, call) in calls.iter().enumerate() {
                     if answered.contains(&call.id) {
                         continue;
                     }
+                    if i > 0 {
+                        seen = store.messages(&chat.id).await.map_err(RuntimeError::from)?;
+                    }
+                    // Stopped by the user: the calls not begun yet do not run.
+                    if cancel.is_cancelled() {
+                        let text = format!(
+                            "The {} call did not run: the user stopped the turn.",
+                            call.name
+                        );
+                        self.finish(chat, run_id, call, Err(text), 0).await?;
+                        continue;
+                    }
+                    if let Some(stop) = &looped {
+                        let text = format!(
+                            "The {} call did not run: the turn was stopped ({stop}).",
+                            call.name
+                        );
+                        self.finish(chat, run_id, call, Err(text), 0).await?;
+                        continue;
+                    }
+                    if let Some(reason) = super::loop_guard::blocks(&seen, call) {
+                        tracing::warn!(chat = %chat.id, tool = %call.name, "loop guard stopped a repeated call");
+                        self.finish(chat, run_id, call, Err(reason.clone()), 0)
+                            .await?;
+                        looped = Some(reason);
+                        continue;
+                    }
                     if let Some(p) = self
-                        .settle_call(chat, run_id, &call, &loaded, &ctx, options)
+                        .settle_call(chat, run_id, call, &loaded, &ctx, options)
                         .await?
                     {
                         waiting.push(p);
                     }
+                }
+                if let Some(reason) = looped {
+                    return Ok(self.stopped(chat, run_id, RunOutcome::LoopDetected, reason));
                 }
                 if !waiting.is_empty() {
                     let pending = store
@@ -170,7 +241,9 @@ impl TurnService {
                 continue;
             }
             if steps >= config.max_steps {
-                let note = format!("Stopped after {steps} model steps (max_steps in config.toml).");
+                let note = format!(
+                    "Stopped after {steps} model steps (max_steps in config.toml): the task may be unfinished. Send a message to continue, or raise max_steps."
+                );
                 store
                     .append_message(
                         &chat.id,
@@ -182,7 +255,7 @@ impl TurnService {
                     )
                     .await
                     .map_err(RuntimeError::from)?;
-                return Ok(self.summary(run_id, RunOutcome::Completed, Vec::new(), note));
+                return Ok(self.stopped(chat, run_id, RunOutcome::MaxSteps, note));
             }
             steps += 1;
             if provider.is_none() {
@@ -199,37 +272,86 @@ impl TurnService {
             let Some((client, model_id)) = provider.as_ref() else {
                 continue;
             };
+            let warning = super::loop_guard::warning(&messages);
             let mut request = ModelRequest {
                 model: model_id.clone(),
                 system: self.system_prompt(chat, &ctx).await?,
                 messages: messages.into_iter().map(|m| m.message).collect(),
                 tools: self.tool_definitions(&loaded),
             };
+            // Repeated identical calls: the model is told before it repeats again (not stored).
+            if let Some(w) = warning {
+                super::loop_guard::inject(&mut request.messages, &w);
+            }
             self.fit_to_model(chat, &config, &mut request);
             let chat_id = chat.id.clone();
             let run = run_id.to_string();
             let events = self.s.events.clone();
+            // Whether any of this step's text reached the user (a retry would show it twice).
+            let shown = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let shown_by_sink = std::sync::Arc::clone(&shown);
+            // What was streamed, kept when the user stops the step (issue #13 item 3).
+            let partial = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+            let partial_by_sink = std::sync::Arc::clone(&partial);
             let on_text = move |delta: &str| {
+                shown_by_sink.store(true, std::sync::atomic::Ordering::Relaxed);
+                if let Ok(mut p) = partial_by_sink.lock() {
+                    p.push_str(delta);
+                }
                 events.emit(AgentEvent::TextDelta {
                     chat_id: chat_id.clone(),
                     run_id: run.clone(),
                     delta: delta.to_string(),
                 });
             };
-            let response = tokio::select! {
-                r = client.stream(&request, &on_text) => r.map_err(LoopError::Provider)?,
-                _ = cancel.cancelled() => return Err(LoopError::Provider(ProviderError::Cancelled)),
+            let mut retries = 0u32;
+            let response = loop {
+                let result = tokio::select! {
+                    r = client.stream(&request, &on_text) => r,
+                    _ = cancel.cancelled() => {
+                        let said = partial.lock().map(|p| p.clone()).unwrap_or_default();
+                        return self.keep_stopped_text(chat, run_id, said).await;
+                    }
+                };
+                let e = match result {
+                    Ok(response) => break response,
+                    Err(e) => e,
+                };
+                // 429, 5xx, a broken connection, an empty completion: wait and ask again.
+                let shown_now = shown.load(std::sync::atomic::Ordering::Relaxed);
+                let Some(plan) = super::retry::plan(&e, retries, shown_now) else {
+                    return Err(LoopError::Provider(e));
+                };
+                tracing::warn!(chat = %chat.id, run = %run_id, error = %e, attempt = plan.attempt, wait_ms = plan.wait_ms, "model step failed; retrying");
+                self.emit(AgentEvent::ProviderRetry {
+                    chat_id: chat.id.clone(),
+                    run_id: run_id.to_string(),
+                    attempt: plan.attempt,
+                    max_attempts: plan.max_attempts,
+                    wait_ms: plan.wait_ms,
+                    message: e.to_string(),
+                });
+                tokio::select! {
+                    _ = tokio::time::sleep(std::time::Duration::from_millis(plan.wait_ms)) => {}
+                    _ = cancel.cancelled() => return Err(LoopError::Provider(ProviderError::Cancelled)),
+                }
+                retries += 1;
             };
             last_text = response.text.clone();
+            // The provider's ids are not keys: each call is stored under a step id it claimed.
+            let mut tool_calls = response.tool_calls;
+            super::ids::claim_step_ids(store, &chat.id, &mut tool_calls)
+                .await
+                .map_err(RuntimeError::from)?;
             let assistant = ChatMessage::Assistant {
                 text: response.text.clone(),
-                tool_calls: response.tool_calls.clone(),
+                tool_calls: tool_calls.clone(),
             };
             store
                 .append_message(&chat.id, Some(run_id), &assistant)
                 .await
                 .map_err(RuntimeError::from)?;
-            for call in &response.tool_calls {
+            for call in &tool_calls {
                 self.emit(AgentEvent::ToolCallStart {
                     chat_id: chat.id.clone(),
                     run_id: run_id.to_string(),
@@ -239,6 +361,33 @@ impl TurnService {
                 });
             }
         }
+    }
+
+    /// A step the user stopped while the model was streaming: the text shown so far is kept in
+    /// the transcript, marked as stopped, and the run ends as cancelled (issue #13 item 3).
+    async fn keep_stopped_text(
+        &self,
+        chat: &ChatRecord,
+        run_id: &str,
+        said: String,
+    ) -> Result<RunSummary, LoopError> {
+        if said.trim().is_empty() {
+            return Err(LoopError::Provider(ProviderError::Cancelled));
+        }
+        let text = format!("{said}{STOPPED_MARK}");
+        self.s
+            .store
+            .append_message(
+                &chat.id,
+                Some(run_id),
+                &ChatMessage::Assistant {
+                    text: text.clone(),
+                    tool_calls: Vec::new(),
+                },
+            )
+            .await
+            .map_err(RuntimeError::from)?;
+        Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), text))
     }
 
     /// Stores the message that opens a run (see [`Opening`]).
@@ -270,6 +419,29 @@ impl TurnService {
             }
         }
         Ok(())
+    }
+
+    /// The summary of a run stopped by the runtime (max_steps, the loop guard): its own outcome
+    /// with the reason as its error, announced as the run's error so the UI shows it.
+    fn stopped(
+        &self,
+        chat: &ChatRecord,
+        run_id: &str,
+        outcome: RunOutcome,
+        reason: String,
+    ) -> RunSummary {
+        self.emit(AgentEvent::RunError {
+            chat_id: chat.id.clone(),
+            run_id: run_id.to_string(),
+            message: reason.clone(),
+        });
+        RunSummary {
+            run_id: run_id.to_string(),
+            outcome,
+            pending: Vec::new(),
+            text: String::new(),
+            error: Some(reason),
+        }
     }
 
     fn summary(
@@ -304,9 +476,14 @@ impl TurnService {
     }
 }
 
+/// Added to the text of a step the user stopped (what the model and the user see of it).
+pub(crate) const STOPPED_MARK: &str = "\n\n[stopped by the user]";
+
 enum LoopError {
     Runtime(RuntimeError),
     Provider(ProviderError),
+    /// A panic caught at the run's boundary, with its message.
+    Panicked(String),
 }
 
 impl From<RuntimeError> for LoopError {
@@ -323,7 +500,7 @@ impl From<ProviderError> for LoopError {
 
 /// The tool calls of the last assistant message and the ids already answered after it, when the
 /// transcript ends in tool work (an assistant message with calls, possibly followed by results).
-fn unanswered_calls(messages: &[StoredMessage]) -> Option<(Vec<ToolCall>, Vec<String>)> {
+pub(super) fn unanswered_calls(messages: &[StoredMessage]) -> Option<(Vec<ToolCall>, Vec<String>)> {
     let idx = messages
         .iter()
         .rposition(|m| matches!(m.message, ChatMessage::Assistant { .. }))?;

@@ -6,6 +6,11 @@
 
 mod context;
 mod execute;
+mod failure;
+mod ids;
+mod loop_guard;
+mod recover;
+mod retry;
 #[path = "loop.rs"]
 mod turn_loop;
 
@@ -216,6 +221,8 @@ impl TurnService {
         self.s.events.emit(event);
     }
 }
+
+pub(crate) use recover::panic_point;
 
 /// Pauses at a named point when `SUZENT_TEST_HOLD_AT` names it (crash tests).
 pub(crate) async fn hold_point(name: &str) {
