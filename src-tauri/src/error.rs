@@ -124,10 +124,9 @@ mod tests {
         let json = serde_json::to_value(&e).unwrap();
         assert_eq!(json["kind"], "invalid_input");
         assert_eq!(json["field"], "default_model");
-        assert_eq!(
-            json.as_object().unwrap().keys().collect::<Vec<_>>(),
-            ["field", "kind", "message"]
-        );
+        let mut keys: Vec<&String> = json.as_object().unwrap().keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["field", "kind", "message"]);
         // Without a field the shape stays {kind, message}.
         let json =
             serde_json::to_value(AppError::from(RuntimeError::ChatNotFound("c".into()))).unwrap();

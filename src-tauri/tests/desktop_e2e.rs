@@ -258,9 +258,10 @@ fn a_provider_error_shows_in_the_chat_and_the_chat_stays_usable() {
     desktop_test(
         "provider_error",
         vec![
+            // A 400 is not retried (a 5xx would be, issue 13): it ends the turn at once.
             Turn::error(
-                500,
-                "{\"error\":{\"message\":\"the scripted model is down\"}}",
+                400,
+                "{\"error\":{\"message\":\"the scripted model refused this request\"}}",
             ),
             Turn::text("Back to normal."),
         ],
@@ -270,7 +271,7 @@ fn a_provider_error_shows_in_the_chat_and_the_chat_stays_usable() {
                 d.send("This will fail").await?;
                 d.wait_text(
                     "[data-testid=error-banner], [data-testid=message-assistant]",
-                    "500",
+                    "400",
                 )
                 .await?;
                 d.screenshot("provider-error").await?;
@@ -292,6 +293,38 @@ fn an_invalid_config_file_shows_a_readable_error_instead_of_a_blank_window() {
                 .await?;
             d.wait_text("[data-testid=error-banner]", "yolo").await?;
             d.screenshot("startup-error").await?;
+            Ok(())
+        })
+    });
+}
+
+#[test]
+fn a_chats_browser_is_chosen_under_the_composer_and_kept_after_a_reload() {
+    desktop_test("browser_mode_picker", vec![], |d| {
+        Box::pin(async move {
+            d.new_chat().await?;
+            let picker = d.wait_css("[data-testid=browser-mode-select]").await?;
+            picker.select_by_value("managed").await?;
+            d.screenshot("managed-chosen").await?;
+            // The app may call the command (capabilities) and the choice is stored.
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            assert_eq!(d.count("[data-testid=browser-mode-error]").await?, 0);
+            d.client().refresh().await?;
+            d.wait_for_app().await?;
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            loop {
+                let value = d
+                    .js("return document.querySelector('[data-testid=browser-mode-select]')?.value ?? null")
+                    .await?;
+                if value == serde_json::json!("managed") {
+                    break;
+                }
+                if std::time::Instant::now() > deadline {
+                    anyhow::bail!("the chat's browser after a reload: {value}");
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+            }
+            d.screenshot("kept-after-reload").await?;
             Ok(())
         })
     });

@@ -28,6 +28,11 @@ export const commands = {
 	 *  Calls that need approval suspend the run.
 	 */
 	sendMessage: (chatId: string, text: string) => typedError<RunSummary, AppError>(__TAURI_INVOKE("send_message", { chatId, text })),
+	/**
+	 *  Retries the chat's failed turn (issue #13 item 2): the model is asked again from the
+	 *  transcript as it is; resolves when the run ends.
+	 */
+	retryTurn: (chatId: string) => typedError<RunSummary, AppError>(__TAURI_INVOKE("retry_turn", { chatId })),
 	/**  Answers pending approvals and continues the suspended run. */
 	resumeApprovals: (chatId: string, answers: ApprovalResponse[]) => typedError<RunSummary, AppError>(__TAURI_INVOKE("resume_approvals", { chatId, answers })),
 	/**  Pending approvals of one chat, or of every chat with `null`. */
@@ -443,6 +448,28 @@ export type AgentEvent =
 	/**  Run id. */
 	runId: string,
 	/**  A readable message. */
+	message: string,
+} } | 
+/**
+ *  The model provider failed in a way worth retrying (429, 5xx, a connection that broke
+ *  before anything was shown, an empty completion): the runtime waits `wait_ms` and asks
+ *  again (issue #13 item 5). The turn goes on; no `run_error` unless the retries run out.
+ */
+{ name: "provider_retry"; value: {
+	/**  Chat id. */
+	chatId: string,
+	/**  Run id. */
+	runId: string,
+	/**  This retry's number, from 1. */
+	attempt: number,
+	/**  The most retries this failure gets. */
+	maxAttempts: number,
+	/**
+	 *  How long the runtime waits before it asks again, in milliseconds (the server's
+	 *  `Retry-After` when it gave one).
+	 */
+	waitMs: number,
+	/**  The provider's error. */
 	message: string,
 } } | 
 /**
@@ -2296,7 +2323,19 @@ export type RunOutcome =
 /**  Stopped by the user. */
 "cancelled" | 
 /**  A provider or runtime error ended the run (see `run_error`). */
-"failed";
+"failed" | 
+/**  Stopped after `max_steps` model steps: the task may be unfinished (`run_error` says so). */
+"max_steps" | 
+/**
+ *  The loop guard stopped the run: the model repeated one call with the same arguments and
+ *  the same result (`run_error` names the call).
+ */
+"loop_detected" | 
+/**
+ *  The request did not fit the model's context window (`run_error` has the server's
+ *  message).
+ */
+"context_overflow";
 
 /**  One stored run. */
 export type RunRecord = {
@@ -2655,7 +2694,11 @@ export type ThisDevice = {
  *  malformed call is stored faithfully; [`parse_tool_arguments`] parses it strictly.
  */
 export type ToolCall = {
-	/**  Provider's call id (`call_...`, `toolu_...`), unique within a chat. */
+	/**
+	 *  The call's id. In a stored transcript, the step id the runtime claimed for it, unique
+	 *  across chats (the provider's id when it was free, else `call_` and 32 hex digits: issue 13
+	 *  item 1); in a provider's response, the provider's id, which may repeat or be empty.
+	 */
 	id: string,
 	/**  Tool runtime name as the model wrote it. */
 	name: string,

@@ -754,9 +754,7 @@ fn exit_for(summary: &RunSummary, json: bool) -> ExitCode {
             let (code, what) = match outcome {
                 RunOutcome::MaxSteps => (EXIT_MAX_STEPS, "stopped: max_steps reached"),
                 RunOutcome::LoopDetected => (EXIT_LOOP_DETECTED, "stopped: loop detected"),
-                RunOutcome::ContextOverflow => {
-                    (EXIT_CONTEXT_OVERFLOW, "stopped: context overflow")
-                }
+                RunOutcome::ContextOverflow => (EXIT_CONTEXT_OVERFLOW, "stopped: context overflow"),
                 _ => (EXIT_PROVIDER_FAILED, "failed"),
             };
             eprintln!("{what} (exit code {code})");

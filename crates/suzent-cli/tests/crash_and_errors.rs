@@ -373,13 +373,19 @@ fn a_turn_that_panics_with_two_calls_open_ends_both_failed_and_the_chat_takes_th
         .collect();
     assert_eq!(
         ends,
-        vec![("write_file".to_string(), false), ("write_file".to_string(), false)]
+        vec![
+            ("write_file".to_string(), false),
+            ("write_file".to_string(), false)
+        ]
     );
     let error = named(&evs, "run_error")[0]["value"]["message"]
         .as_str()
         .unwrap()
         .to_string();
-    assert!(error.contains("internal error: test panic at before_tool_runs"), "{error}");
+    assert!(
+        error.contains("internal error: test panic at before_tool_runs"),
+        "{error}"
+    );
     assert_eq!(
         named(&evs, "run_finished").last().unwrap()["value"]["outcome"],
         "failed"
@@ -462,7 +468,13 @@ fn a_context_overflow_exits_7_and_names_itself_with_the_servers_message() {
         json!({"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9013 tokens.", "code": "context_length_exceeded"}})
             .to_string(),
     )]);
-    let out = env.run(&["run", "a long question", "--json", "--model", "openai/gpt-test"]);
+    let out = env.run(&[
+        "run",
+        "a long question",
+        "--json",
+        "--model",
+        "openai/gpt-test",
+    ]);
     assert_eq!(out.status.code(), Some(7));
     let evs = events(&out);
     assert_eq!(
@@ -491,7 +503,14 @@ fn a_run_stopped_by_the_loop_guard_exits_6() {
             })
             .collect(),
     );
-    let out = env.run(&["run", "append", "--model", "openai/gpt-test", "--mode", "full_access"]);
+    let out = env.run(&[
+        "run",
+        "append",
+        "--model",
+        "openai/gpt-test",
+        "--mode",
+        "full_access",
+    ]);
     assert_eq!(
         out.status.code(),
         Some(6),

@@ -606,7 +606,11 @@ impl StreamState {
                 match filter.finish_at_limit(&offered) {
                     Some(end) => end,
                     None => {
-                        tracing::warn!(provider, max_tokens, "the token limit cut a written tool call short");
+                        tracing::warn!(
+                            provider,
+                            max_tokens,
+                            "the token limit cut a written tool call short"
+                        );
                         tracing::debug!(provider, raw = %truncate_text(&text, MAX_ERROR_BODY, false), "the cut-off call");
                         return Err(ProviderError::ToolCallCutOff {
                             provider: provider.to_string(),
@@ -808,7 +812,10 @@ mod tests {
     #[test]
     fn a_written_call_cut_off_by_the_token_limit_is_an_error_and_never_shown() {
         let (result, shown) = stream_content(
-            &["Let me look.\n<tool", "_call>\n{\"name\": \"read_file\", \"argu"],
+            &[
+                "Let me look.\n<tool",
+                "_call>\n{\"name\": \"read_file\", \"argu",
+            ],
             "length",
         );
         assert_eq!(
@@ -824,7 +831,10 @@ mod tests {
     #[test]
     fn a_written_call_complete_at_the_token_limit_still_runs() {
         let (result, shown) = stream_content(
-            &["<tool_call>{\"name\": \"read_file\", ", "\"arguments\": {\"path\": \"a\"}}</tool_call>"],
+            &[
+                "<tool_call>{\"name\": \"read_file\", ",
+                "\"arguments\": {\"path\": \"a\"}}</tool_call>",
+            ],
             "length",
         );
         let response = result.unwrap();

@@ -549,9 +549,10 @@ impl TextCallFilter {
         // A marker, or the start of one cut off (two characters at least: `<t`, `[T`, ``` `` ```).
         // The filter holds a fence back only while it may hold a call (a JSON fence, or one
         // whose language line has not come yet).
-        if MARKERS.iter().any(|marker| {
-            held.starts_with(marker) || (held.len() >= 2 && marker.starts_with(held))
-        }) {
+        if MARKERS
+            .iter()
+            .any(|marker| held.starts_with(marker) || (held.len() >= 2 && marker.starts_with(held)))
+        {
             return true;
         }
         let at_start = self.full[..self.shown].trim().is_empty();
@@ -578,7 +579,8 @@ impl TextCallFilter {
         let closed = end.ends_with(FUNCTION_CLOSE) || end.ends_with(TOOL_CALL_CLOSE);
         let (reply, tail) = self.finish(offered);
         let whole = reply.as_ref().is_some_and(|r| {
-            !r.calls.is_empty() && (closed || r.calls.iter().all(|c| c.form != TextCallForm::QwenXml))
+            !r.calls.is_empty()
+                && (closed || r.calls.iter().all(|c| c.form != TextCallForm::QwenXml))
         });
         whole.then_some((reply, tail))
     }

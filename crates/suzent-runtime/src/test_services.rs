@@ -60,11 +60,16 @@ impl TestServices {
             Arc::clone(&rules),
         );
         let registry = toolset.registry.clone();
+        let local_models = Arc::new(crate::local_models::LocalModels::new(
+            &paths.data_dir,
+            &config.providers.local,
+        ));
         let settings = Arc::new(SettingsService::new(
             config,
             paths.clone(),
             keys,
             registry.clone(),
+            local_models,
         ));
         let chats = Arc::new(ChatService::new(
             store.clone(),

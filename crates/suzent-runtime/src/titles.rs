@@ -53,7 +53,7 @@ mod tests {
             [
                 Some("Fix the login bug".to_string()),
                 Some("Please summarise the quarterly report for the…".to_string()),
-                Some("请帮我整理一下本周所有会议的记录并按照项目分类然后发给团队里的每一个成员以便大家提前准备下…".to_string()),
+                Some("请帮我整理一下本周所有会议的记录并按照项目分类然后发给团队里的每一个成员以便大家提前准备下周的…".to_string()),
                 None,
             ]
         );

@@ -101,11 +101,6 @@ impl Toolset {
         tools
     }
 
-    /// Changes whenever the MCP tools (and so a tool's schema) may have changed.
-    pub(crate) fn generation(&self) -> u64 {
-        self.mcp.generation()
-    }
-
     /// Drops the derived caches (MCP tool wrappers, the search index); they are rebuilt on the
     /// next use.
     pub(crate) fn invalidate(&self) {

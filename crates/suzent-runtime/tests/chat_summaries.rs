@@ -109,7 +109,10 @@ async fn an_idle_chat_is_summarized_once_per_new_stretch_of_conversation() {
     );
     assert_eq!(
         summaries(&runtime).await,
-        vec!["Summary of chat 'New chat': Mira ships the release on Friday.".to_string()]
+        vec![
+            "Summary of chat 'Our release ships Friday': Mira ships the release on Friday."
+                .to_string()
+        ]
     );
 
     // New content makes the chat due again; only the new stretch is summarized.
@@ -131,8 +134,8 @@ async fn an_idle_chat_is_summarized_once_per_new_stretch_of_conversation() {
     assert_eq!(
         summaries(&runtime).await,
         vec![
-            "Summary of chat 'New chat': Mira ships the release on Friday.".to_string(),
-            "Summary of chat 'New chat': Mira wants metric units in the release notes.".to_string(),
+            "Summary of chat 'Our release ships Friday': Mira ships the release on Friday.".to_string(),
+            "Summary of chat 'Our release ships Friday': Mira wants metric units in the release notes.".to_string(),
         ]
     );
     runtime.shutdown().await;
@@ -208,7 +211,7 @@ async fn deleting_a_chat_removes_its_summaries_but_keeps_deliberate_archives() {
     assert_eq!(server.requests().len(), 4, "no summary request at deletion");
     assert_eq!(
         summaries(&runtime).await,
-        vec!["Summary of chat 'New chat': The user prefers metric units.".to_string()]
+        vec!["Summary of chat 'Use metric units': The user prefers metric units.".to_string()]
     );
     let vault = runtime
         .search_memory("vault code 4711", 10)

@@ -655,7 +655,7 @@ async fn the_end_of_a_chat_is_summarized_into_archival_memory() {
     assert_eq!(found.hits[0].id, id);
     assert_eq!(
         found.hits[0].content,
-        "Summary of chat 'New chat': Mira's release is due Friday; she wants metric units in the notes."
+        "Summary of chat 'Our release is due Friday, use metric units': Mira's release is due Friday; she wants metric units in the notes."
     );
 }
 

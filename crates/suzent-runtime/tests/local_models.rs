@@ -137,7 +137,11 @@ async fn a_fresh_install_with_a_model_present_calls_read_file_and_answers_from_i
         "{answer}: {messages:#?}"
     );
     assert_eq!(suzent_tests::tool_markup_in(&answer), None, "{answer}");
-    assert_eq!(suzent_tests::tool_markup_in(&summary.text), None, "{summary:?}");
+    assert_eq!(
+        suzent_tests::tool_markup_in(&summary.text),
+        None,
+        "{summary:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -167,7 +171,11 @@ async fn the_local_model_streams_its_text_in_pieces() {
     }
     assert!(deltas.len() > 3, "{deltas:?}");
     assert_eq!(deltas.concat().trim(), summary.text.trim());
-    assert_eq!(suzent_tests::tool_markup_in(&deltas.concat()), None, "{deltas:?}");
+    assert_eq!(
+        suzent_tests::tool_markup_in(&deltas.concat()),
+        None,
+        "{deltas:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -292,7 +300,15 @@ async fn the_same_turn_through_llama_cpp_s_server_recovers_the_call_written_as_t
         .send_message(&chat.id, QUESTION, RunOptions::default())
         .await
         .unwrap();
-    assert_eq!(summary.outcome, RunOutcome::Completed, "{summary:?}");
+    // What this shows is the call written as text, recovered and run. The 135M model may keep
+    // calling tools after the result until max_steps (its own outcome since issue 13).
+    assert!(
+        matches!(
+            summary.outcome,
+            RunOutcome::Completed | RunOutcome::MaxSteps
+        ),
+        "{summary:?}"
+    );
     let messages = transcript(&h.runtime, &chat.id).await;
     let (_, result, _) = read_file_turn(&messages);
     assert!(result.contains("PAPAYA"), "{result}");
@@ -307,5 +323,9 @@ async fn the_same_turn_through_llama_cpp_s_server_recovers_the_call_written_as_t
         None,
         "markup reached the UI: {shown}"
     );
-    assert_eq!(suzent_tests::tool_markup_in(&summary.text), None, "{summary:?}");
+    assert_eq!(
+        suzent_tests::tool_markup_in(&summary.text),
+        None,
+        "{summary:?}"
+    );
 }

@@ -157,9 +157,19 @@ async fn the_same_call_id_in_two_chats_runs_in_each_with_its_own_result() -> any
         (h.read("a.txt"), h.read("b.txt")),
         ("from chat a".to_string(), "from chat b".to_string())
     );
-    let (ra, rb) = (results(&h.transcript(&a).await), results(&h.transcript(&b).await));
-    assert_eq!((ra.len(), ra[0].0, rb.len(), rb[0].0), (1, true, 1, true), "{ra:?} {rb:?}");
-    assert!(ra[0].1.contains("a.txt") && rb[0].1.contains("b.txt"), "{ra:?} {rb:?}");
+    let (ra, rb) = (
+        results(&h.transcript(&a).await),
+        results(&h.transcript(&b).await),
+    );
+    assert_eq!(
+        (ra.len(), ra[0].0, rb.len(), rb[0].0),
+        (1, true, 1, true),
+        "{ra:?} {rb:?}"
+    );
+    assert!(
+        ra[0].1.contains("a.txt") && rb[0].1.contains("b.txt"),
+        "{ra:?} {rb:?}"
+    );
     Ok(())
 }
 
@@ -177,9 +187,15 @@ async fn the_same_call_id_in_two_turns_of_one_chat_runs_twice() -> anyhow::Resul
     h.send(&chat, "write one").await;
     let second = h.send(&chat, "write two").await;
     assert_eq!(second.outcome, RunOutcome::Completed);
-    assert_eq!((h.read("one.txt"), h.read("two.txt")), ("1".into(), "2".into()));
+    assert_eq!(
+        (h.read("one.txt"), h.read("two.txt")),
+        ("1".into(), "2".into())
+    );
     let res = results(&h.transcript(&chat).await);
-    assert_eq!(res.iter().map(|r| r.0).collect::<Vec<_>>(), vec![true, true]);
+    assert_eq!(
+        res.iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![true, true]
+    );
     // The last request names every call by an id of its own, each answered once.
     let requests = server.requests();
     let (calls, answers) = sent_ids(requests.last().unwrap());
@@ -202,11 +218,17 @@ async fn two_calls_of_one_response_with_the_same_id_each_run_once() -> anyhow::R
     let h = harness(&server).await;
     let chat = h.chat().await;
     let run = h.send(&chat, "write both").await;
-    assert_eq!((run.outcome, run.text.as_str()), (RunOutcome::Completed, "both written"));
+    assert_eq!(
+        (run.outcome, run.text.as_str()),
+        (RunOutcome::Completed, "both written")
+    );
     assert_eq!((h.read("x.txt"), h.read("y.txt")), ("x".into(), "y".into()));
     let res = results(&h.transcript(&chat).await);
     assert_eq!(res.len(), 2);
-    assert!(res[0].1.contains("x.txt") && res[1].1.contains("y.txt"), "{res:?}");
+    assert!(
+        res[0].1.contains("x.txt") && res[1].1.contains("y.txt"),
+        "{res:?}"
+    );
     let requests = server.requests();
     let (calls, answers) = sent_ids(&requests[1]);
     assert!(all_distinct(&calls), "{calls:?}");
@@ -289,7 +311,10 @@ async fn a_call_repeated_with_the_same_result_is_warned_at_three_and_stopped_at_
     let run = h.send(&chat, "append a line").await;
     assert_eq!(run.outcome, RunOutcome::LoopDetected);
     assert!(
-        run.error.as_deref().unwrap_or("").starts_with("loop detected: run_command was called 4 times"),
+        run.error
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("loop detected: run_command was called 4 times"),
         "{run:?}"
     );
     // Run four times; the fifth was not run.
@@ -310,7 +335,10 @@ async fn a_call_repeated_with_the_same_result_is_warned_at_three_and_stopped_at_
     assert!(res.iter().all(|r| !r.1.contains("[Suzent loop guard]")));
     // The chat takes the next message.
     server.push_turns(vec![Turn::text("ok, stopping")]);
-    assert_eq!(h.send(&chat, "stop that").await.outcome, RunOutcome::Completed);
+    assert_eq!(
+        h.send(&chat, "stop that").await.outcome,
+        RunOutcome::Completed
+    );
     Ok(())
 }
 
@@ -326,7 +354,10 @@ async fn a_polling_call_whose_output_changes_is_never_flagged() -> anyhow::Resul
     let h = harness(&server).await;
     let chat = h.chat().await;
     let run = h.send(&chat, "poll until done").await;
-    assert_eq!((run.outcome, run.text.as_str()), (RunOutcome::Completed, "finished polling"));
+    assert_eq!(
+        (run.outcome, run.text.as_str()),
+        (RunOutcome::Completed, "finished polling")
+    );
     assert_eq!(h.read("poll.txt").lines().count(), 10);
     assert!(server.requests().iter().all(|r| !warned(r)));
     Ok(())
@@ -345,7 +376,10 @@ async fn a_turn_stopped_by_max_steps_has_its_own_outcome() -> anyhow::Result<()>
     let run = h.send(&chat, "count").await;
     assert_eq!(run.outcome, RunOutcome::MaxSteps);
     assert!(
-        run.error.as_deref().unwrap_or("").starts_with("Stopped after 2 model steps"),
+        run.error
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("Stopped after 2 model steps"),
         "{run:?}"
     );
     assert_eq!(server.requests().len(), 2);
@@ -361,7 +395,8 @@ async fn a_context_overflow_names_itself_with_the_servers_message_and_the_chat_g
         "code": "context_length_exceeded"
     }})
     .to_string();
-    let server = ScriptedServer::start(vec![Turn::error(400, body), Turn::text("short answer")]).await;
+    let server =
+        ScriptedServer::start(vec![Turn::error(400, body), Turn::text("short answer")]).await;
     let h = harness(&server).await;
     let chat = h.chat().await;
     let run = h.send(&chat, "a very long question").await;
@@ -372,7 +407,10 @@ async fn a_context_overflow_names_itself_with_the_servers_message_and_the_chat_g
             && error.contains("maximum context length is 8192 tokens"),
         "{error}"
     );
-    assert_eq!(h.send(&chat, "shorter").await.outcome, RunOutcome::Completed);
+    assert_eq!(
+        h.send(&chat, "shorter").await.outcome,
+        RunOutcome::Completed
+    );
     Ok(())
 }
 
@@ -449,7 +487,10 @@ async fn an_empty_completion_followed_by_an_answer_completes() -> anyhow::Result
     let h = harness(&server).await;
     let chat = h.chat().await;
     let run = h.send(&chat, "hello").await;
-    assert_eq!((run.outcome, run.text.as_str()), (RunOutcome::Completed, "here it is"));
+    assert_eq!(
+        (run.outcome, run.text.as_str()),
+        (RunOutcome::Completed, "here it is")
+    );
     Ok(())
 }
 
@@ -549,9 +590,15 @@ async fn stopping_during_a_tool_kills_it_records_it_cancelled_and_runs_nothing_a
     });
     assert_eq!(run.outcome, RunOutcome::Cancelled);
     let res = results(&h.transcript(&chat).await);
-    assert_eq!(res.iter().map(|r| r.0).collect::<Vec<_>>(), vec![false, false]);
+    assert_eq!(
+        res.iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![false, false]
+    );
     assert!(res[0].1.contains("cancelled by the user"), "{res:?}");
-    assert!(res[1].1.contains("did not run: the user stopped the turn"), "{res:?}");
+    assert!(
+        res[1].1.contains("did not run: the user stopped the turn"),
+        "{res:?}"
+    );
     assert!(!h.ws.join("second.txt").exists());
     assert!(!process_running("sleep 613"));
     Ok(())

@@ -535,7 +535,10 @@ async fn a_tool_call_id_is_claimed_once_across_chats_and_freed_with_its_chat() {
     assert_eq!(claims, vec![true, false, false, false, true]);
     store.delete_chat("a").await.unwrap();
     assert!(store.claim_tool_call_id("b", "call_0").await.unwrap());
-    let err = store.claim_tool_call_id("ghost", "call_9").await.unwrap_err();
+    let err = store
+        .claim_tool_call_id("ghost", "call_9")
+        .await
+        .unwrap_err();
     assert!(
         matches!(&err, StoreError::NotFound { what: "chat", id } if id == "ghost"),
         "{err:?}"
@@ -553,13 +556,15 @@ async fn ids_of_a_transcript_stored_before_claims_existed_count_as_claimed() {
     // As a database migrated from before 0013 would be: the claim table emptied, then the
     // backfill statements of 0013 run again.
     let pool = raw(&path).await;
-    sqlx::query("DELETE FROM tool_call_ids").execute(&pool).await.unwrap();
+    sqlx::query("DELETE FROM tool_call_ids")
+        .execute(&pool)
+        .await
+        .unwrap();
     let backfill = include_str!("../migrations/0013_tool_call_ids.sql");
     let inserts = &backfill[backfill.find("INSERT OR IGNORE").unwrap()..];
     sqlx::raw_sql(inserts).execute(&pool).await.unwrap();
     assert!(!store.claim_tool_call_id("old", "call_old").await.unwrap());
 }
-
 
 #[tokio::test]
 async fn a_tool_step_begins_once_and_is_never_begun_again() {

@@ -15,11 +15,12 @@ pub(super) fn messages(surface: &Surface) -> Vec<Value> {
             "components": surface.components,
         }
     })];
-    let members: Vec<(String, &Value)> = surface
+    let mut members: Vec<(String, &Value)> = surface
         .data_model
         .iter()
         .map(|(k, v)| (k.clone(), v))
         .collect();
+    members.sort_by(|a, b| a.0.cmp(&b.0));
     data_updates(&surface.surface_id, "", members, &mut out);
     out.push(json!({
         "beginRendering": {
@@ -31,10 +32,16 @@ pub(super) fn messages(surface: &Surface) -> Vec<Value> {
     out
 }
 
-/// The members of a container: an object's entries, or an array's elements keyed by index.
+/// The members of a container: an object's entries sorted by key (the export is the same
+/// whatever order the map keeps), or an array's elements keyed by index.
 fn members(v: &Value) -> Option<Vec<(String, &Value)>> {
     match v {
-        Value::Object(m) => Some(m.iter().map(|(k, v)| (k.clone(), v)).collect()),
+        Value::Object(m) => {
+            let mut entries: Vec<(String, &Value)> =
+                m.iter().map(|(k, v)| (k.clone(), v)).collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Some(entries)
+        }
         Value::Array(a) => Some(
             a.iter()
                 .enumerate()

@@ -107,17 +107,30 @@ mod tests {
         ] {
             let (outcome, message) = explain(&http(400, body));
             assert_eq!(outcome, RunOutcome::ContextOverflow, "{body}");
-            assert!(message.starts_with("context overflow:") && message.contains(body), "{message}");
+            assert!(
+                message.starts_with("context overflow:") && message.contains(body),
+                "{message}"
+            );
         }
     }
 
     #[test]
     fn other_failures_keep_the_providers_message_and_say_what_to_do() {
-        let (outcome, message) = explain(&http(429, r#"{"error":{"message":"You exceeded your current quota"}}"#));
+        let (outcome, message) = explain(&http(
+            429,
+            r#"{"error":{"message":"You exceeded your current quota"}}"#,
+        ));
         assert_eq!(outcome, RunOutcome::Failed);
-        assert!(message.contains("You exceeded your current quota") && message.contains("What to do: rate limit or quota"), "{message}");
+        assert!(
+            message.contains("You exceeded your current quota")
+                && message.contains("What to do: rate limit or quota"),
+            "{message}"
+        );
         let (_, message) = explain(&http(401, "invalid api key"));
-        assert!(message.contains("invalid api key") && message.contains("API key was refused"), "{message}");
+        assert!(
+            message.contains("invalid api key") && message.contains("API key was refused"),
+            "{message}"
+        );
         let (_, message) = explain(&http(404, "model 'gpt-9' not found"));
         assert!(message.contains("check the model name"), "{message}");
         assert!(!is_context_overflow(&http(500, "context length")));

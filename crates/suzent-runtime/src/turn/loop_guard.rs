@@ -146,7 +146,12 @@ mod tests {
     }
 
     /// A turn of `n` steps, each one call of `name` with `args` answered by `result(i)`.
-    fn turn(n: usize, name: &str, args: &str, result: impl Fn(usize) -> String) -> Vec<ChatMessage> {
+    fn turn(
+        n: usize,
+        name: &str,
+        args: &str,
+        result: impl Fn(usize) -> String,
+    ) -> Vec<ChatMessage> {
         let mut out = vec![ChatMessage::User { text: "go".into() }];
         for i in 0..n {
             let id = format!("c{i}");
@@ -177,9 +182,19 @@ mod tests {
             })
         );
         // Key order does not make a different call.
-        let same = call("c9", "write_file", r##"{"content":"# Tutorials","path":"store.md"}"##);
+        let same = call(
+            "c9",
+            "write_file",
+            r##"{"content":"# Tutorials","path":"store.md"}"##,
+        );
         assert!(blocks(&messages, &same).is_some());
-        assert!(blocks(&messages, &call("c9", "write_file", r#"{"path":"other.md"}"#)).is_none());
+        assert!(
+            blocks(
+                &messages,
+                &call("c9", "write_file", r#"{"path":"other.md"}"#)
+            )
+            .is_none()
+        );
     }
 
     #[test]
@@ -216,6 +231,9 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(contents, vec!["r0".to_string(), "r1\n\ncareful".to_string()]);
+        assert_eq!(
+            contents,
+            vec!["r0".to_string(), "r1\n\ncareful".to_string()]
+        );
     }
 }

@@ -65,8 +65,7 @@ impl TurnService {
             .map(|p| p.tool_call_id)
             .collect();
         for call in calls.iter().filter(|c| !waiting.contains(&c.id)) {
-            let text = if store.tool_step_status(&call.id).await? == Some(ToolStepStatus::Running)
-            {
+            let text = if store.tool_step_status(&call.id).await? == Some(ToolStepStatus::Running) {
                 format!(
                     "The {} call was interrupted: the turn failed while it ran ({reason}). Its effects are unknown; check the current state before retrying.",
                     call.name

@@ -98,7 +98,10 @@ mod tests {
             completion_tokens: 40,
         };
         assert_eq!(
-            (plan(&empty, 0, false).map(|p| p.attempt), plan(&empty, 1, false)),
+            (
+                plan(&empty, 0, false).map(|p| p.attempt),
+                plan(&empty, 1, false)
+            ),
             (Some(1), None)
         );
         let broken = ProviderError::Transport {
@@ -106,7 +109,10 @@ mod tests {
             message: "connection reset".into(),
         };
         assert_eq!(
-            (plan(&broken, 0, false).map(|p| p.wait_ms), plan(&broken, 1, false)),
+            (
+                plan(&broken, 0, false).map(|p| p.wait_ms),
+                plan(&broken, 1, false)
+            ),
             (Some(1_000), None)
         );
     }
