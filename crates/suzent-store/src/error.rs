@@ -58,6 +58,25 @@ impl<T> DbContext<T> for Result<T, sqlx::Error> {
     }
 }
 
+/// [`DbContext::db`] for a statement on rows that belong to a chat: a FOREIGN KEY violation
+/// means the chat does not exist ([`StoreError::NotFound`], `what: "chat"`).
+pub(crate) trait ChatDbContext<T> {
+    /// Maps a driver error like [`DbContext::db`], a missing `chat_id` to `NotFound`.
+    fn chat_db(self, chat_id: &str, context: impl FnOnce() -> String) -> Result<T, StoreError>;
+}
+
+impl<T> ChatDbContext<T> for Result<T, sqlx::Error> {
+    fn chat_db(self, chat_id: &str, context: impl FnOnce() -> String) -> Result<T, StoreError> {
+        match self {
+            Err(e) if is_foreign_key_violation(&e) => Err(StoreError::NotFound {
+                what: "chat",
+                id: chat_id.to_string(),
+            }),
+            other => other.db(context),
+        }
+    }
+}
+
 /// Whether a driver error is a UNIQUE / PRIMARY KEY violation.
 pub(crate) fn is_unique_violation(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())

@@ -9,7 +9,7 @@
 //! lease expires, another claim finds the delivery record, and the message is acknowledged
 //! without being added (or run) twice.
 
-use crate::error::DbContext;
+use crate::error::{ChatDbContext, DbContext};
 use crate::{Store, StoreError, decode_json, encode_json, parse_ts, ts};
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
@@ -156,14 +156,10 @@ async fn insert_agent_link(
     .bind(ts(&now))
     .execute(&mut *conn)
     .await;
-    match result {
-        Ok(_) => Ok(()),
-        Err(e) if crate::error::is_foreign_key_violation(&e) => Err(StoreError::NotFound {
-            what: "chat",
-            id: link.chat_id.clone(),
-        }),
-        Err(e) => Err(e).db(|| format!("linking sub-agent '{}'", link.chat_id)),
-    }
+    result.chat_db(&link.chat_id, || {
+        format!("linking sub-agent '{}'", link.chat_id)
+    })?;
+    Ok(())
 }
 
 /// The retry delay after `attempts` failed attempts: `BASE_BACKOFF * 2^(attempts-1)`, at most

@@ -1,6 +1,6 @@
 //! Transcripts and tool steps.
 
-use crate::error::{DbContext, is_unique_violation};
+use crate::error::{ChatDbContext, DbContext, is_unique_violation};
 use crate::{
     Store, StoreError, StoredMessage, ToolStepStatus, decode_json, encode_json, parse_ts, ts,
 };
@@ -94,14 +94,10 @@ impl Store {
         .bind(ts(&self.now()))
         .execute(&self.pool)
         .await;
-        match result {
-            Ok(done) => Ok(done.rows_affected() == 1),
-            Err(e) if crate::error::is_foreign_key_violation(&e) => Err(StoreError::NotFound {
-                what: "chat",
-                id: chat_id.to_string(),
-            }),
-            Err(e) => Err(e).db(|| format!("claiming tool call id '{id}' in chat '{chat_id}'")),
-        }
+        let done = result.chat_db(chat_id, || {
+            format!("claiming tool call id '{id}' in chat '{chat_id}'")
+        })?;
+        Ok(done.rows_affected() == 1)
     }
 
     /// Marks a tool call as running before it is executed. Returns `true` if the step was newly
@@ -132,16 +128,10 @@ impl Store {
         .bind(ts(&self.now()))
         .execute(&self.pool)
         .await;
-        match result {
-            Ok(done) => Ok(done.rows_affected() == 1),
-            Err(e) if crate::error::is_foreign_key_violation(&e) => Err(StoreError::NotFound {
-                what: "chat",
-                id: chat_id.to_string(),
-            }),
-            Err(e) => {
-                Err(e).db(|| format!("beginning tool step '{tool_call_id}' in chat '{chat_id}'"))
-            }
-        }
+        let done = result.chat_db(chat_id, || {
+            format!("beginning tool step '{tool_call_id}' in chat '{chat_id}'")
+        })?;
+        Ok(done.rows_affected() == 1)
     }
 
     /// The state of a tool call's step, or `None` if it was never begun nor finished.
