@@ -85,10 +85,7 @@ pub async fn browser(cmd: BrowserCommand) -> Result<ExitCode> {
                 })?)),
             };
             let runtime = Runtime::open(RuntimeOptions::from_env()?).await?;
-            runtime
-                .chat(&chat)
-                .await
-                .with_context(|| format!("chat '{chat}'"))?;
+            runtime.chat(&chat).await?;
             if let Some(mode) = choice {
                 runtime.browser().set_chat_mode(&chat, mode).await?;
             }

@@ -92,7 +92,7 @@ enum Command {
     /// Runs the runtime until stopped: delivers inbox messages (wake-ups, agent messages,
     /// sub-agent reports) and keeps background commands running.
     Serve(background_cmd::ServeArgs),
-    /// The browser extension: its folder or ZIP, the bridge's status, revoking pairings.
+    /// The browser extension: its folder or ZIP, the bridge's status, revoking pairings, a chat's browser mode.
     #[command(subcommand)]
     Browser(browser_cmd::BrowserCommand),
     /// Queues or lists durable inbox messages.
