@@ -24,7 +24,7 @@ mod permissions_cmd;
 mod schedule_cmd;
 
 use suzent_runtime::{
-    CreateChat, OnAsk, PendingApproval, RunOptions, RunSummary, Runtime, RuntimeError,
+    CommandLifetime, CreateChat, OnAsk, PendingApproval, RunOptions, RunSummary, Runtime, RuntimeError,
     RuntimeOptions,
 };
 use tokio::sync::broadcast;
@@ -178,6 +178,11 @@ struct RunArgs {
     /// What to do when a call needs approval (a headless run never waits on a prompt).
     #[arg(long, value_enum, default_value = "deny")]
     on_ask: OnAskArg,
+    /// Do not wait for the chat's background commands (`start_command`) after the turn: they
+    /// are stopped when the run exits. Without it the run waits for them and gives the agent
+    /// their completion messages before it exits.
+    #[arg(long)]
+    no_wait: bool,
 }
 
 #[derive(Args)]
@@ -765,6 +770,15 @@ fn exit_for(summary: &RunSummary, json: bool) -> ExitCode {
 
 async fn run(args: RunArgs) -> Result<ExitCode> {
     let rt = open_runtime().await?;
+    rt.set_command_lifetime(if args.no_wait {
+        CommandLifetime::StoppedAtExit {
+            process: "this `suzent run --no-wait`".into(),
+        }
+    } else {
+        CommandLifetime::AwaitedAtExit {
+            process: "this `suzent run`".into(),
+        }
+    });
     if args.target.chat.is_none() {
         rt.check_model(args.target.model.as_deref())?;
     }
@@ -785,11 +799,58 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         args.json,
         rt.send_message(&chat_id, &args.task, options),
     )
-    .await?;
+    .await;
+    let summary = match summary {
+        Ok(s) => s,
+        Err(e) => {
+            rt.shutdown().await;
+            return Err(e.into());
+        }
+    };
     if summary.outcome == RunOutcome::Suspended && !args.json {
         println!("{chat_id}");
     }
-    Ok(exit_for(&summary, args.json))
+    let code = exit_for(&summary, args.json);
+    if !args.no_wait && summary.outcome == RunOutcome::Completed {
+        await_commands(&rt, &chat_id, args.json).await?;
+    }
+    stop_commands(&rt, &chat_id).await;
+    Ok(code)
+}
+
+/// After `suzent run`'s turn: waits for the chat's background commands and delivers their
+/// completion messages (each a turn of the agent, printed like the first), until no command
+/// runs and nothing is queued. Ctrl-C stops waiting (the commands are then stopped).
+async fn await_commands(rt: &Runtime, chat_id: &str, json: bool) -> Result<()> {
+    loop {
+        let running = rt.unsettled_commands(chat_id);
+        if running > 0 {
+            eprintln!(
+                "waiting for {running} background command(s) of chat {chat_id} to end (Ctrl-C stops them; `--no-wait` does not wait)"
+            );
+            tokio::select! {
+                () = rt.wait_for_commands(chat_id, false) => {}
+                _ = tokio::signal::ctrl_c() => {
+                    eprintln!("interrupted: stopping the background commands");
+                    return Ok(());
+                }
+            }
+        }
+        let delivered = with_events(rt, json, rt.deliver_inbox(chat_id)).await?;
+        if delivered == 0 && rt.unsettled_commands(chat_id) == 0 {
+            return Ok(());
+        }
+    }
+}
+
+/// Stops what still runs in this process (background commands among it) before it exits, and
+/// says so when the chat had commands running.
+async fn stop_commands(rt: &Runtime, chat_id: &str) {
+    let running = rt.unsettled_commands(chat_id);
+    if running > 0 {
+        eprintln!("stopping {running} background command(s) of chat {chat_id}");
+    }
+    rt.shutdown().await;
 }
 
 fn parse_answers(approve: &[String], feedback: &[String]) -> Result<Vec<ApprovalResponse>> {
@@ -845,13 +906,17 @@ async fn resume(args: ResumeArgs) -> Result<ExitCode> {
         },
         ..RunOptions::default()
     };
+    rt.set_command_lifetime(CommandLifetime::StoppedAtExit {
+        process: "this `suzent resume`".into(),
+    });
     let summary = with_events(
         &rt,
         args.json,
         rt.resume_approvals(&args.chat, answers, options),
     )
-    .await?;
-    Ok(exit_for(&summary, args.json))
+    .await;
+    stop_commands(&rt, &args.chat).await;
+    Ok(exit_for(&summary?, args.json))
 }
 
 async fn retry(args: RetryArgs) -> Result<ExitCode> {
@@ -864,8 +929,12 @@ async fn retry(args: RetryArgs) -> Result<ExitCode> {
         },
         ..RunOptions::default()
     };
-    let summary = with_events(&rt, args.json, rt.retry(&args.chat, options)).await?;
-    Ok(exit_for(&summary, args.json))
+    rt.set_command_lifetime(CommandLifetime::StoppedAtExit {
+        process: "this `suzent retry`".into(),
+    });
+    let summary = with_events(&rt, args.json, rt.retry(&args.chat, options)).await;
+    stop_commands(&rt, &args.chat).await;
+    Ok(exit_for(&summary?, args.json))
 }
 
 async fn rules(cmd: RulesCommand) -> Result<ExitCode> {
@@ -941,21 +1010,136 @@ async fn rules(cmd: RulesCommand) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Lines of stdin, read by a thread so the chat can listen to Ctrl-C and wake-ups meanwhile.
+/// The channel closes at end of input (Ctrl-D).
+fn stdin_lines() -> tokio::sync::mpsc::UnboundedReceiver<std::io::Result<String>> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// Every Ctrl-C (SIGINT) from now on, as a message: none is lost between two waits.
+fn interrupts() -> tokio::sync::mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if tx.send(()).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// The terminal chat's input: stdin lines and Ctrl-C.
+struct ChatInput {
+    lines: tokio::sync::mpsc::UnboundedReceiver<std::io::Result<String>>,
+    interrupts: tokio::sync::mpsc::UnboundedReceiver<()>,
+}
+
+/// What the prompt got.
+enum Prompted {
+    Line(String),
+    /// End of input (Ctrl-D).
+    Eof,
+    /// Ctrl-C.
+    Interrupt,
+    /// A background command of the chat ended: its completion message is queued.
+    WakeUp,
+}
+
+impl ChatInput {
+    /// The next line, end of input, Ctrl-C, or (with `chat` running commands) a wake-up.
+    async fn next(&mut self, rt: &Runtime, chat: Option<&str>) -> Result<Prompted> {
+        let wake = async {
+            match chat {
+                Some(c) if rt.unsettled_commands(c) > 0 => rt.wait_for_commands(c, false).await,
+                _ => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            line = self.lines.recv() => match line {
+                Some(line) => Ok(Prompted::Line(line?)),
+                None => Ok(Prompted::Eof),
+            },
+            Some(()) = self.interrupts.recv() => Ok(Prompted::Interrupt),
+            () = wake => Ok(Prompted::WakeUp),
+        }
+    }
+}
+
+/// Like [`with_events`], and Ctrl-C stops the chat's turn (what was said stays, marked
+/// stopped; a running tool is killed). Returns the result and whether Ctrl-C stopped it.
+async fn with_events_stoppable<F, T>(
+    rt: &Runtime,
+    chat_id: &str,
+    interrupts: &mut tokio::sync::mpsc::UnboundedReceiver<()>,
+    fut: F,
+) -> (Result<T, RuntimeError>, bool)
+where
+    F: std::future::Future<Output = Result<T, RuntimeError>>,
+{
+    let mut rx = rt.subscribe();
+    tokio::pin!(fut);
+    let mut stopped = false;
+    let result = loop {
+        tokio::select! {
+            r = &mut fut => break r,
+            ev = rx.recv() => match ev {
+                Ok(ev) => print_event(&ev, false),
+                Err(broadcast::error::RecvError::Lagged(n)) => eprintln!("warning: {n} events skipped"),
+                Err(broadcast::error::RecvError::Closed) => {}
+            },
+            Some(()) = interrupts.recv() => {
+                if !stopped {
+                    eprintln!("\n[stopping the turn: Ctrl-C]");
+                    stopped = true;
+                }
+                rt.cancel(chat_id);
+            }
+        }
+    };
+    while let Ok(ev) = rx.try_recv() {
+        print_event(&ev, false);
+    }
+    println!();
+    (result, stopped)
+}
+
 async fn chat(args: ChatArgs) -> Result<ExitCode> {
     let rt = open_runtime().await?;
+    rt.set_command_lifetime(CommandLifetime::StoppedAtExit {
+        process: "this `suzent chat`".into(),
+    });
     let chat_id = chat_for(&rt, &args.target, "Terminal chat").await?;
-    let chat = rt.chat(&chat_id).await?;
+    let result = chat_loop(&rt, &chat_id).await;
+    stop_commands(&rt, &chat_id).await;
+    result
+}
+
+async fn chat_loop(rt: &Runtime, chat_id: &str) -> Result<ExitCode> {
+    let chat = rt.chat(chat_id).await?;
     eprintln!(
-        "suzent chat {} — workspace {} — model {} — mode {}. Type a message; /mode MODE switches; /goal OBJECTIVE works on its own until done; /quit exits.",
+        "suzent chat {} — workspace {} — model {} — mode {}. Type a message; /mode MODE switches; /goal OBJECTIVE works on its own until done; Ctrl-C stops a turn; /quit, Ctrl-D or Ctrl-C twice exits.",
         chat.id,
         chat.workspace,
         chat.model.as_deref().unwrap_or("(none: use --model)"),
         chat.mode
     );
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
+    let mut input = ChatInput {
+        lines: stdin_lines(),
+        interrupts: interrupts(),
+    };
     // Pending approvals from an earlier session come back first.
-    let mut pending = rt.pending_approvals(Some(&chat_id)).await?;
+    let mut pending = rt.pending_approvals(Some(chat_id)).await?;
+    // A Ctrl-C stopped a turn or was pressed at the prompt, with no line since: the next exits.
+    let mut interrupted = false;
     loop {
         if !pending.is_empty() {
             let mut answers = Vec::new();
@@ -968,10 +1152,13 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
                 let choice = loop {
                     print!("choose 1-{}: ", actions.len());
                     std::io::stdout().flush()?;
-                    let Some(line) = lines.next() else {
-                        return Ok(ExitCode::SUCCESS);
+                    let line = match input.next(rt, None).await? {
+                        Prompted::Line(line) => line,
+                        // The approval stays pending for the next session.
+                        Prompted::Eof | Prompted::Interrupt => return Ok(ExitCode::SUCCESS),
+                        Prompted::WakeUp => continue,
                     };
-                    match line?.trim().parse::<usize>() {
+                    match line.trim().parse::<usize>() {
                         Ok(n) if n >= 1 && n <= actions.len() => break actions[n - 1].clone(),
                         _ => println!("please type a number between 1 and {}", actions.len()),
                     }
@@ -980,11 +1167,10 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
                 if choice.accepts_feedback {
                     print!("feedback for the agent (optional): ");
                     std::io::stdout().flush()?;
-                    if let Some(line) = lines.next() {
-                        let line = line?;
-                        if !line.trim().is_empty() {
-                            feedback = Some(line);
-                        }
+                    if let Prompted::Line(line) = input.next(rt, None).await?
+                        && !line.trim().is_empty()
+                    {
+                        feedback = Some(line);
                     }
                 }
                 answers.push(ApprovalResponse {
@@ -995,19 +1181,47 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
                     rule: None,
                 });
             }
-            let summary = with_events(
-                &rt,
-                false,
-                rt.resume_approvals(&chat_id, answers, RunOptions::default()),
+            let (result, stopped) = with_events_stoppable(
+                rt,
+                chat_id,
+                &mut input.interrupts,
+                rt.resume_approvals(chat_id, answers, RunOptions::default()),
             )
-            .await?;
-            pending = summary.pending;
+            .await;
+            interrupted = stopped;
+            pending = result?.pending;
             continue;
         }
         print!("> ");
         std::io::stdout().flush()?;
-        let Some(line) = lines.next() else { break };
-        let line = line?;
+        let line = match input.next(rt, Some(chat_id)).await? {
+            Prompted::Line(line) => line,
+            Prompted::Eof => break,
+            Prompted::Interrupt if interrupted => break,
+            Prompted::Interrupt => {
+                interrupted = true;
+                println!("\n(press Ctrl-C again or Ctrl-D to exit)");
+                continue;
+            }
+            Prompted::WakeUp => {
+                println!();
+                // The command's completion message: the agent's wake-up turn, here.
+                let (result, stopped) = with_events_stoppable(
+                    rt,
+                    chat_id,
+                    &mut input.interrupts,
+                    rt.deliver_inbox(chat_id),
+                )
+                .await;
+                interrupted = stopped;
+                if let Err(e) = result {
+                    println!("error: {e}");
+                }
+                pending = rt.pending_approvals(Some(chat_id)).await?;
+                continue;
+            }
+        };
+        interrupted = false;
         let text = line.trim();
         if text.is_empty() {
             continue;
@@ -1018,7 +1232,7 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
         if let Some(mode) = text.strip_prefix("/mode ") {
             match mode.trim().parse::<PermissionMode>() {
                 Ok(m) => {
-                    rt.set_mode(&chat_id, m).await?;
+                    rt.set_mode(chat_id, m).await?;
                     println!("mode: {m}");
                 }
                 Err(e) => println!("{e}"),
@@ -1031,8 +1245,8 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
                 objective: objective.to_string(),
                 ..Default::default()
             };
-            match rt.goals().set(&chat_id, input).await {
-                Ok(_) => match with_events(&rt, false, rt.goals().drive(&chat_id)).await {
+            match rt.goals().set(chat_id, input).await {
+                Ok(_) => match with_events(rt, false, rt.goals().drive(chat_id)).await {
                     Ok(goal) => {
                         println!("goal {}: {}", goal.status, goal.reason.unwrap_or_default())
                     }
@@ -1042,13 +1256,15 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
             }
             continue;
         }
-        match with_events(
-            &rt,
-            false,
-            rt.send_message(&chat_id, text, RunOptions::default()),
+        let (result, stopped) = with_events_stoppable(
+            rt,
+            chat_id,
+            &mut input.interrupts,
+            rt.send_message(chat_id, text, RunOptions::default()),
         )
-        .await
-        {
+        .await;
+        interrupted = stopped;
+        match result {
             Ok(summary) => pending = summary.pending,
             Err(e) => println!("error: {e}"),
         }

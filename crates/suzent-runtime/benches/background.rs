@@ -75,6 +75,7 @@ async fn start_latency_and_throughput() {
         let id = commands
             .start(
                 &ctx.chat_id,
+                None,
                 &shell(&ctx, "sleep 2; echo done"),
                 Duration::from_secs(60),
             )
@@ -103,6 +104,7 @@ async fn start_latency_and_throughput() {
     let id = commands
         .start(
             &ctx.chat_id,
+            None,
             &shell(&ctx, "head -c 1073741824 /dev/zero | tr '\\0' 'x'"),
             Duration::from_secs(600),
         )

@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use suzent_core::{AgentEvent, BackgroundTask, BackgroundTaskKind};
 use suzent_store::{ChatRecord, NewInboxMessage, Store};
 use suzent_tools::{
-    BackgroundCommands, CommandFinished, CommandLimits, CommandObserver, Sandbox, SandboxKind,
-    ToolContext, sandbox_available,
+    BackgroundCommands, CommandFinished, CommandLifetime, CommandLimits, CommandObserver,
+    ProcessJournal, Sandbox, SandboxKind, ToolContext, sandbox_available,
 };
 
 /// Background commands and sub-agent entries of one runtime.
@@ -29,13 +29,15 @@ pub(crate) struct BackgroundService {
     events: Events,
     settings: Arc<SettingsService>,
     sessions: Arc<Sessions>,
+    /// Where tool processes are recorded while they run.
+    journal: Arc<dyn ProcessJournal>,
     /// Keeps the command output directory until the runtime is gone.
     _output_dir: tempfile::TempDir,
 }
 
 impl BackgroundService {
     /// The service; command output is kept under `data_dir/commands`. Completion reports go to
-    /// `inbox`.
+    /// `inbox`; process groups are recorded in `journal` while they run.
     pub(crate) fn new(
         data_dir: &std::path::Path,
         store: Store,
@@ -43,6 +45,7 @@ impl BackgroundService {
         settings: Arc<SettingsService>,
         sessions: Arc<Sessions>,
         inbox: Arc<InboxService>,
+        journal: Arc<dyn ProcessJournal>,
     ) -> Result<BackgroundService, RuntimeError> {
         let base = data_dir.join("commands");
         let io = |e: std::io::Error| RuntimeError::Io {
@@ -60,6 +63,7 @@ impl BackgroundService {
             events: events.clone(),
             store: store.clone(),
         }));
+        commands.set_journal(Arc::clone(&journal));
         Ok(BackgroundService {
             commands,
             subagents: Mutex::new(HashMap::new()),
@@ -68,6 +72,7 @@ impl BackgroundService {
             events,
             settings,
             sessions,
+            journal,
             _output_dir: dir,
         })
     }
@@ -156,6 +161,23 @@ impl BackgroundService {
         self.commands.shutdown().await;
     }
 
+    /// Sets what becomes of background commands in this process once their turn is over (what
+    /// `start_command` promises the agent).
+    pub(crate) fn set_lifetime(&self, lifetime: CommandLifetime) {
+        self.commands.set_lifetime(lifetime);
+    }
+
+    /// Background commands of `chat_id` not yet ended and reported.
+    pub(crate) fn unsettled(&self, chat_id: &str) -> usize {
+        self.commands.unsettled(chat_id)
+    }
+
+    /// Waits until the commands of `chat_id` have ended and their reports are queued: all of
+    /// them (`all`) or at least one.
+    pub(crate) async fn wait_settled(&self, chat_id: &str, all: bool) {
+        self.commands.wait_settled(chat_id, all).await;
+    }
+
     /// Turns sandbox mode on or off for one chat (`None`: follow `sandbox` in config.toml).
     /// Turning it on where no sandbox is available is an error.
     pub(crate) async fn set_sandbox(
@@ -230,6 +252,7 @@ impl BackgroundService {
         ctx: &mut ToolContext,
     ) -> Result<(), RuntimeError> {
         ctx.commands = Some(self.commands.clone());
+        ctx.processes = Some(Arc::clone(&self.journal));
         if self.sandbox_enabled(&chat.id).await? {
             let config = self.settings.config();
             ctx.sandbox = Some(Sandbox {

@@ -47,6 +47,7 @@ mod mcp;
 mod memory;
 mod permissions;
 mod plans;
+mod processes;
 pub mod reviewer;
 mod rules;
 mod runtime;
@@ -66,6 +67,7 @@ mod turn;
 pub use suzent_providers as provider;
 
 pub use agents::MAX_SUBAGENT_DEPTH;
+pub use suzent_tools::CommandLifetime;
 pub use audit_read::{AuditEntry, AuditFilter, AuditRead, MAX_AUDIT_LIMIT};
 pub use browser::{BrowserService, ChatBrowserMode};
 pub use canvas::{CANVAS_ACTION_KIND, CANVAS_SENDER, MAX_ACTION_CONTEXT_BYTES, action_text};

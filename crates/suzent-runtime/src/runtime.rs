@@ -5,6 +5,7 @@ use crate::agents::AgentService;
 use crate::approvals::ApprovalService;
 use crate::audit_read::{AuditFilter, AuditRead};
 use crate::background::BackgroundService;
+use crate::processes::ProcessService;
 use crate::browser::BrowserService;
 use crate::canvas::CanvasService;
 use crate::chats::{ChatService, CreateChat};
@@ -90,6 +91,7 @@ pub(crate) struct Services {
     inbox: Arc<InboxService>,
     dispatcher: Arc<Dispatcher>,
     background: Arc<BackgroundService>,
+    processes: Arc<ProcessService>,
     memory: Arc<MemoryService>,
     summaries: Arc<SummaryService>,
     skills: Arc<SkillService>,
@@ -178,6 +180,11 @@ impl Services {
             registry.clone(),
             Arc::clone(&local_models),
         ));
+        let processes = Arc::new(ProcessService::new(store.clone(), Arc::clone(&inbox)));
+        // What a killed runtime left running is stopped before anything new starts.
+        if let Err(e) = processes.sweep().await {
+            tracing::warn!("sweeping the tool processes of earlier runs: {e}");
+        }
         let background = Arc::new(BackgroundService::new(
             &paths.data_dir,
             store.clone(),
@@ -185,6 +192,7 @@ impl Services {
             Arc::clone(&settings),
             Arc::clone(&sessions),
             Arc::clone(&inbox),
+            Arc::clone(&processes) as Arc<dyn suzent_tools::ProcessJournal>,
         )?);
         let chats = Arc::new(ChatService::new(
             store.clone(),
@@ -319,6 +327,7 @@ impl Services {
             inbox,
             dispatcher,
             background,
+            processes,
             memory,
             summaries,
             skills,
@@ -744,7 +753,43 @@ impl Runtime {
     /// end-of-chat summary sweep and the memory backfill beside it. It runs until
     /// [`Runtime::shutdown`]. Needs a Tokio runtime.
     pub fn start_dispatcher(&self) {
+        self.s.background.set_lifetime(suzent_tools::CommandLifetime::Served);
         self.s.dispatcher.start()
+    }
+
+    /// Sets what becomes of background commands in this process once their turn is over, which
+    /// `start_command` tells the agent (issue 13 item 7). [`Runtime::start_dispatcher`] sets
+    /// `Served`; without it the default is `StoppedAtExit`.
+    pub fn set_command_lifetime(&self, lifetime: suzent_tools::CommandLifetime) {
+        self.s.background.set_lifetime(lifetime)
+    }
+
+    /// Background commands of `chat_id` that have not ended and been reported yet.
+    pub fn unsettled_commands(&self, chat_id: &str) -> usize {
+        self.s.background.unsettled(chat_id)
+    }
+
+    /// Waits until the background commands of `chat_id` have ended and their completion
+    /// messages are queued: all of them (`all`), or at least one. Returns at once when none
+    /// runs.
+    pub async fn wait_for_commands(&self, chat_id: &str, all: bool) {
+        self.s.background.wait_settled(chat_id, all).await
+    }
+
+    /// Delivers the queued inbox messages of `chat_id` here and now, each in its own turn (as
+    /// the dispatcher would), until none is left: how a process without a dispatcher (`suzent
+    /// run`, `suzent chat`) gives the agent its wake-ups. Returns how many were delivered.
+    pub async fn deliver_inbox(&self, chat_id: &str) -> Result<usize, RuntimeError> {
+        self.s.dispatcher.deliver_queued(chat_id).await
+    }
+
+    /// Recorded tool process groups (issue 13 item 8): running ones, and those a killed runtime
+    /// left behind, marked `interrupted` by the sweep at start. Of one chat or all, oldest first.
+    pub async fn recorded_processes(
+        &self,
+        chat_id: Option<&str>,
+    ) -> Result<Vec<suzent_store::ProcessRecord>, RuntimeError> {
+        self.s.processes.list(chat_id).await
     }
 
     /// Background commands and sub-agents of every chat (running and recent), oldest first: the

@@ -22,6 +22,7 @@ mod inbox;
 mod mcp;
 mod memory;
 mod plans;
+mod processes;
 mod rules;
 mod schedules;
 mod search;
@@ -49,6 +50,7 @@ pub use memory::{
 pub use schedules::{
     Claim, GoalRecord, JobDraft, JobRecord, LeaseHolder, LeaseOutcome, NewRun, RunEnd, RunRecord,
 };
+pub use processes::{NewProcess, ProcessKind, ProcessRecord, ProcessStatus, RecordedSpawn};
 pub use search::{ChatSearchHit, MATCH_END, MATCH_START};
 pub use summaries::{SUMMARY_SOURCE, SummaryDue, SummaryRecord};
 pub use surfaces::SURFACE_HISTORY_LIMIT;

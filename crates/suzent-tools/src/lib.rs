@@ -61,9 +61,11 @@ pub use builtin::write_file::{WriteFileArgs, WriteFileTool};
 pub use coerce::coerce_args;
 pub use exec::NONINTERACTIVE_ENV;
 pub use exec::background::{
-    BackgroundCommands, CommandFinished, CommandLimits, CommandObserver, CommandSnapshot,
-    REPORT_TAIL_CHARS,
+    BackgroundCommands, CommandFinished, CommandLifetime, CommandLimits, CommandObserver,
+    CommandSnapshot, REPORT_TAIL_CHARS,
 };
+pub use exec::journal::{JournalTicket, ProcessJournal, SpawnedProcess};
+pub use exec::os::{GroupStop, ProcessIdentity, stop_recorded_group};
 pub use exec::output::OutputPage;
 pub use exec::sandbox::{
     DEFAULT_SANDBOX_IMAGE, DockerContainer, Sandbox, SandboxBackend, SandboxKind,

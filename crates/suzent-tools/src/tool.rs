@@ -153,6 +153,9 @@ pub struct ToolContext {
     pub tool_call_id: Option<String>,
     /// The skills the user enabled (`skill_execute`); `None`: no skills.
     pub skills: Option<Arc<crate::skills::SkillSet>>,
+    /// Where `run_command` records its process group while it runs (issue 13 item 8); `None`:
+    /// not recorded.
+    pub processes: Option<Arc<dyn crate::exec::journal::ProcessJournal>>,
 }
 
 impl ToolContext {
@@ -183,6 +186,7 @@ impl ToolContext {
             browser: None,
             tool_call_id: None,
             skills: None,
+            processes: None,
         }
     }
 }

@@ -156,6 +156,40 @@ impl Dispatcher {
         }
     }
 
+    /// Delivers the queued messages of `chat_id` one after the other, here (for a process that
+    /// runs no dispatcher loop), until none is due. Returns how many were delivered (delivered
+    /// or failed; a message waiting for approvals stops the loop).
+    pub(crate) async fn deliver_queued(&self, chat_id: &str) -> Result<usize, RuntimeError> {
+        let mut delivered = 0;
+        // A failed message may be due again at once: each is tried once per call.
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            if !self
+                .store
+                .pending_approvals(Some(chat_id))
+                .await?
+                .is_empty()
+            {
+                return Ok(delivered);
+            }
+            let Some(message) = self
+                .store
+                .claim_inbox(&self.inbox.owner, self.inbox.lease, Some(chat_id), &[])
+                .await?
+            else {
+                return Ok(delivered);
+            };
+            if !seen.insert(message.id.clone()) {
+                self.store
+                    .release_inbox(&message.id, &self.inbox.owner)
+                    .await?;
+                return Ok(delivered);
+            }
+            self.deliver(message).await;
+            delivered += 1;
+        }
+    }
+
     /// Agents the dispatcher leaves alone for now: chats with a turn running in this process
     /// (their messages are delivered in place) and chats whose tool calls wait for the user's
     /// approval (their messages wait until the approvals are answered).

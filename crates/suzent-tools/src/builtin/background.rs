@@ -87,7 +87,8 @@ impl StartCommandTool {
                 "Start a long-running shell command in the workspace and return its command id at \
                  once. It keeps running after this turn; when it ends you get a message with its \
                  exit code and the last 8,000 characters of output (unless you already read the \
-                 end with check_command or stopped it). Use check_command to read output while it \
+                 end with check_command or stopped it), where this Suzent process stays up to \
+                 deliver it: the result says whether it does. Use check_command to read output while it \
                  runs and stop_command to stop it with all its child processes.",
             )
             .requires_approval(true),
@@ -124,10 +125,12 @@ impl TypedTool for StartCommandTool {
             cwd: &ctx.workspace_root,
             sandbox: ctx.sandbox.as_ref(),
         };
-        let id = commands(ctx)?.start(&ctx.chat_id, &request, timeout)?;
+        let commands = commands(ctx)?;
+        let id = commands.start(&ctx.chat_id, ctx.tool_call_id.as_deref(), &request, timeout)?;
         Ok(format!(
-            "started background command {id} (stopped after {} s at the latest). Read its output with check_command {{\"command_id\": \"{id}\"}}; you will get a message when it ends.",
-            args.timeout
+            "started background command {id} (stopped after {} s at the latest). Read its output with check_command {{\"command_id\": \"{id}\"}}. {}",
+            args.timeout,
+            commands.lifetime().promise()
         ))
     }
 }

@@ -6,6 +6,7 @@
 //! makes the call hang. A timeout or a cancelled turn stops the whole tree (SIGTERM, then SIGKILL).
 
 use crate::exec::ShellRequest;
+use crate::exec::journal::JournalTicket;
 use crate::exec::run::{End, Run, run_capped};
 use crate::tool::{ToolContext, ToolError, ToolSpec};
 use crate::typed::TypedTool;
@@ -120,7 +121,19 @@ impl TypedTool for RunCommandTool {
             cwd: &ctx.workspace_root,
             sandbox: ctx.sandbox.as_ref(),
         };
-        let run = run_capped(&request, timeout, &ctx.cancel, MAX_OUTPUT_BYTES).await?;
+        let ticket = ctx.processes.as_ref().map(|journal| JournalTicket {
+            journal: std::sync::Arc::clone(journal),
+            chat_id: ctx.chat_id.clone(),
+            tool_call_id: ctx.tool_call_id.clone(),
+        });
+        let run = run_capped(
+            &request,
+            timeout,
+            &ctx.cancel,
+            MAX_OUTPUT_BYTES,
+            ticket.as_ref(),
+        )
+        .await?;
         let text = render(&run);
         match run.end {
             End::Exited => Ok(text),

@@ -11,6 +11,8 @@
 //! `check_command` or stopped the command; a report already queued is withdrawn when the final
 //! result is read first.
 
+use super::journal::{JournalEntry, JournalTicket, ProcessJournal};
+use super::os::ProcessIdentity;
 use super::output::{OutputPage, Spool};
 use super::{ExecError, Process, ShellRequest, split_status};
 use async_trait::async_trait;
@@ -18,7 +20,7 @@ use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitStatus;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 use suzent_core::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
@@ -58,6 +60,50 @@ impl Default for CommandLimits {
             max_retained: 64,
             segment_bytes: 1 << 20,
             segments: 2,
+        }
+    }
+}
+
+/// What becomes of background commands in this process once their turn is over (issue 13 item
+/// 7): `start_command`'s result tells the agent exactly this, so it is never promised a message
+/// that cannot come.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandLifetime {
+    /// The process stays up and delivers completion messages (`suzent serve`, the app).
+    Served,
+    /// The process waits for the chat's commands before it exits and delivers their completion
+    /// messages first (`suzent run`). `process` names it for the agent.
+    AwaitedAtExit {
+        /// The process, e.g. `suzent run`.
+        process: String,
+    },
+    /// Commands are stopped when the process exits; a completion message comes only if the
+    /// command ends before that (`suzent chat`, `suzent run --no-wait`).
+    StoppedAtExit {
+        /// The process, e.g. `suzent chat`.
+        process: String,
+    },
+}
+
+impl Default for CommandLifetime {
+    fn default() -> Self {
+        CommandLifetime::StoppedAtExit {
+            process: "this Suzent process".into(),
+        }
+    }
+}
+
+impl CommandLifetime {
+    /// The sentence `start_command` ends its result with.
+    pub fn promise(&self) -> String {
+        match self {
+            CommandLifetime::Served => "You will get a message when it ends.".into(),
+            CommandLifetime::AwaitedAtExit { process } => format!(
+                "You will get a message when it ends: {process} waits for this chat's background commands before it exits."
+            ),
+            CommandLifetime::StoppedAtExit { process } => format!(
+                "It is stopped when {process} exits, and you get a message when it ends only if that happens before; if you need its result, wait for it with check_command (wait_seconds) before you finish."
+            ),
         }
     }
 }
@@ -165,6 +211,8 @@ struct Entry {
     stop: CancellationToken,
     done: watch::Receiver<bool>,
     delivery: tokio::sync::Mutex<Delivery>,
+    /// Its supervisor is done: the end is recorded and the report (if any) queued.
+    settled: AtomicBool,
 }
 
 impl Entry {
@@ -201,6 +249,10 @@ struct Shared {
     observer: RwLock<Option<Arc<dyn CommandObserver>>>,
     shutdown: CancellationToken,
     seq: AtomicU64,
+    lifetime: RwLock<CommandLifetime>,
+    journal: RwLock<Option<Arc<dyn ProcessJournal>>>,
+    /// Counts commands whose supervisor is done (wakes [`BackgroundCommands::wait_settled`]).
+    settled: watch::Sender<u64>,
 }
 
 /// The background command table of one runtime. Cheap to clone; clones share the table.
@@ -238,6 +290,9 @@ impl BackgroundCommands {
                 observer: RwLock::new(None),
                 shutdown: CancellationToken::new(),
                 seq: AtomicU64::new(0),
+                lifetime: RwLock::new(CommandLifetime::default()),
+                journal: RwLock::new(None),
+                settled: watch::channel(0).0,
             }),
         })
     }
@@ -249,6 +304,64 @@ impl BackgroundCommands {
             .observer
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Some(observer);
+    }
+
+    /// Sets what becomes of commands in this process once their turn is over (what
+    /// `start_command` promises).
+    pub fn set_lifetime(&self, lifetime: CommandLifetime) {
+        *self
+            .shared
+            .lifetime
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = lifetime;
+    }
+
+    /// What becomes of commands in this process once their turn is over.
+    pub fn lifetime(&self) -> CommandLifetime {
+        self.shared
+            .lifetime
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Sets where started process groups are recorded while they run.
+    pub fn set_journal(&self, journal: Arc<dyn ProcessJournal>) {
+        *self
+            .shared
+            .journal
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(journal);
+    }
+
+    /// Commands of `chat_id` whose end is not settled yet (running, or ending now).
+    pub fn unsettled(&self, chat_id: &str) -> usize {
+        self.shared
+            .entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .filter(|e| e.chat_id == chat_id && !e.settled.load(Ordering::SeqCst))
+            .count()
+    }
+
+    /// Waits until the commands of `chat_id` have ended and their completion reports are queued:
+    /// all of them (`all`), or at least one of those running now. Returns at once when none runs.
+    pub async fn wait_settled(&self, chat_id: &str, all: bool) {
+        let mut changes = self.shared.settled.subscribe();
+        let before = self.unsettled(chat_id);
+        if before == 0 {
+            return;
+        }
+        loop {
+            if changes.changed().await.is_err() {
+                return;
+            }
+            let now = self.unsettled(chat_id);
+            if now == 0 || (!all && now < before) {
+                return;
+            }
+        }
     }
 
     fn observer(&self) -> Option<Arc<dyn CommandObserver>> {
@@ -298,11 +411,13 @@ impl BackgroundCommands {
         }
     }
 
-    /// Starts `request` for `chat_id` (in its workspace, under its sandbox if any). Returns the
-    /// command id. `timeout`: the whole tree is stopped when it expires.
+    /// Starts `request` for `chat_id` (in its workspace, under its sandbox if any), from the
+    /// tool call `tool_call_id` when known. Returns the command id. `timeout`: the whole tree is
+    /// stopped when it expires. The process group is recorded in the journal while it runs.
     pub fn start(
         &self,
         chat_id: &str,
+        tool_call_id: Option<&str>,
         request: &ShellRequest<'_>,
         timeout: Duration,
     ) -> Result<String, ExecError> {
@@ -369,6 +484,7 @@ impl BackgroundCommands {
             stop: self.shared.shutdown.child_token(),
             done: done_rx,
             delivery: tokio::sync::Mutex::new(Delivery::default()),
+            settled: AtomicBool::new(false),
         });
         self.shared
             .entries
@@ -378,9 +494,35 @@ impl BackgroundCommands {
         if let Some(o) = self.observer() {
             o.changed(&entry.task());
         }
+        // Read at once: a short command may be gone by the time the record is written.
+        let leader = process.pid().map(ProcessIdentity::of);
+        let ticket = self
+            .shared
+            .journal
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .map(|journal| JournalTicket {
+                journal,
+                chat_id: chat_id.to_string(),
+                tool_call_id: tool_call_id.map(str::to_string),
+            });
         let this = self.clone();
         tokio::spawn(async move {
-            this.supervise(entry, process, timeout, done_tx).await;
+            let record = JournalEntry::record(
+                ticket.as_ref(),
+                Some(&entry.id),
+                &entry.command,
+                leader,
+            )
+            .await;
+            this.supervise(Arc::clone(&entry), process, timeout, done_tx)
+                .await;
+            if let Some(record) = record {
+                record.finish().await;
+            }
+            entry.settled.store(true, Ordering::SeqCst);
+            this.shared.settled.send_modify(|n| *n += 1);
         });
         Ok(id)
     }

@@ -9,14 +9,21 @@
 //! - `background.rs`: the background command table (`start_command` and friends).
 //! - `output.rs`: the tail buffer and the output spool.
 //! - `sandbox/`: the sandbox backends (`bubblewrap.rs`, `seatbelt.rs`, `docker.rs`).
+//! - `spawner.rs`: every process is forked from one long-lived thread, so the Linux parent-death
+//!   signal (and the Windows kill-on-close job) ends the leaders when the runtime dies.
+//! - `journal.rs`, `os.rs`: the durable record of running groups and the checked stop of the
+//!   groups a killed runtime left behind.
 //!
 //! Nothing here knows the tool layer: errors are [`ExecError`]s (a message for the model), which
 //! the tools turn into their own errors.
 
 pub(crate) mod background;
+pub mod journal;
+pub mod os;
 pub(crate) mod output;
 pub(crate) mod run;
 pub mod sandbox;
+mod spawner;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap};
 use sandbox::{DockerContainer, Sandbox};
@@ -147,9 +154,9 @@ impl Process {
         let (reader, writer) = std::io::pipe().map_err(|e| cannot_start(&e))?;
         let writer2 = writer.try_clone().map_err(|e| cannot_start(&e))?;
         let (child, container) = {
-            let (mut command, container) =
+            let (command, container) =
                 build_command(request, Stdio::from(writer), Stdio::from(writer2))?;
-            let child = command.spawn().map_err(|e| cannot_start(&e))?;
+            let child = spawner::spawn(command).map_err(|e| cannot_start(&e))?;
             (child, container)
             // `command` (holding our copies of the pipe's write end) is dropped here, so the
             // reader sees end-of-file once the processes of the tree are gone.
@@ -179,6 +186,11 @@ impl Process {
             .map_err(|e| ExecError(format!("cannot start the output reader: {e}")))?;
         process.eof = eof_rx;
         Ok(process)
+    }
+
+    /// The group leader's pid (the group id), while it is owned.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(|c| c.id())
     }
 
     /// Waits for the main process to exit.

@@ -3,6 +3,8 @@
 //! child holding the output pipe open never makes the call hang. A timeout or a cancelled turn
 //! stops the whole tree.
 
+use super::journal::{JournalEntry, JournalTicket};
+use super::os::ProcessIdentity;
 use super::output::TailBuffer;
 use super::{ExecError, Process, ShellRequest};
 use std::process::ExitStatus;
@@ -39,12 +41,13 @@ pub(crate) struct Run {
 }
 
 /// Runs `request` until it exits, `timeout` expires or `cancel` fires, keeping the last `cap`
-/// bytes of its output.
+/// bytes of its output. With a `journal` ticket the process group is recorded while it runs.
 pub(crate) async fn run_capped(
     request: &ShellRequest<'_>,
     timeout: Duration,
     cancel: &CancellationToken,
     cap: usize,
+    journal: Option<&JournalTicket>,
 ) -> Result<Run, ExecError> {
     let buffer = Arc::new(Mutex::new(TailBuffer::new(cap)));
     let sink = {
@@ -58,6 +61,8 @@ pub(crate) async fn run_capped(
     // A Docker-sandboxed command's container is killed when the process is dropped before it
     // is marked exited (a timeout, a cancellation, or this future being dropped).
     let mut process = Process::spawn(request, "run_command-output".into(), sink)?;
+    let leader = process.pid().map(ProcessIdentity::of);
+    let record = JournalEntry::record(journal, None, request.script, leader).await;
     let waited = tokio::select! {
         status = process.wait() => Ok(status),
         () = tokio::time::sleep(timeout) => Err(End::TimedOut),
@@ -73,6 +78,9 @@ pub(crate) async fn run_capped(
     };
     // The tree is gone (or was signalled); nothing left to kill on drop.
     process.release();
+    if let Some(record) = record {
+        record.finish().await;
+    }
     let (output, dropped_bytes) = match buffer.lock() {
         Ok(b) => b.finish(),
         Err(_) => (String::new(), 0),
@@ -105,6 +113,7 @@ mod tests {
             Duration::from_secs(30),
             &CancellationToken::new(),
             1000,
+            None,
         )
         .await
         .unwrap();
@@ -126,6 +135,7 @@ mod tests {
             Duration::from_millis(500),
             &CancellationToken::new(),
             1000,
+            None,
         )
         .await
         .unwrap();
