@@ -64,6 +64,14 @@ fn start(id: &str, script: &str) -> Item {
     Item::tool_call(id, "start_command", json!({"content": script}).to_string())
 }
 
+/// The auto-mode reviewer's answer letting a call run.
+fn reviewer_allows() -> Turn {
+    Turn::text(
+        json!({"should_block": false, "reason": "a harmless sleep", "confidence": "high", "riskCategories": []})
+            .to_string(),
+    )
+}
+
 fn records(env: &Env, chat: &str) -> Vec<suzent_store::ProcessRecord> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -273,12 +281,15 @@ fn sigkill_of_serve_leaves_no_tool_process_after_a_restart_and_both_are_recorded
         // The inbox message's turn in the first serve: a background command, then a command
         // that blocks the turn. `; true` keeps bash as the leader, so `sleep` is a child
         // that the parent-death signal does not reach: the sweep must stop it.
+        // (The inbox turn runs in auto mode: the reviewer is asked about each command.)
         Turn::tool_calls(vec![start("s1", "sleep 600.123; true")]),
+        reviewer_allows(),
         Turn::tool_call(
             "r1",
             "run_command",
             json!({"content": "sleep 600.124; true"}).to_string(),
         ),
+        reviewer_allows(),
         // After the restart: the interrupted turn goes on, and the agent hears about the
         // background command (in either order).
         Turn::text("carried on"),
@@ -286,30 +297,22 @@ fn sigkill_of_serve_leaves_no_tool_process_after_a_restart_and_both_are_recorded
     ]);
     let evs = env.run_task("hello", &[], 0);
     let chat = chat_id(&evs);
-    for tool in ["run_command", "start_command"] {
-        let out = env.run(&[
-            "rules",
-            "add",
-            "--destination",
-            "global",
-            "--tool",
-            tool,
-            "--behavior",
-            "allow",
-            "--all",
-        ]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    }
     let sent = env.run(&["inbox", "send", "--to", &chat, "--id", "m1", "--from", "tester", "go"]);
     assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
     let lease = ("SUZENT_INBOX_LEASE_MS", "1500");
     let mut first = env.spawn(&["serve"], &[lease]);
-    assert!(
-        wait_for(60, || {
-            !processes_with_arg("600.123").is_empty() && !processes_with_arg("600.124").is_empty()
-        }),
-        "the commands never started"
-    );
+    let started = wait_for(60, || {
+        !processes_with_arg("600.123").is_empty() && !processes_with_arg("600.124").is_empty()
+    });
+    if !started {
+        first.kill().unwrap();
+        let out = first.wait_with_output().unwrap();
+        panic!(
+            "the commands never started: {}\n{:?}",
+            String::from_utf8_lossy(&out.stderr),
+            env.transcript(&chat)
+        );
+    }
     let running = records(&env, &chat);
     assert_eq!(running.len(), 2, "{running:?}");
     assert!(running.iter().all(|r| r.status == ProcessStatus::Running));
@@ -372,5 +375,35 @@ fn sigkill_of_serve_leaves_no_tool_process_after_a_restart_and_both_are_recorded
         transcript.iter().any(|m| matches!(m, ChatMessage::User { text }
             if text.contains("(command_interrupted)") && text.contains("sleep 600.123"))),
         "{transcript:?}"
+    );
+}
+
+#[test]
+fn a_command_leader_dies_with_a_runtime_killed_by_sigkill_before_any_restart() {
+    // `exec` makes `sleep` the group leader itself: the parent-death signal reaches it.
+    let env = Env::new(vec![Turn::tool_call(
+        "r1",
+        "run_command",
+        json!({"content": "exec sleep 600.77"}).to_string(),
+    )]);
+    let mut run = env.spawn(
+        &[
+            "run",
+            "wait",
+            "--json",
+            "--model",
+            "openai/gpt-test",
+            "--mode",
+            "full_access",
+        ],
+        &[],
+    );
+    let started = wait_for(30, || !processes_with_arg("600.77").is_empty());
+    run.kill().unwrap();
+    run.wait().unwrap();
+    assert!(started, "the command never started");
+    assert!(
+        wait_for(10, || processes_with_arg("600.77").is_empty()),
+        "the leader outlived its runtime"
     );
 }

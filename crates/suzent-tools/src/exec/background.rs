@@ -721,10 +721,17 @@ impl BackgroundCommands {
             .values()
             .cloned()
             .collect();
-        for e in entries {
-            let mut done = e.done.clone();
-            let _ = tokio::time::timeout(TERM_GRACE + DRAIN * 2, done.wait_for(|d| *d)).await;
-        }
+        // Until every supervisor is done, its process record forgotten with it.
+        let mut changes = self.shared.settled.subscribe();
+        let all_settled = || entries.iter().all(|e| e.settled.load(Ordering::SeqCst));
+        let _ = tokio::time::timeout(TERM_GRACE + DRAIN * 3, async {
+            while !all_settled() {
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
     }
 }
 
