@@ -811,11 +811,13 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         println!("{chat_id}");
     }
     let code = exit_for(&summary, args.json);
-    if !args.no_wait && summary.outcome == RunOutcome::Completed {
-        await_commands(&rt, &chat_id, args.json).await?;
-    }
+    let waited = if !args.no_wait && summary.outcome == RunOutcome::Completed {
+        await_commands(&rt, &chat_id, args.json).await
+    } else {
+        Ok(())
+    };
     stop_commands(&rt, &chat_id).await;
-    Ok(code)
+    waited.map(|()| code)
 }
 
 /// After `suzent run`'s turn: waits for the chat's background commands and delivers their

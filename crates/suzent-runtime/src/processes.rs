@@ -276,7 +276,7 @@ mod tests {
             .map(|r| (r.process.id, r.status))
             .collect();
         let mut statuses = statuses;
-        statuses.sort();
+        statuses.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(
             statuses,
             vec![

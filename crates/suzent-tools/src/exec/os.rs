@@ -53,6 +53,7 @@ impl ProcessIdentity {
 }
 
 /// The fields of `/proc/PID/stat` used here.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Stat {
     pgid: u32,
@@ -61,6 +62,7 @@ struct Stat {
 
 /// Parses `/proc/PID/stat`. The command name (field 2) is in parentheses and may contain spaces
 /// and parentheses itself, so fields are counted from the last `)`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn parse_stat(text: &str) -> Option<Stat> {
     let rest = &text[text.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
