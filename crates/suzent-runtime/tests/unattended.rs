@@ -301,10 +301,17 @@ async fn a_hanging_run_times_out_its_processes_are_killed_and_its_retry_never_ov
     let mut retry = None;
     for _ in 0..400 {
         let seen = processes_in(&h.ws);
-        let shells: Vec<u32> = seen
+        let matching: Vec<u32> = seen
             .iter()
             .filter(|(_, c)| c.contains(script))
             .map(|(p, _)| *p)
+            .collect();
+        // A shell's own fork before it execs `sleep` has the shell's command line too: an
+        // attempt is a matching process whose parent is not one.
+        let shells: Vec<u32> = matching
+            .iter()
+            .copied()
+            .filter(|p| !parent_of(*p).is_some_and(|pp| matching.contains(&pp)))
             .collect();
         assert!(shells.len() <= 1, "two attempts at once: {seen:?}");
         if let Some(pid) = shells.iter().find(|p| **p != first) {
@@ -342,6 +349,16 @@ async fn a_hanging_run_times_out_its_processes_are_killed_and_its_retry_never_ov
     );
     assert_eq!(processes_in(&h.ws), Vec::<(u32, String)>::new());
     Ok(())
+}
+
+/// The parent pid of `pid` (`/proc/PID/stat` field 4), when it still runs.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 async fn wait_for_process(ws: &Path, marker: &str) -> Result<u32> {
