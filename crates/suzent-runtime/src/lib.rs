@@ -102,7 +102,7 @@ pub use suzent_store::{
     ApprovalRecord, ApprovalStatus, ChatNotes, ChatRecord, ChatSearchHit, DeviceRecord,
     DeviceScope, DeviceState, InboxMessage, InboxStatus, NewInboxMessage, PeerMessage,
     PeerMessageStatus, PendingApproval, StoredMessage, ToolCallNote, ToolResolutionNote,
-    TurnFailureNote,
+    TurnFailureNote, TurnUsageNote,
 };
 pub use suzent_tools::{MemoryHit, MemorySearchResult, Skill, SkillSource};
 pub use titles::{DEFAULT_TITLE, MAX_TITLE_CHARS, title_from};
