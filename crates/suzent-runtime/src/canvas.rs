@@ -424,7 +424,7 @@ mod tests {
         assert_eq!(
             after
                 .iter()
-                .map(|x| (x.version, x.data_model.clone()))
+                .map(|x| (x.version, Value::Object(x.data_model.clone())))
                 .collect::<Vec<_>>(),
             vec![(before[0].version + 1, json!({"form": {"name": "Ada"}}))]
         );
