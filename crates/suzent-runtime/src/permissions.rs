@@ -330,7 +330,7 @@ mod tests {
             .permissions
             .explain(
                 "read_file",
-                json!({"path": "notes.txt"}),
+                json!({"file_path": "notes.txt"}),
                 None,
                 Some(&chat.id),
             )
@@ -350,7 +350,7 @@ mod tests {
         let s = TestServices::open(Config::default()).await;
         let chat = s.chat().await;
         let mut events = s.events.subscribe();
-        let outcome = decide(&s, &chat, "read_file", json!({"path": "notes.txt"}), false).await;
+        let outcome = decide(&s, &chat, "read_file", json!({"file_path": "notes.txt"}), false).await;
         assert_eq!(outcome.decision.behavior, Behavior::Allow);
         match events.try_recv()? {
             AgentEvent::ToolPermissionDecision(event) => assert_eq!(
@@ -365,17 +365,24 @@ mod tests {
             other => panic!("expected tool_permission_decision, got {other:?}"),
         }
         s.audit.flush().await;
-        let lines: Vec<(String, String, String)> = std::fs::read_to_string(s.paths.audit_log())?
-            .lines()
-            .map(|l| {
-                let v: Value = serde_json::from_str(l).unwrap();
-                let field = |k: &str| v[k].as_str().unwrap_or_default().to_string();
-                (field("chat_id"), field("tool"), field("decision"))
-            })
-            .collect();
+        // Read back with the type the log is written with.
+        let lines: Vec<(String, Option<String>, String, Option<String>)> =
+            std::fs::read_to_string(s.paths.audit_log())?
+                .lines()
+                .map(|l| {
+                    let r: suzent_permissions::audit::AuditRecord =
+                        serde_json::from_str(l).unwrap();
+                    (r.chat_id, r.tool_call_id, r.tool, r.decision)
+                })
+                .collect();
         assert_eq!(
             lines,
-            vec![(chat.id.clone(), "read_file".to_string(), "allow".to_string())]
+            vec![(
+                chat.id.clone(),
+                Some("call-1".to_string()),
+                "read_file".to_string(),
+                Some("allow".to_string())
+            )]
         );
         Ok(())
     }
