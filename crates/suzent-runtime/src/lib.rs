@@ -62,6 +62,8 @@ mod test_services;
 mod titles;
 mod toolset;
 mod turn;
+#[cfg(test)]
+mod turn_service_tests;
 
 /// The model providers (crate `suzent-providers`), re-exported under their old path.
 pub use suzent_providers as provider;
