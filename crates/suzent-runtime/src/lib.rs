@@ -63,6 +63,8 @@ mod test_services;
 mod titles;
 mod toolset;
 mod turn;
+#[cfg(test)]
+mod turn_service_tests;
 
 /// The model providers (crate `suzent-providers`), re-exported under their old path.
 pub use suzent_providers as provider;
@@ -104,7 +106,7 @@ pub use suzent_store::{
     ApprovalRecord, ApprovalStatus, ChatNotes, ChatRecord, ChatSearchHit, DeviceRecord,
     DeviceScope, DeviceState, InboxMessage, InboxStatus, NewInboxMessage, PeerMessage,
     PeerMessageStatus, PendingApproval, StoredMessage, ToolCallNote, ToolResolutionNote,
-    TurnFailureNote,
+    TurnFailureNote, TurnUsageNote,
 };
 pub use suzent_tools::{MemoryHit, MemorySearchResult, Skill, SkillSource};
 pub use titles::{DEFAULT_TITLE, MAX_TITLE_CHARS, title_from};
