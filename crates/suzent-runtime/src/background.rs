@@ -324,6 +324,7 @@ mod tests {
         commands
             .start(
                 &chat.id,
+                None,
                 &ShellRequest {
                     script,
                     cwd: &ctx.workspace_root,

@@ -128,6 +128,10 @@ impl TestServices {
                 Arc::clone(&settings),
                 Arc::clone(&sessions),
                 Arc::clone(&inbox),
+                Arc::new(crate::processes::ProcessService::new(
+                    store.clone(),
+                    Arc::clone(&inbox),
+                )) as Arc<dyn suzent_tools::ProcessJournal>,
             )
             .unwrap(),
         );
