@@ -2,12 +2,13 @@
 import { createContext, useContext, useEffect, useMemo, useReducer, useRef, type ReactNode } from "react";
 import { t as translate } from "./i18n";
 import { api, ApiError, errorMessage, listenRuntimeEvents } from "./api";
-import { itemsFromMessages, mergeReloaded, userCount, type InboxSource, type Item, type StopOutcome, type ToolItem, type TurnError } from "./model";
+import { compactedItem, compactionBoundary, itemsFromMessages, mergeReloaded, userCount, type InboxSource, type Item, type StopOutcome, type ToolItem, type TurnError } from "./model";
 import type {
   ApprovalResponse,
   BackgroundTask,
   Capability,
   ChatRecord,
+  CompactionInfo,
   PendingApproval,
   PermissionDecision,
   PermissionMode,
@@ -85,7 +86,7 @@ export type Action =
   | { type: "chats/upsert"; chat: ChatRecord }
   | { type: "chats/remove"; chatId: string }
   | { type: "chat/select"; chatId: string | null }
-  | { type: "chat/loaded"; chatId: string; messages: StoredMessage[]; pending: PendingApproval[]; epoch: number }
+  | { type: "chat/loaded"; chatId: string; messages: StoredMessage[]; pending: PendingApproval[]; epoch: number; compactions?: CompactionInfo[] }
   | { type: "chat/userSent"; chatId: string; text: string }
   | { type: "chat/runStarting"; chatId: string }
   | { type: "chat/runEnded"; chatId: string }
@@ -176,7 +177,9 @@ function decisionOf(value: object): PermissionDecision {
 }
 
 function isStopOutcome(outcome: string): outcome is StopOutcome {
-  return outcome === "failed" || outcome === "max_steps" || outcome === "loop_detected" || outcome === "context_overflow";
+  return (
+    outcome === "failed" || outcome === "max_steps" || outcome === "loop_detected" || outcome === "context_overflow" || outcome === "compaction_failed"
+  );
 }
 
 function applyEvent(state: State, event: RuntimeEvent): State {
@@ -293,6 +296,17 @@ function applyEvent(state: State, event: RuntimeEvent): State {
         return { ...v, running: false, runId: null, items, errors, retry: null };
       });
     }
+    case "chat_compacted": {
+      const { chatId, compaction } = event.value;
+      return withView(state, chatId, (v) => {
+        const divider = compactedItem(compaction);
+        if (v.items.some((i) => i.key === divider.key)) return v;
+        // After the message it reaches when that is shown from the store, else where the chat is now.
+        const at = v.items.findIndex((i) => i.key === `m${compactionBoundary(compaction)}`);
+        const items = at < 0 ? [...v.items, divider] : [...v.items.slice(0, at + 1), divider, ...v.items.slice(at + 1)];
+        return { ...v, items };
+      });
+    }
     case "run_error": {
       const { chatId, message } = event.value;
       return withView(state, chatId, (v) => addError(v, message));
@@ -364,7 +378,7 @@ export function reducer(state: State, action: Action): State {
         ...withView(state, action.chatId, (cv) => ({
           ...cv,
           loaded: true,
-          items: mergeReloaded(itemsFromMessages(action.messages, pending), cv.items, cv.errors),
+          items: mergeReloaded(itemsFromMessages(action.messages, pending, action.compactions ?? []), cv.items, cv.errors),
         })),
         pending: { ...state.pending, [action.chatId]: pending },
       };
@@ -508,8 +522,13 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
 
     const loadChat = async (chatId: string) => {
       const epoch = epochs.current.get(chatId) ?? 0;
-      const [messages, pending] = await Promise.all([api.getMessages(chatId), api.pendingApprovals(chatId)]);
-      dispatch({ type: "chat/loaded", chatId, messages, pending, epoch });
+      const [messages, pending, compactions] = await Promise.all([
+        api.getMessages(chatId),
+        api.pendingApprovals(chatId),
+        // The dividers are a hint: the transcript shows without them when they cannot be read.
+        api.chatCompactions(chatId).catch(() => [] as CompactionInfo[]),
+      ]);
+      dispatch({ type: "chat/loaded", chatId, messages, pending, epoch, compactions });
     };
 
     const refreshTasks = async () => {

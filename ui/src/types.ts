@@ -37,6 +37,7 @@ export type {
   CatalogTool,
   ChatMessage,
   ChatRecord,
+  CompactionInfo,
   Children,
   Component,
   ComponentEntry,

@@ -14,7 +14,7 @@ use suzent_core::{
 };
 use suzent_runtime::provider::{ModelRequest, StaticKeys, ToolDefinition, tokens};
 use suzent_runtime::{CreateChat, Paths, RunOptions, Runtime, RuntimeOptions};
-use suzent_tests::{Item, ScriptedServer, Turn};
+use suzent_tests::{ScriptedServer, Turn};
 use tempfile::TempDir;
 
 const WINDOW: u32 = 8_192;
@@ -407,6 +407,5 @@ async fn compact_chat_summarizes_older_turns_now_and_later_requests_use_the_summ
     // A chat with nothing older than its newest turn has nothing to compact.
     let empty = h.chat().await;
     assert_eq!(h.runtime.compact_chat(&empty).await?, None);
-    let _ = Item::text("");
     Ok(())
 }

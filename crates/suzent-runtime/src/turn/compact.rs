@@ -25,7 +25,7 @@ use suzent_store::{CompactionRecord, NewCompaction, Store, StoredMessage};
 use tokio_util::sync::CancellationToken;
 
 /// Tool outputs longer than this many bytes are cut in compacted history.
-pub(crate) const CUT_MIN_BYTES: usize = 1_200;
+pub const CUT_MIN_BYTES: usize = 1_200;
 /// Bytes kept at the head of a cut tool output.
 const CUT_HEAD_BYTES: usize = 600;
 /// Bytes kept at the tail of a cut tool output.
@@ -35,7 +35,7 @@ pub(crate) const PROMPT_MARGIN: u32 = 64;
 /// The summarizer's instructions.
 const SUMMARIZER_PROMPT: &str = "You summarize a conversation between a user and an AI agent so that the agent can continue the work with only your summary and the latest messages. Write a concise summary in plain text with these parts: Task (what the user asked for, in their words where it matters), Decisions (what was decided or found, including exact names, numbers, codes and facts the user stated), Files touched (paths read, written or edited, and what changed), Open items (what is left to do or was promised). Keep every fact the user stated. Do not invent anything. Answer with the summary only.";
 /// What introduces the summary in requests.
-pub(crate) const SUMMARY_HEADER: &str = "[Conversation compacted: the earlier messages were summarized to fit the model's context window; the full transcript is kept.]\nSummary of the earlier conversation:\n";
+pub const SUMMARY_HEADER: &str = "[Conversation compacted: the earlier messages were summarized to fit the model's context window; the full transcript is kept.]\nSummary of the earlier conversation:\n";
 
 /// What started a compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,14 +102,14 @@ pub(crate) struct Fitted {
 /// a count never changes. A message counts as shown by [`apply`] (cut when the compaction cuts
 /// it), so the cache keys on (seq, cut).
 #[derive(Default)]
-pub(crate) struct TokenCache {
+pub struct TokenCache {
     chats: Mutex<HashMap<String, HashMap<(i64, bool), usize>>>,
 }
 
 impl TokenCache {
     /// The tokens of `messages` as [`apply`] would send them under `record` (the summary
     /// message counted once).
-    pub(crate) fn count(
+    pub fn count(
         &self,
         chat_id: &str,
         messages: &[StoredMessage],
@@ -172,7 +172,7 @@ fn shown(m: &StoredMessage, cut_through: i64) -> ChatMessage {
 }
 
 /// The head and tail of a long tool output with a note of how many bytes were cut between.
-pub(crate) fn cut_output(content: &str) -> String {
+pub fn cut_output(content: &str) -> String {
     if content.len() <= CUT_MIN_BYTES {
         return content.to_string();
     }
@@ -195,7 +195,7 @@ pub(crate) fn cut_output(content: &str) -> String {
 /// The messages a request sends for `messages` under the compaction `record`: the summary in
 /// place of the messages it covers (joined to the first user message kept, so roles still
 /// alternate), and tool outputs up to its cut mark cut.
-pub(crate) fn apply(messages: &[StoredMessage], record: Option<&CompactionRecord>) -> Vec<ChatMessage> {
+pub fn apply(messages: &[StoredMessage], record: Option<&CompactionRecord>) -> Vec<ChatMessage> {
     let (cut_through, summary_through) = marks(record);
     let mut out: Vec<ChatMessage> = messages
         .iter()
@@ -468,7 +468,7 @@ impl Compactor {
                 tools: Vec::new(),
             };
             let response = tokio::select! {
-                r = provider.stream(&request, &|_| {}) => r,
+                r = provider.stream(&request, &|_: &str| {}) => r,
                 _ = cancel.cancelled() => return Err(CompactError::Cancelled),
             };
             let written = response
