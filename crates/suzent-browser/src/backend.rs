@@ -28,6 +28,17 @@ pub struct TabInfo {
     pub opener: Option<String>,
 }
 
+/// What an input event started in its tab, as the browser had reported it by the time the
+/// page finished handling the event (wire: `{"navigation": bool, "newTab": bool}`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputEffects {
+    /// The tab's top frame began a navigation: a new document, or a same-document URL change.
+    pub navigation: bool,
+    /// The event opened a new tab or window (`target=_blank`, `window.open`).
+    pub new_tab: bool,
+}
+
 /// A frame of a tab. The top frame has no parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -211,6 +222,17 @@ pub trait BrowserBackend: Send + Sync + std::fmt::Debug + 'static {
 
     /// Dispatches real input to the tab.
     async fn input(&self, tab: &str, event: &InputEvent) -> Result<(), BrowserError>;
+
+    /// Dispatches input like [`input`](Self::input), then reports what it started once the
+    /// page has handled it, so a caller needs no fixed wait to learn that nothing happened.
+    /// `None`: this backend cannot tell (the caller waits a moment instead).
+    async fn input_watched(
+        &self,
+        tab: &str,
+        event: &InputEvent,
+    ) -> Result<Option<InputEffects>, BrowserError> {
+        self.input(tab, event).await.map(|()| None)
+    }
 
     /// Downloads that started or finished since the last call (drained). Backends that do not
     /// see downloads return none.

@@ -21,7 +21,8 @@ pub use agent::{
     Rect, ScrollPageArgs, ScrollResult, SnapNode, SnapshotArgs,
 };
 pub use backend::{
-    BrowserBackend, BrowserError, DownloadReport, FrameInfo, InputEvent, Navigation, TabInfo,
+    BrowserBackend, BrowserError, DownloadReport, FrameInfo, InputEffects, InputEvent, Navigation,
+    TabInfo,
 };
 pub use cdp::{CdpBackend, DownloadPolicy, is_executable_name, sanitize_file_name};
 pub use keys::key_event;

@@ -8,7 +8,7 @@ use crate::agent::{
     SnapshotArgs,
 };
 use crate::backend::{
-    BrowserBackend, BrowserError, DownloadReport, InputEvent, Navigation, TabInfo,
+    BrowserBackend, BrowserError, DownloadReport, InputEffects, InputEvent, Navigation, TabInfo,
 };
 use crate::policy::{check_navigation, is_controllable, origin_of};
 use crate::render::{ElementRef, RenderFrame, paginate, render};
@@ -382,8 +382,9 @@ impl BrowserSession {
                 }
                 let tab = self.acting_tab(expected_origin).await?;
                 let before = self.backend.tabs().await?;
-                self.backend
-                    .input(
+                let effects = self
+                    .backend
+                    .input_watched(
                         &tab.id,
                         &InputEvent::Click {
                             x: *x,
@@ -392,7 +393,7 @@ impl BrowserSession {
                         },
                     )
                     .await?;
-                let after = self.after_action(&tab, &before).await?;
+                let after = self.after_action(&tab, &before, effects).await?;
                 Ok(format!(
                     "clicked at {x:.0},{y:.0} in {}{after}",
                     describe_tab(&tab)
@@ -809,10 +810,11 @@ impl BrowserSession {
         let tab = self.acting_tab(expected_origin).await?;
         let ((x, y), element) = self.element_point(&tab, target).await?;
         let before = self.backend.tabs().await?;
-        self.backend
-            .input(&tab.id, &InputEvent::Click { x, y, count })
+        let effects = self
+            .backend
+            .input_watched(&tab.id, &InputEvent::Click { x, y, count })
             .await?;
-        let after = self.after_action(&tab, &before).await?;
+        let after = self.after_action(&tab, &before, effects).await?;
         let verb = if count == 2 {
             "double-clicked"
         } else {
@@ -821,16 +823,40 @@ impl BrowserSession {
         Ok(format!("{verb} {element} in {}{after}", describe_tab(&tab)))
     }
 
-    /// What changed after an action: new tabs, a new URL or title of the tab.
+    /// What changed after an action: new tabs, a new URL or title of the tab. With the
+    /// backend's report of what the action started (`effects`) this waits only for what did
+    /// start (a new tab to appear, a navigation to commit); without one it waits a moment.
     async fn after_action(
         &mut self,
         tab: &TabInfo,
         before: &[TabInfo],
+        effects: Option<InputEffects>,
     ) -> Result<String, BrowserError> {
-        tokio::time::sleep(Duration::from_millis(40)).await;
+        let mut tabs = match effects {
+            None => {
+                tokio::time::sleep(Duration::from_millis(40)).await;
+                self.backend.tabs().await?
+            }
+            Some(e) => {
+                let mut tabs = self.backend.tabs().await?;
+                // The window is reported before its tab is listed, shared and loading its
+                // URL: wait for that (up to 0.5 s).
+                let mut waits = 0;
+                let opened = |tabs: &[TabInfo]| {
+                    tabs.iter().any(|t| {
+                        is_new(t, before) && t.shared && !t.url.is_empty() && t.url != "about:blank"
+                    })
+                };
+                while e.new_tab && waits < 50 && !opened(&tabs) {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    tabs = self.backend.tabs().await?;
+                    waits += 1;
+                }
+                tabs
+            }
+        };
         let mut out = String::new();
-        let tabs = self.backend.tabs().await?;
-        for t in tabs.iter().filter(|t| !before.iter().any(|b| b.id == t.id)) {
+        for t in tabs.iter().filter(|t| is_new(t, before)) {
             out.push_str(&format!(
                 "\nopened new tab {} ({}){}; select it with select_tab to use it",
                 t.id,
@@ -842,14 +868,36 @@ impl BrowserSession {
                 }
             ));
         }
-        out.push_str(&self.settle(tab).await?);
+        match effects {
+            Some(e) if !e.navigation => {
+                let now = tabs.drain(..).find(|t| t.id == tab.id);
+                out.push_str(&self.describe_settled(tab, now));
+            }
+            Some(_) => out.push_str(&self.settle_navigation(tab).await?),
+            None => out.push_str(&self.settle(tab).await?),
+        }
         Ok(out)
     }
 
     /// Waits briefly for a navigation the action started, and says where the tab is now.
     async fn settle(&mut self, tab: &TabInfo) -> Result<String, BrowserError> {
+        self.settle_until(tab, false).await
+    }
+
+    /// Like [`settle`](Self::settle) for an action the backend reported as navigating: waits
+    /// (up to 0.5 s) for the tab's URL to change before reading the new document.
+    async fn settle_navigation(&mut self, tab: &TabInfo) -> Result<String, BrowserError> {
+        self.settle_until(tab, true).await
+    }
+
+    async fn settle_until(
+        &mut self,
+        tab: &TabInfo,
+        navigating: bool,
+    ) -> Result<String, BrowserError> {
         let mut now = None;
-        for _ in 0..25 {
+        let mut uncommitted = 0;
+        for _ in 0..50 {
             let tabs = self.backend.tabs().await?;
             let Some(t) = tabs.into_iter().find(|t| t.id == tab.id) else {
                 self.tab = None;
@@ -858,7 +906,17 @@ impl BrowserSession {
             let moved = t.url != tab.url;
             now = Some(t);
             if !moved {
-                break;
+                if !navigating {
+                    break;
+                }
+                // Not committed yet. A navigation that never commits within 0.5 s (a
+                // download, a 204, a same-URL reload) is reported as what the tab shows.
+                uncommitted += 1;
+                if uncommitted > 25 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
             }
             // Wait for the new document to be readable.
             if let Ok(frame) = self.top_frame(&tab.id).await {
@@ -873,27 +931,38 @@ impl BrowserSession {
                 if let Ok(v) = info
                     && v["readyState"].as_str() != Some("loading")
                 {
+                    // The title as the readable document has it.
+                    let tabs = self.backend.tabs().await?;
+                    if let Some(t) = tabs.into_iter().find(|t| t.id == tab.id) {
+                        now = Some(t);
+                    }
                     break;
                 }
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        Ok(self.describe_settled(tab, now))
+    }
+
+    /// Where the tab is now against where it was before the action (`now`: `None` when
+    /// unknown), forgetting the snapshot when the tab left the page.
+    fn describe_settled(&mut self, tab: &TabInfo, now: Option<TabInfo>) -> String {
         let Some(t) = now else {
-            return Ok(String::new());
+            return String::new();
         };
         self.url = Some(t.url.clone());
         if t.url != tab.url {
             self.snapshot = None;
-            return Ok(format!(
+            return format!(
                 "\nthe tab navigated to {} \"{}\"; refs of the old page are stale — take a new snapshot",
                 clip(&t.url, 200),
                 clip(&t.title, 120)
-            ));
+            );
         }
         if t.title != tab.title {
-            return Ok(format!("\nthe title is now \"{}\"", clip(&t.title, 120)));
+            return format!("\nthe title is now \"{}\"", clip(&t.title, 120));
         }
-        Ok(String::new())
+        String::new()
     }
 
     async fn history(
@@ -974,4 +1043,9 @@ fn describe_downloads(list: &[DownloadReport]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Whether `t` was not among the tabs listed before an action.
+fn is_new(t: &TabInfo, before: &[TabInfo]) -> bool {
+    !before.iter().any(|b| b.id == t.id)
 }

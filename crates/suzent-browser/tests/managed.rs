@@ -522,3 +522,37 @@ async fn a_timed_out_click_is_reported_as_unknown_and_never_replayed() -> anyhow
     h.shutdown().await;
     Ok(())
 }
+
+/// A click reports the navigation it started, however it started it (a link, a script, a
+/// fragment), and a click that navigates nowhere reports only what it changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_reports_the_navigation_it_started_and_only_that() -> anyhow::Result<()> {
+    let mut h = harness().await;
+    let cases = [
+        ("Go to B", Some("/b.html \"Page B\"")),
+        ("Script navigation", Some("/b.html?from=script \"Page B\"")),
+        ("Jump down", Some("/links.html#part \"Links\"")),
+        ("Retitle", None),
+        ("Do nothing", None),
+    ];
+    for (name, navigated) in cases {
+        h.open("/links.html").await;
+        let snap = h.snapshot().await;
+        let clicked = h
+            .ok(json!({"command": "click", "ref": ref_of(&snap, &format!("\"{name}\""))}))
+            .await;
+        match navigated {
+            Some(to) => assert!(
+                clicked.contains(&format!("the tab navigated to {}{to}", h.fx.url(""))),
+                "{name}: {clicked}"
+            ),
+            None => assert!(!clicked.contains("navigated"), "{name}: {clicked}"),
+        }
+        assert!(!clicked.contains("opened new tab"), "{name}: {clicked}");
+        if name == "Retitle" {
+            assert!(clicked.ends_with("the title is now \"Retitled\""), "{clicked}");
+        }
+    }
+    h.shutdown().await;
+    Ok(())
+}

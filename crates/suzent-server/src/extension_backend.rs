@@ -5,15 +5,15 @@
 //! with [`BrowserError::NotConnected`].
 
 use crate::bridge::{COMMAND_TIMEOUT, Hub, LinkError};
-use crate::protocol::{AgentFunctionName, BridgeCommand, FailureKind};
+use crate::protocol::{AgentFunctionName, BridgeCommand, FailureKind, InputEffectsWire};
 use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use suzent_browser::{
-    AgentCall, AgentFunction, BrowserBackend, BrowserError, FrameInfo, InputEvent, Navigation,
-    TabInfo,
+    AgentCall, AgentFunction, BrowserBackend, BrowserError, FrameInfo, InputEffects, InputEvent,
+    Navigation, TabInfo,
 };
 use suzent_core::BrowserMode;
 
@@ -179,11 +179,23 @@ impl BrowserBackend for ExtensionBackend {
     }
 
     async fn input(&self, tab: &str, event: &InputEvent) -> Result<(), BrowserError> {
+        self.input_watched(tab, event).await.map(|_| ())
+    }
+
+    async fn input_watched(
+        &self,
+        tab: &str,
+        event: &InputEvent,
+    ) -> Result<Option<InputEffects>, BrowserError> {
         let command = BridgeCommand::Input {
             tab: tab.to_string(),
             event: to_value(event, "the input event")?,
         };
-        self.call(command, tab, "").await.map(|_| ())
+        let effects: Option<InputEffectsWire> = self.call_as(command, tab, "input").await?;
+        Ok(effects.map(|e| InputEffects {
+            navigation: e.navigation,
+            new_tab: e.new_tab,
+        }))
     }
 }
 

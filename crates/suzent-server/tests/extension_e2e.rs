@@ -121,6 +121,50 @@ async fn the_extension_pairs_after_approval_and_runs_commands_in_the_shared_tab(
     Ok(())
 }
 
+/// Through the extension a click reports what it started and waits for nothing else: a button
+/// that only fetches, a `target=_blank` link (a new tab), a link (a navigation).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_through_the_extension_reports_the_new_tab_or_navigation_it_started()
+-> anyhow::Result<()> {
+    let _one = BROWSER.lock().await;
+    let e = E2e::start().await?;
+    let page = e.chromium.open(&e.fixtures.url("/page.html")).await?;
+    page.wait_for("document.readyState === 'complete'").await?;
+    let popup = e.popup().await?;
+    e.pair(&popup).await?;
+    let backend: Arc<dyn BrowserBackend> = Arc::new(e.server.backend());
+    let mut session = BrowserSession::new(Arc::clone(&backend), SessionConfig::default());
+    let origin = e.fixtures.origin();
+    let snap = session
+        .run(&BrowserCommand::Snapshot { page: None }, None)
+        .await?;
+    let mut click = async |needle: &str| -> anyhow::Result<String> {
+        let target = ref_of(&snap.text, needle)?;
+        Ok(session
+            .run(&BrowserCommand::Click { target }, Some(&origin))
+            .await?
+            .text)
+    };
+
+    let pay = click("\"Pay\"").await?;
+    assert!(!pay.contains("navigated") && !pay.contains("opened new tab"), "{pay}");
+    assert_eq!(e.fixtures.wait_hits(1).await, vec!["pay".to_string()]);
+
+    let opened = click("\"Other in a new tab\"").await?;
+    assert!(opened.contains("opened new tab"), "{opened}");
+    assert!(opened.contains(&e.fixtures.url("/other.html?tab=new")), "{opened}");
+    assert!(!opened.contains("navigated"), "{opened}");
+
+    let followed = click("\"Other\"").await?;
+    let to = format!(
+        "the tab navigated to {} \"Other page\"",
+        e.fixtures.url("/other.html")
+    );
+    assert!(followed.contains(&to), "{followed}");
+    assert!(!followed.contains("opened new tab"), "{followed}");
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_web_page_on_another_local_port_cannot_open_the_bridge_or_post_to_it()
 -> anyhow::Result<()> {

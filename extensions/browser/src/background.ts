@@ -12,6 +12,7 @@ import type {
   ExtensionMessage,
   FailureKind,
   FrameInfoWire,
+  InputEffectsWire,
   InputEventWire,
   NavigationWire,
   TabInfoWire,
@@ -512,6 +513,46 @@ async function input(tab: chrome.tabs.Tab, event: InputEventWire): Promise<void>
   }
 }
 
+/**
+ * Dispatches the input while listening for what it starts in the tab, then makes one round trip
+ * through the page: the page handled the event before the debugger answered, so the navigation
+ * or new window it started was reported to this worker before the page answers that trip.
+ */
+async function inputWatched(tab: chrome.tabs.Tab, event: InputEventWire): Promise<InputEffectsWire> {
+  const tabId = tab.id!;
+  const effects: InputEffectsWire = { navigation: false, newTab: false };
+  const onNavigation = (d: { tabId: number; frameId: number }) => {
+    if (d.tabId === tabId && d.frameId === 0) effects.navigation = true;
+  };
+  const onTarget = (d: { sourceTabId: number }) => {
+    if (d.sourceTabId === tabId) effects.newTab = true;
+  };
+  const onCreated = (t: chrome.tabs.Tab) => {
+    if (t.openerTabId === tabId) effects.newTab = true;
+  };
+  chrome.webNavigation.onBeforeNavigate.addListener(onNavigation);
+  chrome.webNavigation.onHistoryStateUpdated.addListener(onNavigation);
+  chrome.webNavigation.onReferenceFragmentUpdated.addListener(onNavigation);
+  chrome.webNavigation.onCreatedNavigationTarget.addListener(onTarget);
+  chrome.tabs.onCreated.addListener(onCreated);
+  try {
+    await input(tab, event);
+    try {
+      await chrome.scripting.executeScript({ target: { tabId, frameIds: [0] }, func: () => 0 });
+    } catch {
+      // The document is going away: most likely the navigation the input started.
+      effects.navigation = true;
+    }
+    return effects;
+  } finally {
+    chrome.webNavigation.onBeforeNavigate.removeListener(onNavigation);
+    chrome.webNavigation.onHistoryStateUpdated.removeListener(onNavigation);
+    chrome.webNavigation.onReferenceFragmentUpdated.removeListener(onNavigation);
+    chrome.webNavigation.onCreatedNavigationTarget.removeListener(onTarget);
+    chrome.tabs.onCreated.removeListener(onCreated);
+  }
+}
+
 async function navigate(tab: chrome.tabs.Tab, to: NavigationWire): Promise<chrome.tabs.Tab> {
   const tabId = tab.id!;
   switch (to.kind) {
@@ -566,8 +607,7 @@ async function execute(command: BridgeCommand): Promise<unknown> {
     case "callAgent":
       return callAgent(await controllableTab(command.tab), command.frame, command.function, command.args);
     case "input":
-      await input(await controllableTab(command.tab), command.event as InputEventWire);
-      return null;
+      return inputWatched(await controllableTab(command.tab), command.event as InputEventWire);
   }
 }
 

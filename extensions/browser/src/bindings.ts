@@ -99,7 +99,11 @@ frame: string;
 function: AgentFunctionName; 
 /**  Its JSON arguments. */
 args: unknown } | 
-/**  Dispatch trusted input through `chrome.debugger` (`Input.*`). Result: `null`. */
+/**
+ *  Dispatch trusted input through `chrome.debugger` (`Input.*`). Result: `InputEffectsWire`
+ *  (what the input started in the tab, seen by the time the page handled it); `null` from
+ *  an older extension.
+ */
 { op: "input"; 
 /**  The tab id. */
 tab: string; 
@@ -177,6 +181,17 @@ export type FrameInfoWire = {
 	reachable: boolean,
 	/**  Why not, if not. */
 	reason: string | null,
+};
+
+/**  What an input event started (browser-core's `InputEffects`), for the bindings. */
+export type InputEffectsWire = {
+	/**
+	 *  The tab's top frame began a navigation (`webNavigation.onBeforeNavigate`, or a
+	 *  same-document URL change).
+	 */
+	navigation: boolean,
+	/**  A new tab was created with this tab as its opener. */
+	newTab: boolean,
 };
 
 /**  The TypeScript shape of trusted input (browser-core's `InputEvent`), for the bindings only. */

@@ -15,7 +15,8 @@ pub use downloads::{DownloadPolicy, is_executable_name, sanitize_file_name};
 
 use crate::agent::{AGENT_CALL_FUNCTION, AGENT_JS, AgentCall};
 use crate::backend::{
-    BrowserBackend, BrowserError, DownloadReport, FrameInfo, InputEvent, Navigation, TabInfo,
+    BrowserBackend, BrowserError, DownloadReport, FrameInfo, InputEffects, InputEvent, Navigation,
+    TabInfo,
 };
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -710,6 +711,59 @@ impl BrowserBackend for CdpBackend {
             }
         }
         Ok(())
+    }
+
+    /// Listens on the tab's session while the input is dispatched, then makes one round trip
+    /// through the renderer (`Page.getFrameTree`). The renderer handled the event before it
+    /// acknowledged the input, so the events the event started (`Page.frameRequestedNavigation`,
+    /// `Page.windowOpen`, ...) were sent on the same session before that answer.
+    async fn input_watched(
+        &self,
+        tab: &str,
+        event: &InputEvent,
+    ) -> Result<Option<InputEffects>, BrowserError> {
+        let session = self.page_session(tab).await?;
+        let mut events = self.conn.subscribe();
+        self.input(tab, event).await?;
+        let mut effects = InputEffects::default();
+        if self
+            .conn
+            .call("Page.getFrameTree", json!({}), Some(session.as_str()))
+            .await
+            .is_err()
+        {
+            // The document is going away: treat it as the navigation it most likely is.
+            effects.navigation = true;
+        }
+        loop {
+            let ev = match events.try_recv() {
+                Ok(ev) => ev,
+                Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => {
+                    return Ok(None);
+                }
+                Err(_) => break,
+            };
+            if ev.session.as_deref() != Some(session.as_str()) {
+                continue;
+            }
+            let top = |key: &str| ev.params[key].as_str() == Some(tab);
+            match ev.method.as_str() {
+                "Page.windowOpen" => effects.new_tab = true,
+                "Page.frameRequestedNavigation"
+                | "Page.frameStartedNavigating"
+                | "Page.frameStartedLoading"
+                | "Page.navigatedWithinDocument"
+                    if top("frameId") =>
+                {
+                    effects.navigation = true
+                }
+                "Page.frameNavigated" if ev.params["frame"]["id"].as_str() == Some(tab) => {
+                    effects.navigation = true
+                }
+                _ => {}
+            }
+        }
+        Ok(Some(effects))
     }
 
     async fn take_downloads(&self) -> Vec<DownloadReport> {

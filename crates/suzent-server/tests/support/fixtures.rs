@@ -13,6 +13,7 @@ const PAGE: &str = r#"<!doctype html><html><head><title>Fixture page</title></he
 <button id="pay" onclick="fetch('/hit?m=pay')">Pay</button>
 <label>Name <input id="name" aria-label="Name"></label>
 <a href="/other.html">Other</a>
+<a href="/other.html?tab=new" target="_blank">Other in a new tab</a>
 </body></html>"#;
 
 const OTHER: &str = r#"<!doctype html><html><head><title>Other page</title></head><body>
