@@ -526,7 +526,9 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
         api.getMessages(chatId),
         api.pendingApprovals(chatId),
         // The dividers are a hint: the transcript shows without them when they cannot be read.
-        api.chatCompactions(chatId).catch(() => [] as CompactionInfo[]),
+        Promise.resolve()
+          .then(() => api.chatCompactions(chatId))
+          .catch(() => [] as CompactionInfo[]),
       ]);
       dispatch({ type: "chat/loaded", chatId, messages, pending, epoch, compactions });
     };

@@ -31,9 +31,13 @@ const stored = [
 
 /** The transcript's texts and dividers, in order. */
 function transcript(): string[] {
-  return Array.from(document.querySelectorAll(".msg, [data-testid='compacted-divider']")).map((el) =>
-    el.getAttribute("data-testid") === "compacted-divider" ? "--compacted--" : (el.textContent ?? "").trim(),
-  );
+  return Array.from(document.querySelectorAll(".msg, [data-testid='compacted-divider']")).map((el) => {
+    if (el.getAttribute("data-testid") === "compacted-divider") return "--compacted--";
+    // The message's text without its buttons (Copy).
+    const copy = el.cloneNode(true) as HTMLElement;
+    copy.querySelectorAll("button").forEach((b) => b.remove());
+    return (copy.textContent ?? "").trim();
+  });
 }
 
 describe("a compacted chat", () => {
