@@ -7,6 +7,7 @@ use std::path::Path;
 const COMMANDS: &[&str] = &[
     "list_chats",
     "search_chats",
+    "chat_notes",
     "create_chat",
     "rename_chat",
     "delete_chat",

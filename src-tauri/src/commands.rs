@@ -44,6 +44,18 @@ pub async fn search_chats(
         .await?)
 }
 
+/// What the app shows beside a chat's transcript and keeps across restarts: each tool call's
+/// permission decision, the user's answer and the tool's wall time, and the runs that stopped
+/// short of an answer.
+#[tauri::command]
+#[specta::specta]
+pub async fn chat_notes(
+    state: State<'_, AppState>,
+    chat_id: String,
+) -> Result<suzent_runtime::ChatNotes, AppError> {
+    Ok(state.runtime()?.chat_notes(&chat_id).await?)
+}
+
 /// Creates a chat; missing fields come from the settings.
 #[tauri::command]
 #[specta::specta]

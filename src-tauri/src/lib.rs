@@ -43,6 +43,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         .commands(tauri_specta::collect_commands![
             list_chats,
             search_chats,
+            chat_notes,
             create_chat,
             rename_chat,
             delete_chat,

@@ -96,7 +96,8 @@ pub struct Turn {
     pub items: Vec<Item>,
     /// How it is fragmented.
     pub chunking: Chunking,
-    /// Pause before each frame, in milliseconds.
+    /// Pause before each frame (before the body of a failing turn's error reply), in
+    /// milliseconds.
     pub delay_ms: u64,
     /// When set, this error reply is sent instead of a stream.
     pub failure: Option<HttpFailure>,
@@ -469,6 +470,15 @@ fn handle(script: Shared, method: Method, uri: Uri, headers: HeaderMap, body: By
             "text/plain; charset=utf-8"
         };
         let mut response = plain(status, content_type, body.clone());
+        if turn.delay_ms > 0 {
+            // The status line at once, the body after the pause.
+            let delay = Duration::from_millis(turn.delay_ms);
+            let body = Bytes::from(body.clone());
+            *response.body_mut() = Body::from_stream(futures::stream::once(async move {
+                tokio::time::sleep(delay).await;
+                Ok::<Bytes, Infallible>(body)
+            }));
+        }
         for (name, value) in &turn.headers {
             if let (Ok(name), Ok(value)) = (
                 axum::http::HeaderName::from_bytes(name.as_bytes()),

@@ -117,6 +117,7 @@ export const api = {
   renameChat: (chatId: string, title: string) => unwrap("rename_chat", commands.renameChat(chatId, title)),
   deleteChat: (chatId: string) => unwrap("delete_chat", commands.deleteChat(chatId)),
   getMessages: (chatId: string) => unwrap("get_messages", commands.getMessages(chatId)),
+  chatNotes: (chatId: string) => unwrap("chat_notes", commands.chatNotes(chatId)),
   sendMessage: (chatId: string, text: string) => unwrap("send_message", commands.sendMessage(chatId, text)),
   retryTurn: (chatId: string) => unwrap("retry_turn", commands.retryTurn(chatId)),
   compactChat: (chatId: string) => unwrap("compact_chat", commands.compactChat(chatId)),

@@ -15,6 +15,12 @@ export const commands = {
 	 *  U+0002 … U+0003.
 	 */
 	searchChats: (query: string, limit: number) => typedError<ChatSearchHit[], AppError>(__TAURI_INVOKE("search_chats", { query, limit })),
+	/**
+	 *  What the app shows beside a chat's transcript and keeps across restarts: each tool call's
+	 *  permission decision, the user's answer and the tool's wall time, and the runs that stopped
+	 *  short of an answer.
+	 */
+	chatNotes: (chatId: string) => typedError<ChatNotes, AppError>(__TAURI_INVOKE("chat_notes", { chatId })),
 	/**  Creates a chat; missing fields come from the settings. */
 	createChat: (args: CreateChatArgs) => typedError<ChatRecord, AppError>(__TAURI_INVOKE("create_chat", { args })),
 	/**  Renames a chat. */
@@ -1002,6 +1008,14 @@ toolName: string;
 content: string; 
 /**  Whether the call failed, was refused or was rejected. */
 isError?: boolean };
+
+/**  A chat's notes (`chat_notes`). */
+export type ChatNotes = {
+	/**  Notes of its tool calls, in no particular order. */
+	tools: ToolCallNote[],
+	/**  Runs that stopped short, oldest first. */
+	failures: TurnFailureNote[],
+};
 
 /**  A stored chat. */
 export type ChatRecord = {
@@ -2704,6 +2718,46 @@ export type ToolCall = {
 	name: string,
 	/**  Raw JSON text of the arguments. */
 	arguments: string,
+};
+
+/**
+ *  What is known of one tool call beyond its transcript messages. Fields are `None` until the
+ *  matching event happened (a call allowed without asking has no resolution).
+ */
+export type ToolCallNote = {
+	/**  The call's (claimed) id, as in the transcript. */
+	toolCallId: string,
+	/**  The permission engine's decision. */
+	decision: PermissionDecision | null,
+	/**  The chat's permission mode when the engine decided. */
+	mode: PermissionMode | null,
+	/**  The user's answer, when asked. */
+	resolution: ToolResolutionNote | null,
+	/**  The tool's own wall time in milliseconds (0: it did not run). */
+	durationMs: number | null,
+};
+
+/**  How the user answered a tool call's approval. */
+export type ToolResolutionNote = {
+	/**  The action the user chose. */
+	actionId: ApprovalActionId,
+	/**  The rule that answer added, if any. */
+	rule: Rule | null,
+};
+
+/**
+ *  A run that stopped short of an answer: failed, or stopped by `max_steps`, the loop guard or a
+ *  context overflow.
+ */
+export type TurnFailureNote = {
+	/**  The run id. */
+	runId: string,
+	/**  The message shown (the provider's words and what to do). */
+	message: string,
+	/**  How the run ended, once it did. */
+	outcome: RunOutcome | null,
+	/**  The chat's last message seq when it failed: the failure shows after that message. */
+	afterSeq: number,
 };
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };

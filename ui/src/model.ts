@@ -1,6 +1,6 @@
 // View model of a chat transcript, built from stored messages and runtime events. These are UI
 // shapes (what a card shows), not backend types: those come from ./types.
-import type { ApprovalActionId, CompactionInfo, JsonValue, PendingApproval, PermissionDecision, PermissionMode, Rule, StoredMessage } from "./types";
+import type { ApprovalActionId, ChatNotes, CompactionInfo, JsonValue, PendingApproval, PermissionDecision, PermissionMode, Rule, StoredMessage } from "./types";
 
 /** How the user answered a tool call's approval (`tool_permission_resolution`). */
 export interface Resolution {
@@ -132,7 +132,50 @@ export function itemsFromMessages(messages: StoredMessage[], pending: PendingApp
   return items;
 }
 
-/** A failed turn shown in the chat; not stored by the backend, so kept beside the transcript. */
+/**
+ * Puts what the backend noted beside the transcript (`chat_notes`) on the tool cards: the
+ * decision, the mode then, the user's answer and the duration survive a restart.
+ */
+export function withNotes(items: Item[], notes: ChatNotes): Item[] {
+  if (notes.tools.length === 0) return items;
+  const byId = new Map(notes.tools.map((n) => [n.toolCallId, n]));
+  return items.map((it) => {
+    const n = it.kind === "tool" ? byId.get(it.id) : undefined;
+    if (!n || it.kind !== "tool") return it;
+    return {
+      ...it,
+      durationMs: it.durationMs ?? n.durationMs,
+      decision: it.decision ?? n.decision,
+      mode: it.mode ?? n.mode,
+      resolution: it.resolution ?? (n.resolution ? { actionId: n.resolution.actionId, rule: n.resolution.rule ?? null } : null),
+    };
+  });
+}
+
+/** The stored failures of runs as turn errors, each after the user message it followed. */
+export function errorsFromNotes(messages: StoredMessage[], notes: ChatNotes): TurnError[] {
+  return notes.failures.map((f) => ({
+    key: `f${f.runId}`,
+    message: f.message,
+    outcome: f.outcome && f.outcome !== "completed" && f.outcome !== "suspended" && f.outcome !== "cancelled" ? f.outcome : undefined,
+    turn: messages.filter((m) => m.seq <= f.afterSeq && m.message.role === "user" && !inboxSource(m.message.text)).length,
+    afterSeq: f.afterSeq,
+  }));
+}
+
+/** Live errors and stored ones, each failure once (the same message after the same turn). */
+export function mergeErrors(live: TurnError[], stored: TurnError[]): TurnError[] {
+  const out = [...live];
+  for (const e of stored) {
+    const i = out.findIndex((x) => x.key === e.key || (x.message === e.message && x.turn === e.turn));
+    // The live error learns where it stands in the stored transcript.
+    if (i >= 0) out[i] = { ...out[i], afterSeq: e.afterSeq, outcome: out[i].outcome ?? e.outcome };
+    else out.push(e);
+  }
+  return out.sort((a, b) => a.turn - b.turn);
+}
+
+/** A failed turn shown in the chat; kept beside the transcript (the backend notes it too). */
 /** Run outcomes that stop a turn short of an answer, each shown with its own heading. */
 export type StopOutcome = "failed" | "max_steps" | "loop_detected" | "context_overflow" | "compaction_failed";
 
@@ -143,6 +186,9 @@ export interface TurnError {
   outcome?: StopOutcome;
   /** How many user messages the chat had when it failed: it shows after that turn. */
   turn: number;
+  /** The chat's last message seq when it failed, when known (read back from the store): it
+   * shows right after that message, before what a retry answered. */
+  afterSeq?: number;
 }
 
 export function userCount(items: Item[]): number {
@@ -157,12 +203,20 @@ export function mergeReloaded(fresh: Item[], previous: Item[], errors: TurnError
   const old = new Map<string, ToolItem>();
   for (const it of previous) if (it.kind === "tool") old.set(it.id, it);
   const out: Item[] = [];
+  const placed = new Set<string>();
+  const put = (e: TurnError) => {
+    if (placed.has(e.key)) return;
+    placed.add(e.key);
+    out.push({ kind: "error", key: e.key, message: e.message, outcome: e.outcome });
+  };
   const flush = (turn: number, orLater = false) => {
-    for (const e of errors)
-      if (e.turn === turn || (orLater && e.turn > turn)) out.push({ kind: "error", key: e.key, message: e.message, outcome: e.outcome });
+    for (const e of errors) if (e.afterSeq === undefined && (e.turn === turn || (orLater && e.turn > turn))) put(e);
   };
   let users = 0;
   for (const it of fresh) {
+    // An error read back from the store goes right after the message it followed.
+    const seq = /^m(\d+)$/.exec(it.key);
+    if (seq) for (const e of errors) if (e.afterSeq !== undefined && e.afterSeq < Number(seq[1])) put(e);
     if (it.kind === "user") {
       // Errors of turn N go right before user message N + 1.
       flush(users);
@@ -171,10 +225,17 @@ export function mergeReloaded(fresh: Item[], previous: Item[], errors: TurnError
     const before = it.kind === "tool" ? old.get(it.id) : undefined;
     out.push(
       before && it.kind === "tool"
-        ? { ...it, durationMs: before.durationMs, decision: before.decision, resolution: before.resolution, mode: before.mode }
+        ? {
+            ...it,
+            durationMs: before.durationMs ?? it.durationMs,
+            decision: before.decision ?? it.decision,
+            resolution: before.resolution ?? it.resolution,
+            mode: before.mode ?? it.mode,
+          }
         : it,
     );
   }
   flush(users, true);
+  for (const e of errors) put(e);
   return out;
 }

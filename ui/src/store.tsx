@@ -2,11 +2,12 @@
 import { createContext, useContext, useEffect, useMemo, useReducer, useRef, type ReactNode } from "react";
 import { t as translate } from "./i18n";
 import { api, ApiError, errorMessage, listenRuntimeEvents } from "./api";
-import { compactedItem, compactionBoundary, itemsFromMessages, mergeReloaded, userCount, type InboxSource, type Item, type StopOutcome, type ToolItem, type TurnError } from "./model";
+import { compactedItem, compactionBoundary, errorsFromNotes, itemsFromMessages, mergeErrors, mergeReloaded, userCount, withNotes, type InboxSource, type Item, type StopOutcome, type ToolItem, type TurnError } from "./model";
 import type {
   ApprovalResponse,
   BackgroundTask,
   Capability,
+  ChatNotes,
   ChatRecord,
   CompactionInfo,
   PendingApproval,
@@ -86,7 +87,7 @@ export type Action =
   | { type: "chats/upsert"; chat: ChatRecord }
   | { type: "chats/remove"; chatId: string }
   | { type: "chat/select"; chatId: string | null }
-  | { type: "chat/loaded"; chatId: string; messages: StoredMessage[]; pending: PendingApproval[]; epoch: number; compactions?: CompactionInfo[] }
+  | { type: "chat/loaded"; chatId: string; messages: StoredMessage[]; pending: PendingApproval[]; notes: ChatNotes; epoch: number; compactions?: CompactionInfo[] }
   | { type: "chat/userSent"; chatId: string; text: string }
   | { type: "chat/runStarting"; chatId: string }
   | { type: "chat/runEnded"; chatId: string }
@@ -375,11 +376,15 @@ export function reducer(state: State, action: Action): State {
       if (v.loaded && v.epoch !== action.epoch) return state;
       const pending = action.pending.filter((p) => !state.answered[p.id]);
       return {
-        ...withView(state, action.chatId, (cv) => ({
-          ...cv,
-          loaded: true,
-          items: mergeReloaded(itemsFromMessages(action.messages, pending, action.compactions ?? []), cv.items, cv.errors),
-        })),
+        ...withView(state, action.chatId, (cv) => {
+          const errors = mergeErrors(cv.errors, errorsFromNotes(action.messages, action.notes));
+          return {
+            ...cv,
+            loaded: true,
+            errors,
+            items: mergeReloaded(withNotes(itemsFromMessages(action.messages, pending, action.compactions ?? []), action.notes), cv.items, errors),
+          };
+        }),
         pending: { ...state.pending, [action.chatId]: pending },
       };
     }
@@ -522,15 +527,20 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
 
     const loadChat = async (chatId: string) => {
       const epoch = epochs.current.get(chatId) ?? 0;
-      const [messages, pending, compactions] = await Promise.all([
+      const [messages, pending, notes, compactions] = await Promise.all([
         api.getMessages(chatId),
         api.pendingApprovals(chatId),
-        // The dividers are a hint: the transcript shows without them when they cannot be read.
+        // The cards' decisions and durations and the failed turns; the transcript shows without them.
+        api.chatNotes(chatId).catch((e: unknown): ChatNotes => {
+          reportError(e, translate("store.loadNotes"));
+          return { tools: [], failures: [] };
+        }),
+        // The compaction dividers are a hint: the transcript shows without them when they cannot be read.
         Promise.resolve()
           .then(() => api.chatCompactions(chatId))
           .catch(() => [] as CompactionInfo[]),
       ]);
-      dispatch({ type: "chat/loaded", chatId, messages, pending, epoch, compactions });
+      dispatch({ type: "chat/loaded", chatId, messages, pending, notes, epoch, compactions });
     };
 
     const refreshTasks = async () => {
@@ -622,7 +632,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
           const chat = await api.createChat({});
           dispatch({ type: "chats/upsert", chat });
           dispatch({ type: "chat/select", chatId: chat.id });
-          dispatch({ type: "chat/loaded", chatId: chat.id, messages: [], pending: [], epoch: 0 });
+          dispatch({ type: "chat/loaded", chatId: chat.id, messages: [], pending: [], notes: { tools: [], failures: [] }, epoch: 0 });
         } catch (e) {
           reportError(e, translate("store.createAChat"));
         }

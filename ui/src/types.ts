@@ -3,6 +3,7 @@
 export type {
   BrowserMode,
   ChatBrowserMode,
+  ChatNotes,
   CatchUpPolicy,
   DeniedCall,
   Delivery,

@@ -45,6 +45,7 @@ pub mod local_models;
 mod logs;
 mod mcp;
 mod memory;
+mod notes;
 mod permissions;
 mod plans;
 pub mod reviewer;
@@ -105,9 +106,10 @@ pub use suzent_mcp::{
 pub use suzent_permissions::audit::AuditLog;
 pub use suzent_permissions::{Explanation, MatchedRule, RuleFileProblem, SegmentView};
 pub use suzent_store::{
-    ApprovalRecord, ApprovalStatus, ChatRecord, ChatSearchHit, DeviceRecord, DeviceScope,
-    DeviceState, InboxMessage, InboxStatus, NewInboxMessage, PeerMessage, PeerMessageStatus,
-    PendingApproval, StoredMessage,
+    ApprovalRecord, ApprovalStatus, ChatNotes, ChatRecord, ChatSearchHit, DeviceRecord,
+    DeviceScope, DeviceState, InboxMessage, InboxStatus, NewInboxMessage, PeerMessage,
+    PeerMessageStatus, PendingApproval, StoredMessage, ToolCallNote, ToolResolutionNote,
+    TurnFailureNote,
 };
 pub use suzent_tools::{MemoryHit, MemorySearchResult, Skill, SkillSource};
 pub use titles::{DEFAULT_TITLE, MAX_TITLE_CHARS, title_from};

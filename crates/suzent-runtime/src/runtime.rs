@@ -99,6 +99,8 @@ pub(crate) struct Services {
     devices: Arc<Devices>,
     /// Full-text search over chat titles and messages (SQLite FTS5).
     search: crate::ChatSearch,
+    /// What the app shows beside the transcript after a restart (see `notes.rs`).
+    notes: crate::notes::TurnNotes,
     /// Scheduled jobs, heartbeats, dreams and the scheduler (see `schedules/`).
     schedules: crate::schedules::Schedules,
     /// Chat goals (see `goals/`).
@@ -305,6 +307,7 @@ impl Services {
             goals,
             devices,
             search: crate::ChatSearch::new(store.clone()),
+            notes: crate::notes::TurnNotes::start(store.clone(), &events),
             mcp: McpService::new(Arc::clone(&toolset)),
             paths,
             events,
@@ -478,6 +481,15 @@ impl Runtime {
         crate::ProviderCheck::new(self.config().providers, self.s.settings.key_handle())
             .test_connection(model, base_url)
             .await
+    }
+
+    /// What the app shows beside a chat's transcript: each tool call's decision, the user's
+    /// answer and the tool's wall time, and the runs that stopped short (see
+    /// [`suzent_store::ChatNotes`]).
+    ///
+    /// Errors: [`RuntimeError::ChatNotFound`]; storage errors.
+    pub async fn chat_notes(&self, chat_id: &str) -> Result<suzent_store::ChatNotes, RuntimeError> {
+        self.s.notes.chat_notes(chat_id).await
     }
 
     /// Chats whose title or messages contain every word of `query` (see [`crate::ChatSearch`]).

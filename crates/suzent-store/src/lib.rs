@@ -22,6 +22,7 @@ mod error;
 mod inbox;
 mod mcp;
 mod memory;
+mod notes;
 mod plans;
 mod rules;
 mod schedules;
@@ -48,6 +49,7 @@ pub use mcp::McpSchemaRow;
 pub use memory::{
     ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, UnembeddedEntry, decode_embedding, fts_query,
 };
+pub use notes::{ChatNotes, ToolCallNote, ToolResolutionNote, TurnFailureNote};
 pub use schedules::{
     Claim, GoalRecord, JobDraft, JobRecord, LeaseHolder, LeaseOutcome, NewRun, RunEnd, RunRecord,
 };

@@ -439,6 +439,9 @@ impl Desktop {
 
     /// Saves a screenshot of the window as `NN-step.png`.
     pub async fn screenshot(&mut self, step: &str) -> Result<PathBuf> {
+        if self.client.is_none() {
+            bail!("no WebDriver session to take the screenshot '{step}' with");
+        }
         self.step += 1;
         // Let the page paint what the last step changed before capturing it.
         let _ = self

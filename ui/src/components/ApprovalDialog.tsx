@@ -224,6 +224,7 @@ function RuleProposal({
 }) {
   const { t } = useTranslation();
   const id = useId();
+  const editButton = useRef<HTMLButtonElement>(null);
   const kind = offered.matcher.kind;
   const rule = "rule" in shown ? shown.rule : null;
   const problem = "problem" in shown ? shown.problem : null;
@@ -234,7 +235,14 @@ function RuleProposal({
     <span className="rule-explain" data-testid={`approval-rule-${actionId}`}>
       {rule ? t("approval.addsRule", { rule: describeRule(rule) }) : t("approval.ruleEdit.invalid")}{" "}
       {kind !== "all" && (
-        <button type="button" className="btn tiny ghost" aria-expanded={editing} data-testid={`approval-rule-edit-${actionId}`} onClick={onToggle}>
+        <button
+          ref={editButton}
+          type="button"
+          className="btn tiny ghost"
+          aria-expanded={editing}
+          data-testid={`approval-rule-edit-${actionId}`}
+          onClick={onToggle}
+        >
           {editing ? t("approval.ruleEdit.done") : t("approval.ruleEdit.edit")}
         </button>
       )}
@@ -251,6 +259,15 @@ function RuleProposal({
             aria-invalid={!!problem}
             aria-describedby={described || undefined}
             onChange={(e) => onEdit(e.target.value)}
+            onKeyDown={(e) => {
+              // Esc closes the editor (the text stays as typed); a second Esc rejects the call.
+              if (e.key === "Escape") {
+                e.preventDefault();
+                e.stopPropagation();
+                onToggle();
+                editButton.current?.focus();
+              }
+            }}
           />
           {hint && (
             <small className="muted" id={`${id}-hint`}>

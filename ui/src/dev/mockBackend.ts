@@ -339,6 +339,8 @@ export function installMockBackend() {
         }
         case "get_messages":
           return transcripts[String(args.chatId)] ?? [];
+        case "chat_notes":
+          return { tools: [], failures: [] };
         case "send_message":
           return scriptedTurn(String(args.chatId), String(args.text));
         case "resume_approvals": {

@@ -159,6 +159,21 @@ describe("approval dialog rule editing (issue 12 item 10)", () => {
     expect(onResolve).toHaveBeenCalledWith([{ request_id: "call-1", tool_call_id: "call-1", action_id: "allow_once", feedback: null }]);
   });
 
+  it("Esc in the rule editor closes the editor and keeps the edit; a second Esc rejects", async () => {
+    const onResolve = vi.fn();
+    render(<ApprovalDialog approvals={[allowGlobal()]} onResolve={onResolve} />);
+    await userEvent.click(screen.getByTestId("approval-rule-edit-allow_global"));
+    const input = screen.getByTestId("approval-rule-input-allow_global");
+    await userEvent.clear(input);
+    await userEvent.type(input, "npm run test --watch=false{Escape}");
+    expect(onResolve).not.toHaveBeenCalled();
+    expect(screen.queryByTestId("approval-rule-input-allow_global")).not.toBeInTheDocument();
+    expect(screen.getByTestId("approval-rule-edit-allow_global")).toHaveFocus();
+    expect(screen.getByTestId("approval-rule-allow_global")).toHaveTextContent("npm run test --watch=false");
+    await userEvent.keyboard("{Escape}");
+    expect(onResolve).toHaveBeenCalledWith([expect.objectContaining({ action_id: "reject" })]);
+  });
+
   it("warns about a middle wildcard in the rule as offered, before any edit", () => {
     const a = allowGlobal();
     const offered = a.decision.actions?.[1].rule;

@@ -117,6 +117,7 @@ export function backend(handlers: Record<string, Handler> = {}) {
     background_tasks: () => [],
     get_messages: () => [],
     chat_compactions: () => [],
+    chat_notes: () => ({ tools: [], failures: [] }),
     get_plan: () => null,
     embedding_status: () => embeddingStatus(),
     mcp_servers: () => [],

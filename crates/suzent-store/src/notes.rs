@@ -1,0 +1,385 @@
+//! Turn notes: what the app shows beside the transcript and keeps across restarts — each tool
+//! call's permission decision, the chat's mode then, the user's answer and the tool's wall time,
+//! and the runs that stopped short of an answer (migration 0016).
+
+use crate::error::{ChatDbContext, DbContext};
+use crate::{Store, StoreError, decode_json, encode_json, ts};
+use serde::{Deserialize, Serialize};
+use suzent_core::{ApprovalActionId, PermissionDecision, PermissionMode, Rule, RunOutcome};
+
+/// How the user answered a tool call's approval.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResolutionNote {
+    /// The action the user chose.
+    pub action_id: ApprovalActionId,
+    /// The rule that answer added, if any.
+    pub rule: Option<Rule>,
+}
+
+/// What is known of one tool call beyond its transcript messages. Fields are `None` until the
+/// matching event happened (a call allowed without asking has no resolution).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallNote {
+    /// The call's (claimed) id, as in the transcript.
+    pub tool_call_id: String,
+    /// The permission engine's decision.
+    pub decision: Option<PermissionDecision>,
+    /// The chat's permission mode when the engine decided.
+    pub mode: Option<PermissionMode>,
+    /// The user's answer, when asked.
+    pub resolution: Option<ToolResolutionNote>,
+    /// The tool's own wall time in milliseconds (0: it did not run).
+    #[cfg_attr(feature = "specta", specta(type = Option<f64>))]
+    pub duration_ms: Option<u64>,
+}
+
+/// A run that stopped short of an answer: failed, or stopped by `max_steps`, the loop guard or a
+/// context overflow.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnFailureNote {
+    /// The run id.
+    pub run_id: String,
+    /// The message shown (the provider's words and what to do).
+    pub message: String,
+    /// How the run ended, once it did.
+    pub outcome: Option<RunOutcome>,
+    /// The chat's last message seq when it failed: the failure shows after that message.
+    pub after_seq: i64,
+}
+
+/// A chat's notes (`chat_notes`).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatNotes {
+    /// Notes of its tool calls, in no particular order.
+    pub tools: Vec<ToolCallNote>,
+    /// Runs that stopped short, oldest first.
+    pub failures: Vec<TurnFailureNote>,
+}
+
+impl Store {
+    /// Records the engine's decision about a tool call and the chat's mode then (replacing an
+    /// earlier decision: an asked call that was allowed keeps the newest).
+    ///
+    /// Errors: [`StoreError::NotFound`] if the chat does not exist, [`StoreError::Database`].
+    pub async fn note_tool_decision(
+        &self,
+        chat_id: &str,
+        tool_call_id: &str,
+        decision: &PermissionDecision,
+        mode: PermissionMode,
+    ) -> Result<(), StoreError> {
+        let what = || format!("the decision about tool call '{tool_call_id}'");
+        let decision = encode_json(decision, what)?;
+        let mode = encode_json(&mode, what)?;
+        sqlx::query(
+            "INSERT INTO tool_call_notes (tool_call_id, chat_id, decision, mode, updated_at)
+             VALUES (?, ?, ?, ?, ?)
+             ON CONFLICT (tool_call_id) DO UPDATE SET decision = excluded.decision,
+                 mode = excluded.mode, updated_at = excluded.updated_at",
+        )
+        .bind(tool_call_id)
+        .bind(chat_id)
+        .bind(decision)
+        .bind(mode)
+        .bind(ts(&self.now()))
+        .execute(&self.pool)
+        .await
+        .chat_db(chat_id, || format!("storing {}", what()))?;
+        Ok(())
+    }
+
+    /// Records the user's answer to a tool call's approval.
+    ///
+    /// Errors: [`StoreError::NotFound`] if the chat does not exist, [`StoreError::Database`].
+    pub async fn note_tool_resolution(
+        &self,
+        chat_id: &str,
+        tool_call_id: &str,
+        resolution: &ToolResolutionNote,
+    ) -> Result<(), StoreError> {
+        let what = || format!("the answer about tool call '{tool_call_id}'");
+        let resolution = encode_json(resolution, what)?;
+        sqlx::query(
+            "INSERT INTO tool_call_notes (tool_call_id, chat_id, resolution, updated_at)
+             VALUES (?, ?, ?, ?)
+             ON CONFLICT (tool_call_id) DO UPDATE SET resolution = excluded.resolution,
+                 updated_at = excluded.updated_at",
+        )
+        .bind(tool_call_id)
+        .bind(chat_id)
+        .bind(resolution)
+        .bind(ts(&self.now()))
+        .execute(&self.pool)
+        .await
+        .chat_db(chat_id, || format!("storing {}", what()))?;
+        Ok(())
+    }
+
+    /// Records a tool call's wall time in milliseconds.
+    ///
+    /// Errors: [`StoreError::NotFound`] if the chat does not exist, [`StoreError::Database`].
+    pub async fn note_tool_duration(
+        &self,
+        chat_id: &str,
+        tool_call_id: &str,
+        duration_ms: u64,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO tool_call_notes (tool_call_id, chat_id, duration_ms, updated_at)
+             VALUES (?, ?, ?, ?)
+             ON CONFLICT (tool_call_id) DO UPDATE SET duration_ms = excluded.duration_ms,
+                 updated_at = excluded.updated_at",
+        )
+        .bind(tool_call_id)
+        .bind(chat_id)
+        .bind(i64::try_from(duration_ms).unwrap_or(i64::MAX))
+        .bind(ts(&self.now()))
+        .execute(&self.pool)
+        .await
+        .chat_db(chat_id, || {
+            format!("storing the duration of tool call '{tool_call_id}'")
+        })?;
+        Ok(())
+    }
+
+    /// Records a run's failure message, after the chat's newest message. A second message of
+    /// the same run replaces the first.
+    ///
+    /// Errors: [`StoreError::NotFound`] if the chat does not exist, [`StoreError::Database`].
+    pub async fn note_turn_failure(
+        &self,
+        chat_id: &str,
+        run_id: &str,
+        message: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO turn_failures (run_id, chat_id, message, after_seq, created_at)
+             VALUES (?, ?, ?, (SELECT coalesce(max(seq), 0) FROM messages WHERE chat_id = ?), ?)
+             ON CONFLICT (run_id) DO UPDATE SET message = excluded.message",
+        )
+        .bind(run_id)
+        .bind(chat_id)
+        .bind(message)
+        .bind(chat_id)
+        .bind(ts(&self.now()))
+        .execute(&self.pool)
+        .await
+        .chat_db(chat_id, || format!("storing the failure of run '{run_id}'"))?;
+        Ok(())
+    }
+
+    /// Records how a run that failed ended (its heading). Does nothing for a run with no
+    /// recorded failure.
+    ///
+    /// Errors: [`StoreError::Database`].
+    pub async fn note_turn_outcome(
+        &self,
+        run_id: &str,
+        outcome: RunOutcome,
+    ) -> Result<(), StoreError> {
+        let outcome = encode_json(&outcome, || format!("the outcome of run '{run_id}'"))?;
+        sqlx::query("UPDATE turn_failures SET outcome = ? WHERE run_id = ?")
+            .bind(outcome)
+            .bind(run_id)
+            .execute(&self.pool)
+            .await
+            .db(|| format!("storing the outcome of run '{run_id}'"))?;
+        Ok(())
+    }
+
+    /// The chat's notes: every tool call note and its failed runs, oldest first.
+    ///
+    /// Errors: [`StoreError::Corrupt`] if a stored note does not decode, [`StoreError::Database`].
+    pub async fn chat_notes(&self, chat_id: &str) -> Result<ChatNotes, StoreError> {
+        type ToolRow = (
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<i64>,
+        );
+        let rows: Vec<ToolRow> = sqlx::query_as(
+            "SELECT tool_call_id, decision, mode, resolution, duration_ms
+             FROM tool_call_notes WHERE chat_id = ?",
+        )
+        .bind(chat_id)
+        .fetch_all(&self.pool)
+        .await
+        .db(|| format!("reading the tool call notes of chat '{chat_id}'"))?;
+        let mut tools = Vec::with_capacity(rows.len());
+        for (id, decision, mode, resolution, duration) in rows {
+            let col = |c: &'static str| {
+                let id = id.clone();
+                move || format!("tool_call_notes row '{id}' ({c})")
+            };
+            tools.push(ToolCallNote {
+                decision: decision
+                    .as_deref()
+                    .map(|d| decode_json(d, col("decision")))
+                    .transpose()?,
+                mode: mode
+                    .as_deref()
+                    .map(|m| decode_json(m, col("mode")))
+                    .transpose()?,
+                resolution: resolution
+                    .as_deref()
+                    .map(|r| decode_json(r, col("resolution")))
+                    .transpose()?,
+                duration_ms: duration.map(|d| u64::try_from(d).unwrap_or(0)),
+                tool_call_id: id,
+            });
+        }
+        let rows: Vec<(String, String, Option<String>, i64)> = sqlx::query_as(
+            "SELECT run_id, message, outcome, after_seq FROM turn_failures
+             WHERE chat_id = ? ORDER BY after_seq, created_at",
+        )
+        .bind(chat_id)
+        .fetch_all(&self.pool)
+        .await
+        .db(|| format!("reading the failed runs of chat '{chat_id}'"))?;
+        let mut failures = Vec::with_capacity(rows.len());
+        for (run_id, message, outcome, after_seq) in rows {
+            failures.push(TurnFailureNote {
+                outcome: outcome
+                    .as_deref()
+                    .map(|o| decode_json(o, || format!("turn_failures row '{run_id}' (outcome)")))
+                    .transpose()?,
+                run_id,
+                message,
+                after_seq,
+            });
+        }
+        Ok(ChatNotes { tools, failures })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::{NewChat, StoreError};
+    use pretty_assertions::assert_eq;
+    use suzent_core::{Behavior, ChatMessage, DecisionSource, ReasonCode, Risk};
+
+    async fn store_with_chat() -> Store {
+        let store = Store::open_in_memory().await.unwrap();
+        store
+            .create_chat(&NewChat {
+                id: "c1".into(),
+                title: "t".into(),
+                workspace: "/tmp".into(),
+                model: None,
+                mode: PermissionMode::Default,
+                tools: None,
+            })
+            .await
+            .unwrap();
+        store
+    }
+
+    #[tokio::test]
+    async fn a_tool_calls_decision_answer_and_duration_are_kept_together() -> anyhow::Result<()> {
+        let store = store_with_chat().await;
+        let decision = PermissionDecision::new(
+            Behavior::Allow,
+            DecisionSource::Mode,
+            ReasonCode::FullAccess,
+            "full access allows without review",
+            Risk::Low,
+        );
+        store
+            .note_tool_decision("c1", "call_a", &decision, PermissionMode::Default)
+            .await?;
+        let answer = ToolResolutionNote {
+            action_id: ApprovalActionId::AllowSession,
+            rule: None,
+        };
+        store.note_tool_resolution("c1", "call_a", &answer).await?;
+        store.note_tool_duration("c1", "call_a", 1234).await?;
+        store.note_tool_duration("c1", "call_b", 0).await?;
+        let mut notes = store.chat_notes("c1").await?;
+        notes
+            .tools
+            .sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
+        assert_eq!(
+            notes,
+            ChatNotes {
+                tools: vec![
+                    ToolCallNote {
+                        tool_call_id: "call_a".into(),
+                        decision: Some(decision),
+                        mode: Some(PermissionMode::Default),
+                        resolution: Some(answer),
+                        duration_ms: Some(1234),
+                    },
+                    ToolCallNote {
+                        tool_call_id: "call_b".into(),
+                        decision: None,
+                        mode: None,
+                        resolution: None,
+                        duration_ms: Some(0),
+                    },
+                ],
+                failures: vec![],
+            }
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_failed_run_is_placed_after_the_newest_message_and_gets_its_outcome()
+    -> anyhow::Result<()> {
+        let store = store_with_chat().await;
+        store
+            .append_message(
+                "c1",
+                Some("r1"),
+                &ChatMessage::User {
+                    text: "hello".into(),
+                },
+            )
+            .await?;
+        store
+            .note_turn_failure("c1", "r1", "the provider said no")
+            .await?;
+        store.note_turn_outcome("r1", RunOutcome::MaxSteps).await?;
+        store.note_turn_outcome("r2", RunOutcome::Failed).await?;
+        assert_eq!(
+            store.chat_notes("c1").await?.failures,
+            vec![TurnFailureNote {
+                run_id: "r1".into(),
+                message: "the provider said no".into(),
+                outcome: Some(RunOutcome::MaxSteps),
+                after_seq: 1,
+            }]
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn notes_of_an_unknown_chat_are_refused_and_go_with_a_deleted_chat() -> anyhow::Result<()>
+    {
+        let store = store_with_chat().await;
+        let err = store
+            .note_tool_duration("nope", "call_a", 5)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, StoreError::NotFound { what: "chat", .. }),
+            "{err:?}"
+        );
+        store.note_tool_duration("c1", "call_a", 5).await?;
+        store.note_turn_failure("c1", "r1", "failed").await?;
+        store.delete_chat("c1").await?;
+        assert_eq!(store.chat_notes("c1").await?, ChatNotes::default());
+        Ok(())
+    }
+}
