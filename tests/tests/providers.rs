@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use suzent_core::{ChatMessage, ProviderConfig, ProvidersConfig, ToolCall, parse_tool_arguments};
 use suzent_runtime::provider::{
     ModelProvider, ModelRequest, ModelResponse, ProviderError, ProviderKind, StaticKeys,
-    StopReason, ToolDefinition, build_provider, normalize_schema, parse_model,
+    StopReason, ToolDefinition, Usage, build_provider, normalize_schema, parse_model,
 };
 use suzent_tests::{Chunking, Item, ScriptedServer, Turn};
 
@@ -111,6 +111,23 @@ async fn text_streams_to_on_text_in_order_and_in_several_fragments_for_every_pro
         assert_eq!(texts.concat(), text, "{model}");
         assert_eq!(response.stop_reason, StopReason::EndTurn, "{model}");
         assert!(response.tool_calls.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn every_provider_reports_the_tokens_the_server_counted() {
+    // The scripted server reports 12 request and 7 generated tokens in each wire format
+    // (OpenAI's usage chunk, Anthropic's message_start and message_delta, Gemini's usageMetadata).
+    for model in MODELS.iter().chain(["ollama/qwen2.5"].iter()) {
+        let (response, _, _server) = one_step(model, Turn::text("counted")).await;
+        assert_eq!(
+            response.usage,
+            Some(Usage {
+                input_tokens: 12,
+                output_tokens: 7
+            }),
+            "{model}"
+        );
     }
 }
 

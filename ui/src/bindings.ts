@@ -479,6 +479,28 @@ export type AgentEvent =
 	message: string,
 } } | 
 /**
+ *  What one model step cost, as the provider reported it (OpenAI `usage`, Anthropic
+ *  `message_start`/`message_delta` usage, Gemini `usageMetadata`). Not sent when the
+ *  provider reported nothing. The app adds a turn's steps up under its answer.
+ */
+{ name: "model_usage"; value: {
+	/**  Chat id. */
+	chatId: string,
+	/**  Run id. */
+	runId: string,
+	/**  The model as the provider names it (`gpt-4.1`). */
+	model: string,
+	/**  Tokens of the request (prompt), as the provider counted them. */
+	inputTokens: number,
+	/**  Tokens the model generated. */
+	outputTokens: number,
+	/**
+	 *  The price of those tokens in US dollars at the provider's list price, when the model
+	 *  is in Suzent's price table (suzent-providers `pricing`).
+	 */
+	costUsd: number | null,
+} } | 
+/**
  *  A deferred tool was activated in a chat (by `tool_search`); it is in the request from
  *  the next model step on, for the rest of the session. Stored before it is sent.
  */
@@ -1015,6 +1037,8 @@ export type ChatNotes = {
 	tools: ToolCallNote[],
 	/**  Runs that stopped short, oldest first. */
 	failures: TurnFailureNote[],
+	/**  Token usage per run, in no particular order. */
+	usage: TurnUsageNote[],
 };
 
 /**  A stored chat. */
@@ -2758,6 +2782,22 @@ export type TurnFailureNote = {
 	outcome: RunOutcome | null,
 	/**  The chat's last message seq when it failed: the failure shows after that message. */
 	afterSeq: number,
+};
+
+/**  The tokens a run's model steps used, as the providers reported them. */
+export type TurnUsageNote = {
+	/**  The run id. */
+	runId: string,
+	/**  The model of its last step. */
+	model: string,
+	/**  Request tokens over all its steps. */
+	inputTokens: number,
+	/**  Generated tokens over all its steps. */
+	outputTokens: number,
+	/**  List price in US dollars; `None` when a step's model had no price. */
+	costUsd: number | null,
+	/**  How many model steps reported usage. */
+	steps: number,
 };
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };

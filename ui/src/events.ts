@@ -22,6 +22,7 @@ export const EVENT_HANDLING = {
   run_error: "shows",
   provider_retry: "shows",
   chat_compacted: "shows",
+  model_usage: "shows",
   tool_activated: "shows",
   background_task_update: "shows",
   plan_updated: "shows",

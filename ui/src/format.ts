@@ -1,5 +1,5 @@
 // Plain-words descriptions of backend values.
-import { t } from "./i18n";
+import i18n, { t } from "./i18n";
 import type { JsonValue, PermissionMode, RuleDraft, RuleMatcher } from "./types";
 
 /** A permission mode's name, in the current language. */
@@ -77,6 +77,15 @@ export function prettyJson(v: JsonValue): string {
   } catch {
     return String(v);
   }
+}
+
+/** A turn's tokens and list price: "1,234 in · 56 out · $0.0031" (cost left out when unknown). */
+export function formatUsage(u: { inputTokens: number; outputTokens: number; costUsd: number | null }): string {
+  const n = (x: number) => x.toLocaleString(i18n.language);
+  const tokens = t("format.usage.tokens", { input: n(u.inputTokens), output: n(u.outputTokens) });
+  if (u.costUsd === null) return tokens;
+  const cost = u.costUsd < 0.01 ? u.costUsd.toFixed(4) : u.costUsd.toFixed(2);
+  return t("format.usage.withCost", { tokens, cost });
 }
 
 export function formatDuration(ms: number): string {

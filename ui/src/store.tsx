@@ -33,6 +33,16 @@ export interface ChatView {
   epoch: number;
   /** The provider failed and the runtime waits to ask again (`provider_retry`), until the step goes on. */
   retry?: { attempt: number; maxAttempts: number; waitMs: number; message: string } | null;
+  /** Tokens and list price per run, as the providers reported them (`model_usage`, `chat_notes`). */
+  usage?: Record<string, RunUsage>;
+}
+
+/** What one run's model steps used: tokens summed over steps; cost null when a step had no price. */
+export interface RunUsage {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number | null;
+  steps: number;
 }
 
 export interface BannerError {
@@ -188,6 +198,21 @@ function applyEvent(state: State, event: RuntimeEvent): State {
     case "run_started": {
       const { chatId, runId } = event.value;
       return withView(state, chatId, (v) => ({ ...v, running: true, runId }));
+    }
+    case "model_usage": {
+      const { chatId, runId, inputTokens, outputTokens, costUsd } = event.value;
+      return withView(state, chatId, (v) => {
+        const was = v.usage?.[runId];
+        const next: RunUsage = was
+          ? {
+              inputTokens: was.inputTokens + inputTokens,
+              outputTokens: was.outputTokens + outputTokens,
+              costUsd: was.costUsd === null || costUsd === null ? null : was.costUsd + costUsd,
+              steps: was.steps + 1,
+            }
+          : { inputTokens, outputTokens, costUsd, steps: 1 };
+        return { ...v, usage: { ...v.usage, [runId]: next } };
+      });
     }
     case "provider_retry": {
       const { chatId, attempt, maxAttempts, waitMs, message } = event.value;
@@ -378,10 +403,17 @@ export function reducer(state: State, action: Action): State {
       return {
         ...withView(state, action.chatId, (cv) => {
           const errors = mergeErrors(cv.errors, errorsFromNotes(action.messages, action.notes));
+          // Stored totals, unless the live ones have seen more steps (the notes are written after).
+          const usage: Record<string, RunUsage> = { ...cv.usage };
+          for (const u of action.notes.usage ?? []) {
+            if ((usage[u.runId]?.steps ?? 0) < u.steps)
+              usage[u.runId] = { inputTokens: u.inputTokens, outputTokens: u.outputTokens, costUsd: u.costUsd, steps: u.steps };
+          }
           return {
             ...cv,
             loaded: true,
             errors,
+            usage,
             items: mergeReloaded(withNotes(itemsFromMessages(action.messages, pending, action.compactions ?? []), action.notes), cv.items, errors),
           };
         }),
@@ -533,7 +565,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
         // The cards' decisions and durations and the failed turns; the transcript shows without them.
         api.chatNotes(chatId).catch((e: unknown): ChatNotes => {
           reportError(e, translate("store.loadNotes"));
-          return { tools: [], failures: [] };
+          return { tools: [], failures: [], usage: [] };
         }),
         // The compaction dividers are a hint: the transcript shows without them when they cannot be read.
         Promise.resolve()
@@ -632,7 +664,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
           const chat = await api.createChat({});
           dispatch({ type: "chats/upsert", chat });
           dispatch({ type: "chat/select", chatId: chat.id });
-          dispatch({ type: "chat/loaded", chatId: chat.id, messages: [], pending: [], notes: { tools: [], failures: [] }, epoch: 0 });
+          dispatch({ type: "chat/loaded", chatId: chat.id, messages: [], pending: [], notes: { tools: [], failures: [], usage: [] }, epoch: 0 });
         } catch (e) {
           reportError(e, translate("store.createAChat"));
         }

@@ -550,7 +550,10 @@ async fn a_click_reports_the_navigation_it_started_and_only_that() -> anyhow::Re
         }
         assert!(!clicked.contains("opened new tab"), "{name}: {clicked}");
         if name == "Retitle" {
-            assert!(clicked.ends_with("the title is now \"Retitled\""), "{clicked}");
+            assert!(
+                clicked.ends_with("the title is now \"Retitled\""),
+                "{clicked}"
+            );
         }
     }
     h.shutdown().await;

@@ -251,6 +251,25 @@ pub enum AgentEvent {
         /// What was done.
         compaction: CompactionInfo,
     },
+    /// What one model step cost, as the provider reported it (OpenAI `usage`, Anthropic
+    /// `message_start`/`message_delta` usage, Gemini `usageMetadata`). Not sent when the
+    /// provider reported nothing. The app adds a turn's steps up under its answer.
+    #[serde(rename_all = "camelCase")]
+    ModelUsage {
+        /// Chat id.
+        chat_id: String,
+        /// Run id.
+        run_id: String,
+        /// The model as the provider names it (`gpt-4.1`).
+        model: String,
+        /// Tokens of the request (prompt), as the provider counted them.
+        input_tokens: u64,
+        /// Tokens the model generated.
+        output_tokens: u64,
+        /// The price of those tokens in US dollars at the provider's list price, when the model
+        /// is in Suzent's price table (suzent-providers `pricing`).
+        cost_usd: Option<f64>,
+    },
     /// A deferred tool was activated in a chat (by `tool_search`); it is in the request from
     /// the next model step on, for the rest of the session. Stored before it is sent.
     #[serde(rename_all = "camelCase")]
@@ -359,6 +378,7 @@ impl AgentEvent {
             AgentEvent::RunError { .. } => "run_error",
             AgentEvent::ProviderRetry { .. } => "provider_retry",
             AgentEvent::ChatCompacted { .. } => "chat_compacted",
+            AgentEvent::ModelUsage { .. } => "model_usage",
             AgentEvent::ToolActivated { .. } => "tool_activated",
             AgentEvent::BackgroundTaskUpdate { .. } => "background_task_update",
             AgentEvent::PlanUpdated { .. } => "plan_updated",
@@ -383,6 +403,7 @@ impl AgentEvent {
             | AgentEvent::RunError { chat_id, .. }
             | AgentEvent::ProviderRetry { chat_id, .. }
             | AgentEvent::ChatCompacted { chat_id, .. }
+            | AgentEvent::ModelUsage { chat_id, .. }
             | AgentEvent::ToolActivated { chat_id, .. }
             | AgentEvent::BackgroundTaskUpdate { chat_id, .. }
             | AgentEvent::PlanUpdated { chat_id, .. }

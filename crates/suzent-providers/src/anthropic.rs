@@ -192,6 +192,21 @@ struct StreamState {
     by_index: HashMap<u64, usize>,
     stop_reason: Option<String>,
     started: bool,
+    /// `message_start`'s input tokens (with cache reads and writes) and the output tokens of
+    /// the last `message_delta` (cumulative).
+    usage: Option<crate::Usage>,
+}
+
+/// Input tokens of an Anthropic `usage` object: uncached, cache reads and cache writes.
+fn anthropic_input_tokens(usage: &Value) -> u64 {
+    [
+        "input_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+    ]
+    .iter()
+    .filter_map(|k| usage.get(*k).and_then(Value::as_u64))
+    .sum()
 }
 
 impl StreamState {
@@ -209,7 +224,15 @@ impl StreamState {
             .unwrap_or(event_name);
         let index = data.get("index").and_then(Value::as_u64);
         match kind {
-            "message_start" => self.started = true,
+            "message_start" => {
+                self.started = true;
+                if let Some(u) = data.get("message").and_then(|m| m.get("usage")) {
+                    self.usage = Some(crate::Usage {
+                        input_tokens: anthropic_input_tokens(u),
+                        output_tokens: u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0),
+                    });
+                }
+            }
             "ping" | "content_block_stop" => {}
             "content_block_start" => {
                 self.started = true;
@@ -280,6 +303,15 @@ impl StreamState {
                 }
             }
             "message_delta" => {
+                if let Some(out) = data
+                    .get("usage")
+                    .and_then(|u| u.get("output_tokens"))
+                    .and_then(Value::as_u64)
+                {
+                    self.usage
+                        .get_or_insert_with(crate::Usage::default)
+                        .output_tokens = out;
+                }
                 if let Some(reason) = data
                     .get("delta")
                     .and_then(|d| d.get("stop_reason"))
@@ -345,6 +377,7 @@ impl StreamState {
             text: self.text,
             tool_calls,
             stop_reason,
+            usage: self.usage,
         })
     }
 }

@@ -220,6 +220,8 @@ struct StreamState {
     finish_reason: Option<String>,
     chunks: usize,
     next_id: u64,
+    /// The latest `usageMetadata` (each chunk carries the running totals).
+    usage: Option<crate::Usage>,
 }
 
 impl StreamState {
@@ -233,6 +235,13 @@ impl StreamState {
             return Err(stream_error(provider, error));
         }
         self.chunks += 1;
+        if let Some(u) = chunk.get("usageMetadata") {
+            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+            self.usage = Some(crate::Usage {
+                input_tokens: n("promptTokenCount"),
+                output_tokens: n("candidatesTokenCount") + n("thoughtsTokenCount"),
+            });
+        }
         if let Some(reason) = chunk
             .get("promptFeedback")
             .and_then(|f| f.get("blockReason"))
@@ -316,6 +325,7 @@ impl StreamState {
             text: self.text,
             tool_calls: self.calls,
             stop_reason,
+            usage: self.usage,
         })
     }
 }

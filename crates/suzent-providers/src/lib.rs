@@ -68,6 +68,19 @@ pub struct ModelResponse {
     pub tool_calls: Vec<ToolCall>,
     /// Why it stopped.
     pub stop_reason: StopReason,
+    /// The tokens the provider counted, when it reported them.
+    pub usage: Option<Usage>,
+}
+
+/// Token counts of one model response, as the provider reported them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Tokens of the request (OpenAI `prompt_tokens`, Anthropic `input_tokens` plus cache
+    /// reads and writes, Gemini `promptTokenCount`).
+    pub input_tokens: u64,
+    /// Tokens generated (OpenAI `completion_tokens`, Anthropic `output_tokens`, Gemini
+    /// `candidatesTokenCount` plus `thoughtsTokenCount`).
+    pub output_tokens: u64,
 }
 
 /// A provider failure, readable by the user.
@@ -176,6 +189,7 @@ pub mod gemini;
 pub mod local;
 pub mod models;
 pub mod openai;
+pub mod pricing;
 pub mod probe;
 pub mod recovery;
 pub mod resolve;

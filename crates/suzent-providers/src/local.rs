@@ -298,6 +298,7 @@ impl LocalProvider {
             text,
             tool_calls,
             stop_reason,
+            usage: None,
         }))
     }
 }

@@ -450,6 +450,8 @@ struct StreamState {
     calls: ToolCallAssembler,
     finish_reason: Option<String>,
     completion_tokens: Option<u64>,
+    /// `usage.prompt_tokens` of the usage chunk (or the whole response).
+    prompt_tokens: Option<u64>,
     chunks: usize,
     done: bool,
     /// Holds back tool-call markup while streaming (text-call recovery on, tools offered).
@@ -484,6 +486,13 @@ impl StreamState {
             .and_then(Value::as_u64)
         {
             self.completion_tokens = Some(tokens);
+        }
+        if let Some(tokens) = chunk
+            .get("usage")
+            .and_then(|u| u.get("prompt_tokens"))
+            .and_then(Value::as_u64)
+        {
+            self.prompt_tokens = Some(tokens);
         }
         let Some(choices) = chunk.get("choices").and_then(Value::as_array) else {
             return Ok(());
@@ -536,6 +545,10 @@ impl StreamState {
         self.completion_tokens = value
             .get("usage")
             .and_then(|u| u.get("completion_tokens"))
+            .and_then(Value::as_u64);
+        self.prompt_tokens = value
+            .get("usage")
+            .and_then(|u| u.get("prompt_tokens"))
             .and_then(Value::as_u64);
         let Some(choice) = value
             .get("choices")
@@ -660,10 +673,17 @@ impl StreamState {
             Some(other) => StopReason::Other(other.to_string()),
             None => StopReason::EndTurn,
         };
+        let usage = (self.prompt_tokens.is_some() || self.completion_tokens.is_some()).then(|| {
+            crate::Usage {
+                input_tokens: self.prompt_tokens.unwrap_or(0),
+                output_tokens: self.completion_tokens.unwrap_or(0),
+            }
+        });
         Ok(ModelResponse {
             text,
             tool_calls,
             stop_reason,
+            usage,
         })
     }
 }

@@ -449,3 +449,203 @@ impl AgentHost for AgentService {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+    use suzent_core::Config;
+    use suzent_tests::{ScriptedServer, Turn};
+
+    /// Services whose model is `openai/gpt-test` on `server`.
+    async fn services(server: &ScriptedServer) -> TestServices {
+        let mut config = Config {
+            default_model: Some("openai/gpt-test".into()),
+            ..Config::default()
+        };
+        config.providers.openai.base_url = Some(server.openai_base());
+        TestServices::open(config).await
+    }
+
+    /// A chat in another folder than the fixture's workspace.
+    async fn elsewhere(s: &TestServices) -> ChatRecord {
+        let other = s.paths.data_dir.join("other-project");
+        std::fs::create_dir_all(&other).unwrap();
+        s.chats
+            .create(CreateChat {
+                workspace: Some(other),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn agent_list_shows_the_chats_of_the_callers_project_only() -> anyhow::Result<()> {
+        let server = ScriptedServer::start(Vec::new()).await;
+        let s = services(&server).await;
+        let turn = s.turn();
+        let me = s.chat().await;
+        let peer = s.chat().await;
+        let stranger = elsewhere(&s).await;
+        let mut listed: Vec<(String, String, String)> = turn
+            .agents()
+            .list(&me.id, true)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.id, a.kind, a.status))
+            .collect();
+        listed.sort();
+        let mut expected = vec![
+            (me.id.clone(), "chat".to_string(), "idle".to_string()),
+            (peer.id.clone(), "chat".to_string(), "idle".to_string()),
+        ];
+        expected.sort();
+        assert_eq!(listed, expected);
+        assert!(!listed.iter().any(|(id, _, _)| *id == stranger.id));
+        // Only running agents are listed without `recent`.
+        assert_eq!(turn.agents().list(&me.id, false).await.unwrap(), Vec::new());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn agent_send_queues_the_message_in_the_other_chats_inbox() -> anyhow::Result<()> {
+        let server = ScriptedServer::start(Vec::new()).await;
+        let s = services(&server).await;
+        let turn = s.turn();
+        let me = s.chat().await;
+        let peer = s.chat().await;
+        let id = turn
+            .agents()
+            .send(&me.id, &peer.id, "the build is green")
+            .await
+            .unwrap();
+        let queued: Vec<(String, String, String, String)> = s
+            .inbox
+            .list(Some(&peer.id))
+            .await?
+            .into_iter()
+            .map(|m| (m.id, m.sender, m.kind, m.text))
+            .collect();
+        assert_eq!(
+            queued,
+            vec![(
+                id,
+                me.id.clone(),
+                "agent_message".to_string(),
+                "the build is green".to_string()
+            )]
+        );
+        assert_eq!(
+            turn.agents().send(&me.id, &me.id, "hi").await,
+            Err("an agent cannot send a message to itself".to_string())
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn agent_read_shows_a_project_chats_transcript_and_refuses_another_projects()
+    -> anyhow::Result<()> {
+        let server = ScriptedServer::start(Vec::new()).await;
+        let s = services(&server).await;
+        let turn = s.turn();
+        let me = s.chat().await;
+        let peer = s.chat().await;
+        let stranger = elsewhere(&s).await;
+        for message in [
+            ChatMessage::User {
+                text: "run the tests".into(),
+            },
+            ChatMessage::Assistant {
+                text: "all 12 pass".into(),
+                tool_calls: Vec::new(),
+            },
+        ] {
+            s.store.append_message(&peer.id, None, &message).await?;
+        }
+        assert_eq!(
+            turn.agents().read(&me.id, &peer.id, 4000).await,
+            Ok(format!(
+                "agent {} \"{}\" (idle, 2 messages)\nuser: run the tests\nassistant: all 12 pass",
+                peer.id, peer.title
+            ))
+        );
+        assert_eq!(
+            turn.agents().read(&me.id, &stranger.id, 4000).await,
+            Err(format!(
+                "no agent '{}' in this project; take an id from agent_list",
+                stranger.id
+            ))
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_sub_agent_runs_its_task_headless_and_answers_the_delegating_chat()
+    -> anyhow::Result<()> {
+        let server = ScriptedServer::start(vec![Turn::text("The parser lives in src/parse.rs.")])
+            .await;
+        let s = services(&server).await;
+        let turn = s.turn();
+        let parent = s.chat().await;
+        let answer = turn
+            .agents()
+            .spawn(
+                &parent.id,
+                SpawnRequest {
+                    task: "Find the parser".into(),
+                    profile: AgentProfile::Explore,
+                    background: false,
+                },
+            )
+            .await
+            .unwrap();
+        let tasks = s.background.tasks();
+        assert_eq!(tasks.len(), 1, "{tasks:?}");
+        let child = &tasks[0];
+        assert_eq!(
+            answer,
+            format!(
+                "Sub-agent {} (explore profile) finished.\nThe parser lives in src/parse.rs.",
+                child.id
+            )
+        );
+        assert_eq!(
+            (
+                child.chat_id.as_str(),
+                child.status,
+                child.recent_output.as_str()
+            ),
+            (
+                parent.id.as_str(),
+                BackgroundTaskStatus::Finished,
+                "The parser lives in src/parse.rs."
+            )
+        );
+        let link = s.store.agent_link(&child.id).await?.expect("a link");
+        assert_eq!(
+            (link.parent_id, link.depth, s.chats.get(&child.id).await?.mode),
+            (parent.id.clone(), 1, PermissionMode::Auto)
+        );
+        // A foreground sub-agent answers in the call: nothing is queued for the parent.
+        assert_eq!(s.inbox.list(Some(&parent.id)).await?, Vec::new());
+        // The child cannot delegate further.
+        assert_eq!(
+            turn.agents()
+                .spawn(
+                    &child.id,
+                    SpawnRequest {
+                        task: "Go deeper".into(),
+                        profile: AgentProfile::Explore,
+                        background: false,
+                    },
+                )
+                .await,
+            Err("sub-agents cannot start sub-agents".to_string())
+        );
+        Ok(())
+    }
+}

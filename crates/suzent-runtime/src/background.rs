@@ -280,3 +280,178 @@ fn sandbox_image(config: &suzent_core::Config) -> String {
 fn sandbox_key(chat_id: &str) -> String {
     format!("chat:{chat_id}:sandbox")
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+    use std::time::Duration;
+    use suzent_core::{BackgroundTaskStatus, Config};
+    use suzent_store::InboxMessage;
+    use suzent_tools::exec::ShellRequest;
+
+    /// Starts `script` as a background command of `chat` through the table `equip` hands out.
+    async fn start(s: &TestServices, chat: &ChatRecord, script: &str) -> String {
+        let mut ctx = s.tool_context(chat);
+        s.background.equip(chat, &mut ctx).await.unwrap();
+        assert!(ctx.sandbox.is_none(), "sandbox mode is off by default");
+        let commands = ctx.commands.clone().expect("equip gives the command table");
+        commands
+            .start(
+                &chat.id,
+                &ShellRequest {
+                    script,
+                    cwd: &ctx.workspace_root,
+                    sandbox: None,
+                },
+                Duration::from_secs(60),
+            )
+            .unwrap()
+    }
+
+    /// The chat's inbox once it holds a message (at most 20 s).
+    async fn first_message(s: &TestServices, chat_id: &str) -> Vec<InboxMessage> {
+        for _ in 0..200 {
+            let messages = s.inbox.list(Some(chat_id)).await.unwrap();
+            if !messages.is_empty() {
+                return messages;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no inbox message for {chat_id} within 20 s");
+    }
+
+    #[tokio::test]
+    async fn a_command_that_ends_on_its_own_reports_its_exit_code_and_output_to_its_chat()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let chat = s.chat().await;
+        let id = start(&s, &chat, "echo built in $(basename \"$PWD\"); exit 3").await;
+        let messages = first_message(&s, &chat.id).await;
+        assert_eq!(
+            messages
+                .iter()
+                .map(|m| (
+                    m.id.clone(),
+                    m.target.clone(),
+                    m.sender.clone(),
+                    m.kind.as_str(),
+                    m.text.clone()
+                ))
+                .collect::<Vec<_>>(),
+            vec![(
+                command_message_id(&id),
+                chat.id.clone(),
+                format!("command:{id}"),
+                "command_finished",
+                format!(
+                    "Background command {id} exited with code 3.\nCommand: echo built in $(basename \"$PWD\"); exit 3\nOutput: 12 bytes:\nbuilt in ws\n"
+                )
+            )]
+        );
+        let tasks: Vec<(String, BackgroundTaskStatus, Option<i32>, String)> = s
+            .background
+            .tasks()
+            .into_iter()
+            .map(|t| (t.id, t.status, t.exit_code, t.recent_output))
+            .collect();
+        assert_eq!(
+            tasks,
+            vec![(id, BackgroundTaskStatus::Finished, Some(3), "built in ws\n".into())]
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_command_stopped_from_the_sidebar_ends_and_sends_no_report() -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let chat = s.chat().await;
+        let id = start(&s, &chat, "echo started; sleep 30; echo never").await;
+        // Stopped once it is under way (its first line is out).
+        for _ in 0..200 {
+            if s.background.tasks()[0].recent_output == "started\n" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let task = s.background.stop(&id).await?;
+        assert_eq!(
+            (task.id.as_str(), task.status, task.recent_output.as_str()),
+            (id.as_str(), BackgroundTaskStatus::Stopped, "started\n")
+        );
+        // A report would be queued as soon as the command ended; give it time to show up.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(s.inbox.list(Some(&chat.id)).await?, Vec::new());
+        let err = s.background.stop("cmd-unknown").await.unwrap_err();
+        assert!(
+            matches!(&err, RuntimeError::InvalidInput { field, .. } if field == "id"),
+            "{err}"
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_chats_sandbox_choice_is_stored_and_unset_follows_the_configuration()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Config {
+            sandbox: true,
+            ..Config::default()
+        })
+        .await;
+        let chat = s.chat().await;
+        let other = s.chat().await;
+        // Turning it off needs no sandbox on this machine.
+        s.background.set_sandbox(&chat.id, Some(false)).await?;
+        assert_eq!(
+            (
+                s.background.sandbox_enabled(&chat.id).await?,
+                s.background.sandbox_enabled(&other.id).await?
+            ),
+            (false, true)
+        );
+        s.background.set_sandbox(&chat.id, None).await?;
+        assert!(s.background.sandbox_enabled(&chat.id).await?);
+        let err = s
+            .background
+            .set_sandbox("no-such-chat", Some(false))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, RuntimeError::ChatNotFound(id) if id == "no-such-chat"),
+            "{err}"
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_sub_agents_entry_is_listed_and_announced() -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let chat = s.chat().await;
+        let mut events = s.events.subscribe();
+        let task = BackgroundTask {
+            id: "child-1".into(),
+            kind: BackgroundTaskKind::Agent,
+            chat_id: chat.id.clone(),
+            title: "Research the parser".into(),
+            status: BackgroundTaskStatus::Running,
+            exit_code: None,
+            recent_output: String::new(),
+            output_bytes: 0,
+            started_at: chrono::Utc::now(),
+            finished_at: None,
+        };
+        s.background.update_subagent(task.clone());
+        assert_eq!(s.background.tasks(), vec![task.clone()]);
+        match events.try_recv()? {
+            AgentEvent::BackgroundTaskUpdate { chat_id, task: sent } => {
+                assert_eq!((chat_id, sent), (chat.id.clone(), task.clone()));
+            }
+            other => panic!("expected background_task_update, got {other:?}"),
+        }
+        // Stopping it from the sidebar cancels its session and returns its entry.
+        assert_eq!(s.background.stop("child-1").await?, task);
+        Ok(())
+    }
+}

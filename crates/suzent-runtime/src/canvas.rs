@@ -347,3 +347,137 @@ fn apply_action(mut surface: Surface, action: &SurfaceAction) -> Result<Surface,
     surface.updated_at = chrono::Utc::now();
     Ok(surface)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+    use suzent_core::Config;
+    use suzent_store::ChatRecord;
+    use suzent_tools::{RenderUiTool, Tool};
+
+    /// A form with a name field and a button that sends it.
+    fn form() -> Value {
+        json!({
+            "action": "render",
+            "surface_id": "signup",
+            "title": "Sign up",
+            "root": "form",
+            "components": [
+                {"id": "form", "component": {"Column": {"children": {"explicitList": ["name", "submit-btn"]}}}},
+                {"id": "name", "component": {"TextField": {"label": {"literalString": "Name"}, "text": {"path": "/form/name"}}}},
+                {"id": "submit-label", "component": {"Text": {"text": {"literalString": "Submit"}}}},
+                {"id": "submit-btn", "component": {"Button": {"child": "submit-label", "action": {"name": "submit", "context": [
+                    {"key": "name", "value": {"path": "/form/name"}}
+                ]}}}}
+            ],
+            "data_model": {"form": {"name": ""}}
+        })
+    }
+
+    fn submit(context: Value) -> SurfaceAction {
+        SurfaceAction {
+            surface_id: "signup".into(),
+            name: "submit".into(),
+            source_component_id: "submit-btn".into(),
+            context: context.as_object().cloned().unwrap(),
+        }
+    }
+
+    /// A chat with the form rendered through `render_ui` on `canvas`'s host.
+    async fn rendered(s: &TestServices, canvas: &CanvasService) -> ChatRecord {
+        let chat = s.chat().await;
+        let mut ctx = s.tool_context(&chat);
+        ctx.canvas = Some(canvas.host());
+        RenderUiTool::new().call(form(), &ctx).await.unwrap();
+        chat
+    }
+
+    #[tokio::test]
+    async fn a_button_press_writes_its_value_into_the_surface_and_queues_it_for_the_chat()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let canvas = s.canvas();
+        let chat = rendered(&s, &canvas).await;
+        let before = canvas.surfaces(&chat.id).await?;
+        let action = submit(json!({"name": "Ada"}));
+        let queued = canvas.submit_action(&chat.id, action.clone()).await?;
+        assert_eq!(
+            (
+                queued.target.as_str(),
+                queued.sender.as_str(),
+                queued.kind.as_str(),
+                queued.text.clone()
+            ),
+            (
+                chat.id.as_str(),
+                CANVAS_SENDER,
+                CANVAS_ACTION_KIND,
+                action_text(&action)
+            )
+        );
+        assert_eq!(s.inbox.list(Some(&chat.id)).await?, vec![queued]);
+        let after = canvas.surfaces(&chat.id).await?;
+        assert_eq!(
+            after
+                .iter()
+                .map(|x| (x.version, Value::Object(x.data_model.clone())))
+                .collect::<Vec<_>>(),
+            vec![(before[0].version + 1, json!({"form": {"name": "Ada"}}))]
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_press_with_a_key_the_button_does_not_send_is_refused_and_nothing_is_queued()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let canvas = s.canvas();
+        let chat = rendered(&s, &canvas).await;
+        let before = canvas.surfaces(&chat.id).await?;
+        let err = canvas
+            .submit_action(&chat.id, submit(json!({"password": "hunter2"})))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, RuntimeError::InvalidInput { field, .. } if field == "action.context"),
+            "{err}"
+        );
+        assert_eq!(s.inbox.list(Some(&chat.id)).await?, Vec::new());
+        assert_eq!(canvas.surfaces(&chat.id).await?, before);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_closed_surface_is_gone_but_its_history_is_kept() -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let canvas = s.canvas();
+        let chat = rendered(&s, &canvas).await;
+        let mut events = s.events.subscribe();
+        assert!(canvas.delete_surface(&chat.id, "signup").await?);
+        assert!(!canvas.delete_surface(&chat.id, "signup").await?);
+        assert_eq!(canvas.surfaces(&chat.id).await?, Vec::new());
+        let kinds: Vec<SurfaceChangeKind> = canvas
+            .surface_history(&chat.id, "signup")
+            .await?
+            .into_iter()
+            .map(|h| h.kind)
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![SurfaceChangeKind::Render, SurfaceChangeKind::Delete]
+        );
+        match events.try_recv()? {
+            AgentEvent::SurfaceDeleted {
+                chat_id,
+                surface_id,
+            } => assert_eq!((chat_id, surface_id.as_str()), (chat.id.clone(), "signup")),
+            other => panic!("expected surface_deleted, got {other:?}"),
+        }
+        assert!(events.try_recv().is_err(), "one event for one delete");
+        Ok(())
+    }
+}

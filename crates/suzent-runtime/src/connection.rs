@@ -172,3 +172,101 @@ impl ProviderCheck {
         })
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::provider::StaticKeys;
+    use pretty_assertions::assert_eq;
+    use suzent_tests::{ScriptedServer, Turn};
+
+    fn check(keys: StaticKeys) -> ProviderCheck {
+        ProviderCheck::new(ProvidersConfig::default(), Arc::new(keys))
+    }
+
+    fn invalid(e: RuntimeError) -> (String, String) {
+        match e {
+            RuntimeError::InvalidInput { field, message } => (field, message),
+            other => panic!("{other}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_models_a_server_lists_come_back_from_the_base_url_given_for_the_check()
+    -> anyhow::Result<()> {
+        let server = ScriptedServer::start(Vec::new()).await;
+        server.set_models(&["zeta-1", "alpha-2"]);
+        let models = check(StaticKeys::new().with("openai", "sk-test"))
+            .list_models("openai", Some(&server.openai_base()), None)
+            .await?;
+        assert_eq!(models, vec!["alpha-2".to_string(), "zeta-1".to_string()]);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_connection_test_returns_the_models_answer() -> anyhow::Result<()> {
+        let server = ScriptedServer::start(vec![Turn::text("OK")]).await;
+        let answer = check(StaticKeys::new().with("openai", "sk-test"))
+            .test_connection("openai/gpt-test", Some(&server.openai_base()))
+            .await?;
+        assert_eq!(
+            (answer.model.as_str(), answer.reply.as_str()),
+            ("openai/gpt-test", "OK")
+        );
+        let sent = server.recorded();
+        assert_eq!(
+            (sent.len(), sent[0].header("authorization")),
+            (1, Some("Bearer sk-test"))
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_refused_key_is_said_in_plain_words_before_the_detail() -> anyhow::Result<()> {
+        let server = ScriptedServer::start(vec![Turn::error(
+            401,
+            r#"{"error":{"message":"invalid api key"}}"#,
+        )])
+        .await;
+        let base = server.openai_base();
+        let err = check(StaticKeys::new().with("openai", "sk-wrong"))
+            .test_connection("openai/gpt-test", Some(&base))
+            .await
+            .unwrap_err();
+        let (field, message) = invalid(err);
+        assert_eq!(field, "connection");
+        assert!(
+            message.starts_with(&format!("the provider refused the API key at {base}: ")),
+            "{message}"
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn an_unknown_provider_or_a_missing_key_is_refused_before_any_request()
+    -> anyhow::Result<()> {
+        let server = ScriptedServer::start(Vec::new()).await;
+        let checker = check(StaticKeys::new());
+        let (field, _) = invalid(
+            checker
+                .list_models("acme", Some(&server.openai_base()), None)
+                .await
+                .unwrap_err(),
+        );
+        assert_eq!(field, "provider");
+        let missing = checker
+            .list_models("openai", Some(&server.openai_base()), None)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                &missing,
+                RuntimeError::Provider(ProviderError::MissingApiKey { provider, .. }) if provider == "openai"
+            ),
+            "{missing}"
+        );
+        assert_eq!(server.recorded().len(), 0);
+        Ok(())
+    }
+}

@@ -156,3 +156,111 @@ impl DoctorService {
         })
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+    use suzent_tests::ScriptedServer;
+
+    fn check(name: &str, ok: bool, detail: &str) -> DoctorCheck {
+        DoctorCheck {
+            name: name.into(),
+            ok,
+            detail: detail.into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn without_a_model_the_doctor_says_how_to_set_one_and_checks_the_rest()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        s.chat().await;
+        let mut report = s.doctor().report(None).await;
+        // The sandbox line depends on this machine (bubblewrap or not); with sandbox mode off
+        // it is never a failure.
+        let sandbox = report.checks.pop().expect("the sandbox check");
+        assert_eq!((sandbox.name.as_str(), sandbox.ok), ("sandbox", true));
+        assert_eq!(
+            report.checks,
+            vec![
+                check(
+                    "config",
+                    true,
+                    &format!("{} not present; using defaults", s.paths.config_file().display())
+                ),
+                check(
+                    "database",
+                    true,
+                    &format!("{} (1 chats)", s.paths.database().display())
+                ),
+                check(
+                    "model",
+                    false,
+                    "no model: pass --model, set default_model in config.toml (e.g. default_model = \"openai/gpt-4.1\"), or add a local model (suzent models pull)"
+                ),
+                check("key:openai", true, "present"),
+                check("key:anthropic", true, "not set"),
+                check("key:gemini", true, "not set"),
+            ]
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn the_doctor_asks_the_configured_server_whether_it_serves_the_model()
+    -> anyhow::Result<()> {
+        let server = ScriptedServer::start(Vec::new()).await;
+        let mut config = Config {
+            default_model: Some("openai/gpt-test".into()),
+            ..Config::default()
+        };
+        config.providers.openai.base_url = Some(server.openai_base());
+        let s = TestServices::open(config).await;
+        let doctor = s.doctor();
+        let named = |report: DoctorReport, names: &[&str]| -> Vec<DoctorCheck> {
+            report
+                .checks
+                .into_iter()
+                .filter(|c| names.contains(&c.name.as_str()))
+                .collect()
+        };
+        assert_eq!(
+            named(doctor.report(None).await, &["model", "models"]),
+            vec![
+                check("model", true, "openai/gpt-test: configured"),
+                check(
+                    "models",
+                    false,
+                    "the server does not list gpt-test; it serves: scripted-large, scripted-small"
+                ),
+            ]
+        );
+        assert_eq!(
+            named(
+                doctor.report(Some("openai/scripted-small")).await,
+                &["model", "models"]
+            ),
+            vec![
+                check("model", true, "openai/scripted-small: configured"),
+                check("models", true, "the server lists scripted-small"),
+            ]
+        );
+        // Each report also asked the server for one token of the model.
+        let probes: Vec<(String, serde_json::Value)> = server
+            .recorded()
+            .into_iter()
+            .map(|r| (r.body["model"].as_str().unwrap_or("").to_string(), r.body["max_tokens"].clone()))
+            .collect();
+        assert_eq!(
+            probes,
+            vec![
+                ("gpt-test".to_string(), serde_json::json!(1)),
+                ("scripted-small".to_string(), serde_json::json!(1)),
+            ]
+        );
+        Ok(())
+    }
+}

@@ -62,6 +62,8 @@ mod test_services;
 mod titles;
 mod toolset;
 mod turn;
+#[cfg(test)]
+mod turn_service_tests;
 
 /// How long chats are fitted to the model's context (issue #13 item 4): the request view of a
 /// compacted transcript and the cached token count the turn loop uses each step (public for the
@@ -109,7 +111,7 @@ pub use suzent_store::{
     ApprovalRecord, ApprovalStatus, ChatNotes, ChatRecord, ChatSearchHit, DeviceRecord,
     DeviceScope, DeviceState, InboxMessage, InboxStatus, NewInboxMessage, PeerMessage,
     PeerMessageStatus, PendingApproval, StoredMessage, ToolCallNote, ToolResolutionNote,
-    TurnFailureNote,
+    TurnFailureNote, TurnUsageNote,
 };
 pub use suzent_tools::{MemoryHit, MemorySearchResult, Skill, SkillSource};
 pub use titles::{DEFAULT_TITLE, MAX_TITLE_CHARS, title_from};

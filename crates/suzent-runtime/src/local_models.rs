@@ -139,3 +139,82 @@ impl LocalModels {
         })
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// The service over a fresh data directory with the default `[providers.local]`.
+    fn models(dir: &tempfile::TempDir) -> LocalModels {
+        LocalModels::new(dir.path(), &suzent_core::LocalConfig::default())
+    }
+
+    #[tokio::test]
+    async fn an_imported_gguf_is_listed_becomes_the_offline_default_and_can_be_removed()
+    -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let models = models(&dir);
+        assert_eq!(
+            (models.list()?, models.default_model()),
+            (Vec::new(), None)
+        );
+        let installed = models
+            .import(&suzent_tests::smollm2_gguf(), &|_: &DownloadProgress| {})
+            .await?;
+        assert_eq!(
+            (
+                installed.architecture.as_str(),
+                std::path::Path::new(&installed.path).parent(),
+                installed.size_bytes
+            ),
+            (
+                "llama",
+                Some(models.dir().as_path()),
+                std::fs::metadata(suzent_tests::smollm2_gguf())?.len()
+            )
+        );
+        assert_eq!(models.list()?, vec![installed.clone()]);
+        assert_eq!(
+            models.default_model(),
+            Some(format!("local/{}", installed.id))
+        );
+        models.remove(&installed.id)?;
+        assert_eq!(
+            (models.list()?, models.default_model()),
+            (Vec::new(), None)
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_file_that_is_not_gguf_is_refused_and_nothing_is_installed() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let models = models(&dir);
+        let fake = dir.path().join("model.gguf");
+        std::fs::write(&fake, "not a model at all")?;
+        assert!(
+            models
+                .import(&fake, &|_: &DownloadProgress| {})
+                .await
+                .is_err()
+        );
+        assert_eq!(models.list()?, Vec::new());
+        assert!(models.remove("model").is_err(), "nothing to remove");
+        Ok(())
+    }
+
+    #[test]
+    fn a_configured_context_size_wins_and_a_remote_server_without_one_is_unknown() {
+        let dir = tempfile::tempdir().unwrap();
+        let models = models(&dir);
+        let mut providers = ProvidersConfig::default();
+        assert_eq!(models.context_size(ProviderKind::OpenAi, &providers), None);
+        providers.openai.context_size = Some(8192);
+        assert_eq!(
+            models.context_size(ProviderKind::OpenAi, &providers),
+            Some(8192)
+        );
+    }
+}

@@ -384,3 +384,137 @@ pub(crate) fn open_registry(
     options.cache = Some(Arc::new(StoreSchemaCache(store)));
     McpRegistry::open(options)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+    use std::path::PathBuf;
+    use suzent_core::Config;
+    use suzent_mcp::McpServerState;
+
+    /// tests/mcp-servers (the npm servers are installed there by scripts/setup-tests).
+    fn servers_dir() -> PathBuf {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp-servers");
+        assert!(
+            dir.join("node_modules/@modelcontextprotocol/server-everything")
+                .is_dir(),
+            "the npm MCP servers are not installed: run `npm ci` in {} (scripts/setup-tests does)",
+            dir.display()
+        );
+        dir
+    }
+
+    /// Our misbehaving stdio server (banner on stdout, odd schemas), labelled `label`.
+    fn misbehaving(label: &str) -> McpServerConfig {
+        McpServerConfig::stdio(
+            "node",
+            vec![
+                servers_dir().join("misbehaving.mjs").display().to_string(),
+                label.into(),
+            ],
+        )
+    }
+
+    /// `@modelcontextprotocol/server-everything` over stdio.
+    fn everything() -> McpServerConfig {
+        let script = servers_dir()
+            .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+        McpServerConfig::stdio("node", vec![script.display().to_string(), "stdio".into()])
+    }
+
+    #[tokio::test]
+    async fn an_added_server_is_written_to_mcp_json_and_tested_on_a_fresh_connection()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let mcp = s.mcp();
+        let added = mcp.add_mcp_server("mail", misbehaving("mail"))?;
+        assert_eq!(
+            (added.name.as_str(), added.state, added.tools.clone()),
+            ("mail", McpServerState::Idle, Vec::<String>::new())
+        );
+        let written: Value = serde_json::from_str(&std::fs::read_to_string(
+            s.paths.config_dir.join("mcp.json"),
+        )?)?;
+        assert_eq!(
+            written["mcpServers"]["mail"]["command"],
+            json!("node"),
+            "{written}"
+        );
+        let tested = mcp.test_mcp_server("mail").await?;
+        let whoami = tested
+            .tools
+            .iter()
+            .find(|t| t.name == "whoami")
+            .cloned()
+            .expect("whoami listed");
+        assert_eq!(
+            (
+                tested.server.as_str(),
+                tested.tools.len(),
+                whoami.qualified_name.as_str(),
+                whoami.read_only_hint
+            ),
+            ("mail", 7, "mcp__mail__whoami", Some(true))
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_refreshed_servers_tools_join_the_catalog_are_cached_and_run() -> anyhow::Result<()>
+    {
+        let s = TestServices::open(Config::default()).await;
+        let mcp = s.mcp();
+        mcp.add_mcp_server("everything", everything())?;
+        let tools = mcp.refresh_mcp_server("everything").await?;
+        assert!(
+            tools.iter().any(|t| t.qualified_name == "mcp__everything__echo"),
+            "{tools:?}"
+        );
+        assert!(s.store.mcp_schemas("everything").await?.is_some());
+        let catalog = mcp.tool_catalog();
+        let toolset = catalog
+            .iter()
+            .find(|c| c.id == "mcp:everything")
+            .expect("a toolset for the server");
+        assert_eq!(
+            (toolset.label.as_str(), toolset.tools.len()),
+            ("MCP: everything", tools.len())
+        );
+        // The tool runs on the server through the toolset, as a turn calls it.
+        let chat = s.chat().await;
+        let echo = s.toolset.get("mcp__everything__echo").expect("echo tool");
+        let out = echo
+            .call(json!({"message": "hello from a test"}), &s.tool_context(&chat))
+            .await?;
+        assert!(out.contains("hello from a test"), "{out}");
+        mcp.invalidate_mcp_cache(Some("everything")).await?;
+        assert_eq!(s.store.mcp_schemas("everything").await?, None);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_disabled_server_leaves_the_catalog_and_a_removed_one_is_gone() -> anyhow::Result<()>
+    {
+        let s = TestServices::open(Config::default()).await;
+        let mcp = s.mcp();
+        mcp.add_mcp_server("mail", misbehaving("mail"))?;
+        mcp.refresh_mcp_server("mail").await?;
+        let has_toolset = |mcp: &McpService| mcp.tool_catalog().iter().any(|c| c.id == "mcp:mail");
+        assert!(has_toolset(&mcp));
+        let disabled = mcp.set_mcp_server_enabled("mail", false)?;
+        assert_eq!(disabled.state, McpServerState::Disabled);
+        assert!(!has_toolset(&mcp));
+        mcp.remove_mcp_server("mail").await?;
+        assert_eq!(
+            (mcp.mcp_servers(), s.store.mcp_schemas("mail").await?),
+            (Vec::new(), None)
+        );
+        let err = mcp.set_mcp_server_enabled("mail", true).unwrap_err();
+        assert!(err.to_string().contains("mail"), "{err}");
+        Ok(())
+    }
+}

@@ -1,6 +1,7 @@
 //! Turn notes (issue 19, "durations and states kept after restart"): a service that keeps what
 //! the app shows beside the transcript — each tool call's permission decision and the chat's mode
-//! then, the user's answer, the tool's wall time, and the runs that stopped short of an answer.
+//! then, the user's answer, the tool's wall time, the runs that stopped short of an answer, and
+//! each run's tokens and list price.
 //! It writes them from the event bus into the store, so no turn code knows about it, and the
 //! app reads them back with the transcript (`chat_notes`).
 
@@ -87,6 +88,25 @@ impl TurnNotes {
                 run_id,
                 message,
             } => self.store.note_turn_failure(chat_id, run_id, message).await,
+            AgentEvent::ModelUsage {
+                chat_id,
+                run_id,
+                model,
+                input_tokens,
+                output_tokens,
+                cost_usd,
+            } => {
+                self.store
+                    .note_model_usage(
+                        chat_id,
+                        run_id,
+                        model,
+                        *input_tokens,
+                        *output_tokens,
+                        *cost_usd,
+                    )
+                    .await
+            }
             AgentEvent::RunFinished {
                 run_id, outcome, ..
             } if outcome.is_stopped_short() => self.store.note_turn_outcome(run_id, *outcome).await,

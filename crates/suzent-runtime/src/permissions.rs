@@ -234,3 +234,170 @@ impl Reviewer for ChatReviewer<'_> {
         .await
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+    use suzent_core::{
+        AgentEvent, Behavior, Config, ReasonCode, RuleDestination, RuleDraft, RuleMatcher,
+    };
+
+    fn cargo_test_session_rule() -> RuleDraft {
+        RuleDraft {
+            tool: "run_command".into(),
+            behavior: Behavior::Allow,
+            matcher: RuleMatcher::Prefix {
+                words: vec!["cargo".into(), "test".into()],
+            },
+            destination: RuleDestination::Session,
+            description: None,
+        }
+    }
+
+    /// Decides one call of `tool` in `chat` through the real gate, as a turn does.
+    async fn decide(
+        s: &TestServices,
+        chat: &ChatRecord,
+        tool: &str,
+        args: Value,
+        headless: bool,
+    ) -> GateOutcome {
+        let handle = s.toolset.get(tool).expect("a built-in tool");
+        let ctx = s.tool_context(chat);
+        let call = GateCall {
+            chat_id: &chat.id,
+            run_id: "run-1",
+            tool_call_id: "call-1",
+            tool_name: tool,
+            mode: chat.mode,
+            headless,
+            origin: None,
+        };
+        s.permissions
+            .decide(call, chat, handle.as_ref(), &args, &ctx)
+            .await
+            .unwrap()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_simulator_applies_a_session_rule_in_its_own_chat_only() -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let chat = s.chat().await;
+        let other = s.chat().await;
+        s.rules
+            .add(cargo_test_session_rule(), Some(&chat.id), &s.toolset)
+            .await?;
+        let explain = |chat_id: String| {
+            let permissions = Arc::clone(&s.permissions);
+            async move {
+                permissions
+                    .explain(
+                        "run_command",
+                        json!({"content": "cargo test -p core"}),
+                        None,
+                        Some(&chat_id),
+                    )
+                    .await
+                    .unwrap()
+            }
+        };
+        let mine = explain(chat.id.clone()).await;
+        let theirs = explain(other.id.clone()).await;
+        assert_eq!(
+            (
+                (mine.behavior, mine.reason_code, mine.matched_rules.len()),
+                (theirs.behavior, theirs.reason_code, theirs.matched_rules.len())
+            ),
+            (
+                (Behavior::Allow, ReasonCode::RuleAllow, 1),
+                (Behavior::Ask, ReasonCode::ShellPolicyAsk, 0)
+            )
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn the_simulator_decides_without_announcing_or_auditing_anything() -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let chat = s.chat().await;
+        let mut events = s.events.subscribe();
+        let e = s
+            .permissions
+            .explain(
+                "read_file",
+                json!({"file_path": "notes.txt"}),
+                None,
+                Some(&chat.id),
+            )
+            .await?;
+        assert_eq!((e.tool.as_str(), e.behavior), ("read_file", Behavior::Allow));
+        s.audit.flush().await;
+        assert!(events.try_recv().is_err(), "the simulator announces nothing");
+        assert!(
+            !s.paths.audit_log().exists(),
+            "the simulator writes no audit line"
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_real_decision_is_announced_and_written_to_the_audit_log() -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let chat = s.chat().await;
+        let mut events = s.events.subscribe();
+        let outcome = decide(&s, &chat, "read_file", json!({"file_path": "notes.txt"}), false).await;
+        assert_eq!(outcome.decision.behavior, Behavior::Allow);
+        match events.try_recv()? {
+            AgentEvent::ToolPermissionDecision(event) => assert_eq!(
+                (
+                    event.chat_id,
+                    event.tool_call_id.as_str(),
+                    event.tool_name.as_str(),
+                    event.decision
+                ),
+                (chat.id.clone(), "call-1", "read_file", outcome.decision.clone())
+            ),
+            other => panic!("expected tool_permission_decision, got {other:?}"),
+        }
+        s.audit.flush().await;
+        // Read back with the type the log is written with.
+        let lines: Vec<(String, Option<String>, String, Option<String>)> =
+            std::fs::read_to_string(s.paths.audit_log())?
+                .lines()
+                .map(|l| {
+                    let r: suzent_permissions::audit::AuditRecord =
+                        serde_json::from_str(l).unwrap();
+                    (r.chat_id, r.tool_call_id, r.tool, r.decision)
+                })
+                .collect();
+        assert_eq!(
+            lines,
+            vec![(
+                chat.id.clone(),
+                Some("call-1".to_string()),
+                "read_file".to_string(),
+                Some("allow".to_string())
+            )]
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_headless_call_that_would_ask_is_denied() -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let chat = s.chat().await;
+        let asked = decide(&s, &chat, "run_command", json!({"content": "cargo test"}), false).await;
+        let headless =
+            decide(&s, &chat, "run_command", json!({"content": "cargo test"}), true).await;
+        assert_eq!(
+            (asked.decision.behavior, headless.decision.behavior),
+            (Behavior::Ask, Behavior::Deny)
+        );
+        Ok(())
+    }
+}

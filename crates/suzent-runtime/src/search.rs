@@ -67,4 +67,33 @@ mod tests {
         assert_eq!(search.search("  ", 5).await?, vec![]);
         Ok(())
     }
+
+    #[tokio::test]
+    async fn a_word_of_a_message_finds_its_chat_and_not_the_others() -> anyhow::Result<()> {
+        let s = crate::test_services::TestServices::open(suzent_core::Config::default()).await;
+        let wanted = s.chat().await;
+        let other = s.chat().await;
+        let say = |text: &str| suzent_core::ChatMessage::User { text: text.into() };
+        s.store
+            .append_message(&wanted.id, None, &say("the flamingo migration failed"))
+            .await?;
+        s.store
+            .append_message(&other.id, None, &say("lunch at noon"))
+            .await?;
+        let search = ChatSearch::new(s.store.clone());
+        let hits: Vec<(String, Option<i64>)> = search
+            .search("flamingo", 10)
+            .await?
+            .into_iter()
+            .map(|h| (h.chat_id, h.seq))
+            .collect();
+        assert_eq!(hits, vec![(wanted.id.clone(), Some(1))]);
+        let too_long = "x".repeat(MAX_QUERY_CHARS + 1);
+        let err = search.search(&too_long, 10).await.unwrap_err();
+        assert!(
+            matches!(&err, RuntimeError::InvalidInput { field, .. } if field == "query"),
+            "{err}"
+        );
+        Ok(())
+    }
 }

@@ -111,3 +111,120 @@ impl SkillService {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+    use suzent_core::Config;
+
+    /// Writes a user skill `name` into the config directory's `skills/`.
+    fn user_skill(s: &TestServices, name: &str, description: &str) -> PathBuf {
+        let dir = s.paths.config_dir.join("skills").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n---\n\n1. Run the release.\n"),
+        )
+        .unwrap();
+        dir
+    }
+
+    /// `(name, source, enabled)` of every skill.
+    async fn listed(skills: &SkillService) -> Vec<(String, SkillSource, bool)> {
+        skills
+            .list()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|k| (k.name, k.source, k.enabled))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn the_built_in_skill_is_written_out_and_a_user_skill_is_listed_beside_it()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let dir = user_skill(&s, "release", "Cut a release when the user asks.");
+        let skills = s.skills();
+        assert_eq!(
+            std::fs::read_to_string(
+                s.paths
+                    .data_dir
+                    .join("builtin-skills/skill-authoring/SKILL.md")
+            )?,
+            BUILTIN_SKILLS[0].1
+        );
+        let release = skills
+            .load()
+            .await?
+            .get("release")
+            .cloned()
+            .expect("the user skill");
+        assert_eq!(
+            (
+                release.description.as_str(),
+                release.instructions.trim(),
+                release.dir
+            ),
+            ("Cut a release when the user asks.", "1. Run the release.", dir)
+        );
+        assert_eq!(
+            listed(&skills).await,
+            vec![
+                ("release".to_string(), SkillSource::User, true),
+                ("skill-authoring".to_string(), SkillSource::BuiltIn, true),
+            ]
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_disabled_skill_stays_listed_but_leaves_the_prompt_until_enabled_again()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        user_skill(&s, "release", "Cut a release.");
+        let skills = s.skills();
+        skills.set_enabled("release", false).await?;
+        let set = skills.load().await?;
+        let enabled: Vec<&str> = set.enabled().map(|k| k.name.as_str()).collect();
+        assert_eq!(enabled, vec!["skill-authoring"]);
+        assert!(
+            !set.prompt_section().unwrap_or_default().contains("release"),
+            "a disabled skill is not offered to the model"
+        );
+        // The choice is stored: a new service over the same store sees it.
+        assert_eq!(
+            listed(&s.skills()).await,
+            vec![
+                ("release".to_string(), SkillSource::User, false),
+                ("skill-authoring".to_string(), SkillSource::BuiltIn, true),
+            ]
+        );
+        skills.set_enabled("release", true).await?;
+        assert_eq!(
+            listed(&skills).await,
+            vec![
+                ("release".to_string(), SkillSource::User, true),
+                ("skill-authoring".to_string(), SkillSource::BuiltIn, true),
+            ]
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn turning_off_an_unknown_skill_is_refused_and_nothing_is_stored() -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let skills = s.skills();
+        let err = skills.set_enabled("nope", false).await.unwrap_err();
+        assert!(
+            matches!(&err, RuntimeError::InvalidInput { field, message }
+                if field == "skill" && message == "no skill named 'nope'"),
+            "{err}"
+        );
+        assert_eq!(s.store.get_setting(DISABLED_SKILLS_KEY).await?, None);
+        Ok(())
+    }
+}

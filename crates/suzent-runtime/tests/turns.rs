@@ -603,3 +603,63 @@ async fn stopping_during_a_tool_kills_it_records_it_cancelled_and_runs_nothing_a
     assert!(!process_running("sleep 613"));
     Ok(())
 }
+
+/// Issue 19 (token counts and cost per turn): each model step's usage is announced with its list
+/// price, and the run's total is kept with the chat (read back after a restart).
+#[tokio::test]
+async fn each_steps_tokens_and_price_are_announced_and_the_runs_total_is_kept() -> anyhow::Result<()>
+{
+    let server = ScriptedServer::start(vec![
+        Turn::tool_call(
+            "call_r",
+            "read_file",
+            json!({"file_path": "a.txt"}).to_string(),
+        ),
+        Turn::text("Read it."),
+    ])
+    .await;
+    let h = harness_with(&server, |c| c.default_model = Some("openai/gpt-4.1".into())).await;
+    std::fs::write(h.ws.join("a.txt"), "hello")?;
+    let chat = h.chat().await;
+    let mut rx = h.runtime.subscribe();
+    let summary = h.send(&chat, "read a.txt").await;
+    assert_eq!(summary.outcome, RunOutcome::Completed);
+    let mut steps = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        if let AgentEvent::ModelUsage {
+            model,
+            input_tokens,
+            output_tokens,
+            cost_usd,
+            ..
+        } = ev
+        {
+            steps.push((model, input_tokens, output_tokens, cost_usd));
+        }
+    }
+    // The scripted server counts 12 request and 7 generated tokens per step; gpt-4.1 lists
+    // $2 and $8 per million.
+    let price = (12.0 * 2.0 + 7.0 * 8.0) / 1_000_000.0;
+    assert_eq!(steps, vec![("gpt-4.1".to_string(), 12, 7, Some(price)); 2]);
+    // The notes are written from the bus: wait for the second step.
+    let mut usage = Vec::new();
+    for _ in 0..200 {
+        usage = h.runtime.chat_notes(&chat).await?.usage;
+        if usage.first().is_some_and(|u| u.steps == 2) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(usage.len(), 1);
+    assert_eq!(
+        (
+            usage[0].run_id.as_str(),
+            usage[0].input_tokens,
+            usage[0].output_tokens,
+            usage[0].steps
+        ),
+        (summary.run_id.as_str(), 24, 14, 2)
+    );
+    assert!((usage[0].cost_usd.unwrap_or(0.0) - 2.0 * price).abs() < 1e-12);
+    Ok(())
+}

@@ -147,12 +147,18 @@ async fn a_click_through_the_extension_reports_the_new_tab_or_navigation_it_star
     };
 
     let pay = click("\"Pay\"").await?;
-    assert!(!pay.contains("navigated") && !pay.contains("opened new tab"), "{pay}");
+    assert!(
+        !pay.contains("navigated") && !pay.contains("opened new tab"),
+        "{pay}"
+    );
     assert_eq!(e.fixtures.wait_hits(1).await, vec!["pay".to_string()]);
 
     let opened = click("\"Other in a new tab\"").await?;
     assert!(opened.contains("opened new tab"), "{opened}");
-    assert!(opened.contains(&e.fixtures.url("/other.html?tab=new")), "{opened}");
+    assert!(
+        opened.contains(&e.fixtures.url("/other.html?tab=new")),
+        "{opened}"
+    );
     assert!(!opened.contains("navigated"), "{opened}");
 
     let followed = click("\"Other\"").await?;

@@ -22,3 +22,17 @@ CREATE TABLE turn_failures (
     created_at    TEXT NOT NULL
 );
 CREATE INDEX turn_failures_by_chat ON turn_failures (chat_id, after_seq);
+
+-- Per run, the tokens its model steps used as the providers reported them, and their list
+-- price (NULL once a step's model had no price in the table).
+CREATE TABLE turn_usage (
+    run_id        TEXT PRIMARY KEY NOT NULL,
+    chat_id       TEXT NOT NULL REFERENCES chats (id) ON DELETE CASCADE,
+    model         TEXT NOT NULL,            -- the model of the last step
+    input_tokens  INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost_usd      REAL,
+    steps         INTEGER NOT NULL,
+    updated_at    TEXT NOT NULL
+);
+CREATE INDEX turn_usage_by_chat ON turn_usage (chat_id);

@@ -49,7 +49,7 @@ pub use mcp::McpSchemaRow;
 pub use memory::{
     ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, UnembeddedEntry, decode_embedding, fts_query,
 };
-pub use notes::{ChatNotes, ToolCallNote, ToolResolutionNote, TurnFailureNote};
+pub use notes::{ChatNotes, ToolCallNote, ToolResolutionNote, TurnFailureNote, TurnUsageNote};
 pub use schedules::{
     Claim, GoalRecord, JobDraft, JobRecord, LeaseHolder, LeaseOutcome, NewRun, RunEnd, RunRecord,
 };

@@ -1,6 +1,7 @@
 //! Turn notes: what the app shows beside the transcript and keeps across restarts — each tool
 //! call's permission decision, the chat's mode then, the user's answer and the tool's wall time,
-//! and the runs that stopped short of an answer (migration 0016).
+//! the runs that stopped short of an answer, and the tokens and list price of each run
+//! (migration 0016).
 
 use crate::error::{ChatDbContext, DbContext};
 use crate::{Store, StoreError, decode_json, encode_json, ts};
@@ -33,7 +34,6 @@ pub struct ToolCallNote {
     /// The user's answer, when asked.
     pub resolution: Option<ToolResolutionNote>,
     /// The tool's own wall time in milliseconds (0: it did not run).
-    #[cfg_attr(feature = "specta", specta(type = Option<f64>))]
     pub duration_ms: Option<u64>,
 }
 
@@ -53,6 +53,25 @@ pub struct TurnFailureNote {
     pub after_seq: i64,
 }
 
+/// The tokens a run's model steps used, as the providers reported them.
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnUsageNote {
+    /// The run id.
+    pub run_id: String,
+    /// The model of its last step.
+    pub model: String,
+    /// Request tokens over all its steps.
+    pub input_tokens: u64,
+    /// Generated tokens over all its steps.
+    pub output_tokens: u64,
+    /// List price in US dollars; `None` when a step's model had no price.
+    pub cost_usd: Option<f64>,
+    /// How many model steps reported usage.
+    pub steps: u32,
+}
+
 /// A chat's notes (`chat_notes`).
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -62,6 +81,8 @@ pub struct ChatNotes {
     pub tools: Vec<ToolCallNote>,
     /// Runs that stopped short, oldest first.
     pub failures: Vec<TurnFailureNote>,
+    /// Token usage per run, in no particular order.
+    pub usage: Vec<TurnUsageNote>,
 }
 
 impl Store {
@@ -195,6 +216,44 @@ impl Store {
         Ok(())
     }
 
+    /// Adds one model step's tokens (and price, `None` when unknown) to its run's usage.
+    ///
+    /// Errors: [`StoreError::NotFound`] if the chat does not exist, [`StoreError::Database`].
+    pub async fn note_model_usage(
+        &self,
+        chat_id: &str,
+        run_id: &str,
+        model: &str,
+        input_tokens: u64,
+        output_tokens: u64,
+        cost_usd: Option<f64>,
+    ) -> Result<(), StoreError> {
+        let tokens = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        sqlx::query(
+            "INSERT INTO turn_usage (run_id, chat_id, model, input_tokens, output_tokens, cost_usd,
+                 steps, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+             ON CONFLICT (run_id) DO UPDATE SET model = excluded.model,
+                 input_tokens = input_tokens + excluded.input_tokens,
+                 output_tokens = output_tokens + excluded.output_tokens,
+                 cost_usd = cost_usd + excluded.cost_usd,
+                 steps = steps + 1, updated_at = excluded.updated_at",
+        )
+        .bind(run_id)
+        .bind(chat_id)
+        .bind(model)
+        .bind(tokens(input_tokens))
+        .bind(tokens(output_tokens))
+        .bind(cost_usd)
+        .bind(ts(&self.now()))
+        .execute(&self.pool)
+        .await
+        .chat_db(chat_id, || {
+            format!("storing the token usage of run '{run_id}'")
+        })?;
+        Ok(())
+    }
+
     /// The chat's notes: every tool call note and its failed runs, oldest first.
     ///
     /// Errors: [`StoreError::Corrupt`] if a stored note does not decode, [`StoreError::Database`].
@@ -257,7 +316,33 @@ impl Store {
                 after_seq,
             });
         }
-        Ok(ChatNotes { tools, failures })
+        type UsageRow = (String, String, i64, i64, Option<f64>, i64);
+        let rows: Vec<UsageRow> = sqlx::query_as(
+            "SELECT run_id, model, input_tokens, output_tokens, cost_usd, steps FROM turn_usage
+             WHERE chat_id = ?",
+        )
+        .bind(chat_id)
+        .fetch_all(&self.pool)
+        .await
+        .db(|| format!("reading the token usage of chat '{chat_id}'"))?;
+        let usage = rows
+            .into_iter()
+            .map(
+                |(run_id, model, input, output, cost_usd, steps)| TurnUsageNote {
+                    run_id,
+                    model,
+                    input_tokens: u64::try_from(input).unwrap_or(0),
+                    output_tokens: u64::try_from(output).unwrap_or(0),
+                    cost_usd,
+                    steps: u32::try_from(steps).unwrap_or(u32::MAX),
+                },
+            )
+            .collect();
+        Ok(ChatNotes {
+            tools,
+            failures,
+            usage,
+        })
     }
 }
 
@@ -329,7 +414,42 @@ mod tests {
                     },
                 ],
                 failures: vec![],
+                usage: vec![],
             }
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_runs_steps_add_up_and_an_unpriced_step_leaves_no_cost() -> anyhow::Result<()> {
+        let store = store_with_chat().await;
+        store
+            .note_model_usage("c1", "r1", "gpt-4.1", 1000, 100, Some(0.0028))
+            .await?;
+        store
+            .note_model_usage("c1", "r1", "gpt-4.1", 2000, 50, Some(0.0044))
+            .await?;
+        store
+            .note_model_usage("c1", "r2", "gpt-4.1", 10, 5, Some(0.1))
+            .await?;
+        store
+            .note_model_usage("c1", "r2", "scripted", 10, 5, None)
+            .await?;
+        let mut usage = store.chat_notes("c1").await?.usage;
+        usage.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+        assert_eq!(usage.len(), 2);
+        assert_eq!(
+            (
+                usage[0].input_tokens,
+                usage[0].output_tokens,
+                usage[0].steps
+            ),
+            (3000, 150, 2)
+        );
+        assert!((usage[0].cost_usd.unwrap() - 0.0072).abs() < 1e-12);
+        assert_eq!(
+            (usage[1].model.as_str(), usage[1].cost_usd, usage[1].steps),
+            ("scripted", None, 2)
         );
         Ok(())
     }

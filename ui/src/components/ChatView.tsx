@@ -1,6 +1,6 @@
 import { Fragment, useEffect, useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { modeExplanation, modeLabel } from "../format";
+import { formatUsage, modeExplanation, modeLabel } from "../format";
 import { CHAT_MIN_WIDTH, OVERLAY_BELOW, usePanel, useWindowWidth } from "../layout";
 import { useActiveChat, useStore } from "../store";
 import type { PermissionMode } from "../types";
@@ -157,6 +157,9 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
   const running = !!view?.running;
   // A failed turn offers Retry on its error while that error is the last thing in the chat.
   const lastKey = view?.items[view.items.length - 1]?.key;
+  // Each run's last assistant item (where its token usage is shown).
+  const lastAnswerOf: Record<string, string> = {};
+  for (const it of view?.items ?? []) if (it.kind === "assistant" && it.runId) lastAnswerOf[it.runId] = it.key;
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const surfaces = chat ? (state.surfaces[chat.id] ?? []) : [];
@@ -310,13 +313,21 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
                 );
               case "event":
                 return <EventCard key={it.key} source={it.source} />;
-              case "assistant":
+              case "assistant": {
+                // The run's tokens and price go under its last answer, once the run is over.
+                const usage = it.runId && it.key === lastAnswerOf[it.runId] && !(running && it.runId === view?.runId) ? view?.usage?.[it.runId] : undefined;
                 return (
                   <div key={it.key} className="msg assistant" data-testid="message-assistant">
                     <Markdown text={it.text} />
                     <CopyButton text={it.text} />
+                    {usage && (
+                      <p className="turn-usage muted small" data-testid="turn-usage" title={t("chat.usageTitle", { steps: usage.steps })}>
+                        {formatUsage(usage)}
+                      </p>
+                    )}
                   </div>
                 );
+              }
               case "tool":
                 return (
                   <Fragment key={it.key}>

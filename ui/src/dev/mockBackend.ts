@@ -340,7 +340,7 @@ export function installMockBackend() {
         case "get_messages":
           return transcripts[String(args.chatId)] ?? [];
         case "chat_notes":
-          return { tools: [], failures: [] };
+          return { tools: [], failures: [], usage: [] };
         case "send_message":
           return scriptedTurn(String(args.chatId), String(args.text));
         case "resume_approvals": {

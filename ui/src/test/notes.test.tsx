@@ -1,10 +1,11 @@
 // Issue 19: durations and states kept after a restart. A chat read back from the store shows
 // each card's duration and who allowed it, and the failed turn, from `chat_notes`.
 import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { App } from "../App";
-import type { ChatNotes } from "../types";
-import { backend, chat, renderWithStore } from "./backend";
+import type { ChatNotes, RunSummary } from "../types";
+import { backend, chat, renderWithStore, sendEvent } from "./backend";
 
 const at = "2026-01-01T00:00:00Z";
 const stored = [
@@ -38,6 +39,7 @@ const notes: ChatNotes = {
     },
   ],
   failures: [{ runId: "r2", message: "the provider refused: quota exceeded", outcome: "failed", afterSeq: 5 }],
+  usage: [{ runId: "r1", model: "gpt-4.1", inputTokens: 1234, outputTokens: 56, costUsd: 0.003916, steps: 2 }],
 };
 
 describe("a chat read back after a restart", () => {
@@ -47,6 +49,8 @@ describe("a chat read back after a restart", () => {
     const card = await screen.findByTestId("tool-card");
     await waitFor(() => expect(within(card).getByTestId("tool-decision")).toHaveTextContent("Allowed by you for this chat"));
     expect(card).toHaveTextContent("2.5 s");
+    // The run's tokens and price under its last answer.
+    expect(screen.getByTestId("turn-usage")).toHaveTextContent("1,234 in · 56 out · $0.0039");
     const banner = await screen.findByTestId("error-banner");
     expect(banner).toHaveTextContent("the provider refused: quota exceeded");
     // Right after the message it followed (the second user message), before the third.
@@ -64,7 +68,7 @@ describe("a chat read back after a restart", () => {
     backend({
       list_chats: () => [chat()],
       get_messages: () => retried,
-      chat_notes: (): ChatNotes => ({ tools: [], failures: [{ runId: "r1", message: "HTTP 400", outcome: "failed", afterSeq: 1 }] }),
+      chat_notes: (): ChatNotes => ({ tools: [], failures: [{ runId: "r1", message: "HTTP 400", outcome: "failed", afterSeq: 1 }], usage: [] }),
     });
     renderWithStore(<App />);
     await screen.findByTestId("error-banner");
@@ -85,5 +89,34 @@ describe("a chat read back after a restart", () => {
     renderWithStore(<App />);
     expect(await screen.findByText("Done.")).toBeInTheDocument();
     expect(await screen.findByText(/database is locked/)).toBeInTheDocument();
+  });
+
+  it("adds up a live turn's steps and shows the total once the turn is over", async () => {
+    let finish: (s: RunSummary) => void = () => {};
+    let transcript: unknown[] = [];
+    backend({
+      list_chats: () => [chat()],
+      get_messages: () => transcript,
+      send_message: () => new Promise<RunSummary>((resolve) => (finish = resolve)),
+    });
+    renderWithStore(<App />);
+    await userEvent.type(await screen.findByTestId("composer-input"), "count{Enter}");
+    await sendEvent({ name: "run_started", value: { chatId: "c1", runId: "r9", model: "openai/gpt-4.1" } });
+    await sendEvent({ name: "text_delta", value: { chatId: "c1", runId: "r9", delta: "Counted." } });
+    for (const [input, cost] of [
+      [12, 0.0001],
+      [20, null],
+    ] as const) {
+      await sendEvent({ name: "model_usage", value: { chatId: "c1", runId: "r9", model: "m", inputTokens: input, outputTokens: 7, costUsd: cost } });
+    }
+    expect(screen.queryByTestId("turn-usage")).not.toBeInTheDocument();
+    transcript = [
+      { seq: 1, runId: "r9", createdAt: at, message: { role: "user", text: "count" } },
+      { seq: 2, runId: "r9", createdAt: at, message: { role: "assistant", text: "Counted." } },
+    ];
+    await sendEvent({ name: "run_finished", value: { chatId: "c1", runId: "r9", outcome: "completed", pendingApprovals: [] } });
+    finish({ runId: "r9", outcome: "completed", pending: [], text: "Counted.", error: null });
+    // A step without a price leaves the cost out rather than showing a partial sum.
+    expect(await screen.findByTestId("turn-usage")).toHaveTextContent(/^32 in · 14 out$/);
   });
 });

@@ -1158,3 +1158,123 @@ mod tests {
         }
     }
 }
+
+/// The devices service over a store with one paired device, its endpoint never started: what
+/// the device list, the outbox, renaming and revoking do without the network.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod service_tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+
+    /// The fixture, the service, and a device paired with a real key made for the test.
+    async fn paired() -> (TestServices, Devices, DeviceRecord) {
+        let s = TestServices::open(Config::default()).await;
+        let devices = Devices::new(s.store.clone(), &s.paths.data_dir);
+        let key_dir = s.paths.data_dir.join("laptop-key");
+        let laptop = DeviceIdentity::load_or_create(&key_dir, KeyStorePreference::File).unwrap();
+        let id = laptop.device_id();
+        let record = s
+            .store
+            .pair_device(&NewDevice {
+                id: id.encode(),
+                short_id: id.short(),
+                name: "Laptop".into(),
+                platform: "linux".into(),
+                fingerprint: id.fingerprint(),
+                addrs: Vec::new(),
+                relay: None,
+            })
+            .await
+            .unwrap();
+        (s, devices, record)
+    }
+
+    #[tokio::test]
+    async fn a_message_to_a_paired_device_is_queued_and_counted_in_the_list() -> anyhow::Result<()>
+    {
+        let (s, devices, laptop) = paired().await;
+        let chat = s.chat().await;
+        let address = format!("{PEER_PREFIX}{}", laptop.short_id);
+        let id = devices.send(&chat.id, &address, "the build is green").await.unwrap();
+        let outbox: Vec<(String, String, String, PeerMessageStatus)> = devices
+            .outbox(None)
+            .await?
+            .into_iter()
+            .map(|m| (m.id, m.device_id, m.text, m.status))
+            .collect();
+        assert_eq!(
+            outbox,
+            vec![(
+                id,
+                laptop.id.clone(),
+                "the build is green".to_string(),
+                PeerMessageStatus::Queued
+            )]
+        );
+        let listed: Vec<(String, bool, u32, u32)> = devices
+            .list()
+            .await?
+            .into_iter()
+            .map(|v| (v.device.id, v.online, v.queued, v.failed))
+            .collect();
+        assert_eq!(listed, vec![(laptop.id.clone(), false, 1, 0)]);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_revoked_device_fails_its_queued_messages_and_is_refused_from_then_on()
+    -> anyhow::Result<()> {
+        let (s, devices, laptop) = paired().await;
+        let chat = s.chat().await;
+        let address = format!("{PEER_PREFIX}{}", laptop.short_id);
+        devices.send(&chat.id, &address, "first").await.unwrap();
+        let revoked = devices.revoke(&laptop.short_id).await?;
+        assert_eq!(revoked.state, DeviceState::Revoked);
+        let listed: Vec<(u32, u32)> = devices
+            .list()
+            .await?
+            .into_iter()
+            .map(|v| (v.queued, v.failed))
+            .collect();
+        assert_eq!(listed, vec![(0, 1)]);
+        assert_eq!(
+            devices.send(&chat.id, &address, "second").await,
+            Err(format!(
+                "device Laptop ({}) is revoked here; the user must pair it again before agents can talk to it",
+                laptop.short_id
+            ))
+        );
+        let err = devices
+            .set_scope(&laptop.short_id, DeviceScope::Read)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, RuntimeError::InvalidInput { field, .. } if field == "device"),
+            "{err}"
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_rename_is_stored_and_a_bad_name_or_unknown_device_is_refused() -> anyhow::Result<()>
+    {
+        let (_s, devices, laptop) = paired().await;
+        let renamed = devices.rename(&laptop.short_id, "  Work laptop ").await?;
+        assert_eq!(renamed.name, "Work laptop");
+        let field = |e: RuntimeError| match e {
+            RuntimeError::InvalidInput { field, .. } => field,
+            other => panic!("{other}"),
+        };
+        assert_eq!(
+            (
+                field(devices.rename(&laptop.short_id, "\u{7}bell").await.unwrap_err()),
+                field(devices.rename("nope", "Desk").await.unwrap_err())
+            ),
+            ("name".to_string(), "device".to_string())
+        );
+        assert_eq!(devices.list().await?[0].device.name, "Work laptop");
+        Ok(())
+    }
+}

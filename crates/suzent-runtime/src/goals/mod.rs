@@ -648,3 +648,89 @@ mod tests {
         assert_eq!(parse_goal_command("set a /goal"), None);
     }
 }
+
+/// The goals service over a store, without a runtime bound: what does not start a turn.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod service_tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+    use suzent_core::Config;
+
+    #[tokio::test]
+    async fn a_goal_is_paused_and_activated_with_an_event_each_and_cleared() -> anyhow::Result<()>
+    {
+        let s = TestServices::open(Config::default()).await;
+        let chat = s.chat().await;
+        let goals = Goals::new(s.store.clone(), s.events.clone());
+        s.store
+            .set_goal(&chat.id, "All tests pass", 5, 100_000)
+            .await?;
+        let mut events = s.events.subscribe();
+        let paused = goals.pause(&chat.id).await?;
+        let active = goals.activate(&chat.id).await?;
+        assert_eq!(
+            (
+                paused.status,
+                paused.reason.as_deref(),
+                active.status,
+                active.reason.as_deref()
+            ),
+            (
+                GoalStatus::Paused,
+                Some("paused by the user"),
+                GoalStatus::Active,
+                None
+            )
+        );
+        let mut statuses = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            if let AgentEvent::GoalUpdated { status, .. } = event {
+                statuses.push(status);
+            }
+        }
+        assert_eq!(statuses, vec![GoalStatus::Paused, GoalStatus::Active]);
+        goals.clear(&chat.id).await?;
+        assert_eq!(goals.get(&chat.id).await?, None);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn setting_a_goal_without_an_objective_or_a_runtime_is_refused() -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let chat = s.chat().await;
+        let goals = Goals::new(s.store.clone(), s.events.clone());
+        let field = |e: RuntimeError| match e {
+            RuntimeError::InvalidInput { field, .. } => field,
+            other => panic!("{other}"),
+        };
+        let empty = goals
+            .set(
+                &chat.id,
+                GoalInput {
+                    objective: "  ".into(),
+                    ..GoalInput::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        // Setting a goal checks the chat's model through the runtime: none is bound here.
+        let unbound = goals
+            .set(
+                &chat.id,
+                GoalInput {
+                    objective: "All tests pass".into(),
+                    ..GoalInput::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (field(empty), field(unbound)),
+            ("objective".to_string(), "runtime".to_string())
+        );
+        assert_eq!(goals.get(&chat.id).await?, None);
+        Ok(())
+    }
+}

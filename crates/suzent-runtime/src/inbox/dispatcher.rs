@@ -272,3 +272,92 @@ enum Delivery {
     /// message goes back to the queue without using up an attempt.
     Waiting,
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+    use suzent_core::{ChatMessage, Config};
+    use suzent_store::{InboxStatus, NewInboxMessage};
+    use suzent_tests::{ScriptedServer, Turn};
+
+    /// A dispatcher over the fixture's services and its turn service.
+    fn dispatcher(s: &TestServices) -> Arc<Dispatcher> {
+        let memory = s.memory();
+        let summaries = Arc::new(SummaryService::new(
+            s.store.clone(),
+            Arc::clone(&s.chats),
+            Arc::clone(&memory),
+            Arc::clone(&s.settings),
+            Arc::clone(&s.sessions),
+        ));
+        Arc::new(Dispatcher::new(
+            Arc::clone(&s.inbox),
+            s.turn(),
+            Arc::clone(&s.chats),
+            Arc::clone(&s.sessions),
+            s.store.clone(),
+            summaries,
+            memory,
+            Arc::clone(&s.settings),
+            CancellationToken::new(),
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_message_to_an_idle_chat_starts_a_turn_that_answers_it_and_is_marked_delivered()
+    -> anyhow::Result<()> {
+        let server = ScriptedServer::start(vec![Turn::text("Noted: the build is green.")]).await;
+        let mut config = Config {
+            default_model: Some("openai/gpt-test".into()),
+            ..Config::default()
+        };
+        config.providers.openai.base_url = Some(server.openai_base());
+        let s = TestServices::open(config).await;
+        let chat = s.chat().await;
+        let dispatcher = dispatcher(&s);
+        dispatcher.start();
+        let queued = s
+            .inbox
+            .enqueue(NewInboxMessage {
+                id: "msg-1".into(),
+                target: chat.id.clone(),
+                sender: "ci".into(),
+                kind: "agent_message".into(),
+                text: "the build is green".into(),
+            })
+            .await?;
+        let mut status = InboxStatus::Pending;
+        for _ in 0..300 {
+            status = s.inbox.list(Some(&chat.id)).await?[0].status;
+            if status == InboxStatus::Delivered {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        dispatcher.stop();
+        assert_eq!(status, InboxStatus::Delivered);
+        let transcript: Vec<ChatMessage> = s
+            .store
+            .messages(&chat.id)
+            .await?
+            .into_iter()
+            .map(|m| m.message)
+            .collect();
+        assert_eq!(
+            transcript,
+            vec![
+                ChatMessage::User {
+                    text: transcript_text(&queued)
+                },
+                ChatMessage::Assistant {
+                    text: "Noted: the build is green.".into(),
+                    tool_calls: Vec::new()
+                },
+            ]
+        );
+        Ok(())
+    }
+}

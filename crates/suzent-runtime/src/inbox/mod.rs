@@ -168,4 +168,64 @@ mod tests {
         assert_eq!(listed, vec!["m1".to_string()]);
         Ok(())
     }
+
+    fn note(id: &str, target: &str, kind: &str, text: &str) -> NewInboxMessage {
+        NewInboxMessage {
+            id: id.into(),
+            target: target.into(),
+            sender: "ci".into(),
+            kind: kind.into(),
+            text: text.into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn due_messages_join_a_running_turn_once_and_a_peers_message_waits()
+    -> anyhow::Result<()> {
+        let s = crate::test_services::TestServices::open(suzent_core::Config::default()).await;
+        let chat = s.chat().await;
+        let inbox = &s.inbox;
+        assert!(!inbox.deliver_in_place(&chat.id, "run-1").await?);
+        let first = inbox
+            .enqueue(note("m1", &chat.id, "agent_message", "the build is green"))
+            .await?;
+        let peer = inbox
+            .enqueue(note(
+                "m2",
+                &chat.id,
+                crate::devices::PEER_MESSAGE_KIND,
+                "from the laptop",
+            ))
+            .await?;
+        assert!(inbox.deliver_in_place(&chat.id, "run-1").await?);
+        // Delivered once: a second call finds nothing new to add.
+        assert!(!inbox.deliver_in_place(&chat.id, "run-1").await?);
+        let transcript: Vec<ChatMessage> = s
+            .store
+            .messages(&chat.id)
+            .await?
+            .into_iter()
+            .map(|m| m.message)
+            .collect();
+        assert_eq!(
+            transcript,
+            vec![ChatMessage::User {
+                text: transcript_text(&first)
+            }]
+        );
+        let statuses: Vec<(String, suzent_store::InboxStatus)> = inbox
+            .list(Some(&chat.id))
+            .await?
+            .into_iter()
+            .map(|m| (m.id, m.status))
+            .collect();
+        assert_eq!(
+            statuses,
+            vec![
+                ("m1".to_string(), suzent_store::InboxStatus::Delivered),
+                (peer.id.clone(), suzent_store::InboxStatus::Pending),
+            ]
+        );
+        Ok(())
+    }
 }

@@ -728,3 +728,146 @@ impl MemoryService {
             })
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+    use suzent_core::Config;
+
+    fn invalid_field(e: &RuntimeError) -> Option<&str> {
+        match e {
+            RuntimeError::InvalidInput { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_core_block_set_by_the_user_is_stored_and_shown_in_the_system_prompt()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let memory = s.memory();
+        assert_eq!(memory.prompt_section(&whoami()).await?, None);
+        let stored = memory
+            .set_memory_block("user", "  Prefers short answers.  ")
+            .await?;
+        assert_eq!(stored, "Prefers short answers.");
+        assert_eq!(
+            memory.memory_blocks().await?,
+            vec![("user".to_string(), "Prefers short answers.".to_string())]
+        );
+        assert_eq!(
+            memory.prompt_section(&whoami()).await?,
+            Some(
+                "\n\nCore memory (keep it current with memory_block_update; search older \
+                 memories with memory_search):\n<user>\nPrefers short answers.\n</user>"
+                    .to_string()
+            )
+        );
+        let err = memory
+            .set_memory_block("secrets", "x")
+            .await
+            .unwrap_err();
+        assert_eq!(invalid_field(&err), Some("block"), "{err}");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn an_archived_memory_is_found_by_full_text_without_an_embedding_model()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let memory = s.memory();
+        let ids = memory
+            .archive_memories(
+                None,
+                "import",
+                &[
+                    "The deploy key lives in the vault under prod".to_string(),
+                    "Lunch is at noon on Fridays".to_string(),
+                ],
+            )
+            .await?;
+        let found = memory.search_memory("deploy vault", 5).await?;
+        assert_eq!(
+            found
+                .hits
+                .iter()
+                .map(|h| (h.id, h.content.as_str(), h.matched_by.clone()))
+                .collect::<Vec<_>>(),
+            vec![(
+                ids[0],
+                "The deploy key lives in the vault under prod",
+                vec!["text"]
+            )]
+        );
+        assert_eq!(
+            found.text_only_reason,
+            Some(no_model_reason(
+                &s.paths.data_dir.join("models").join("all-MiniLM-L6-v2")
+            ))
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn an_empty_query_or_a_limit_out_of_range_is_refused() -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let memory = s.memory();
+        let empty = memory.search_memory("   ", 5).await.unwrap_err();
+        let zero = memory.search_memory("deploy", 0).await.unwrap_err();
+        let many = memory
+            .search_memory("deploy", suzent_tools::MAX_MEMORY_RESULTS + 1)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (
+                invalid_field(&empty),
+                invalid_field(&zero),
+                invalid_field(&many)
+            ),
+            (Some("query"), Some("limit"), Some("limit"))
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn without_a_model_the_status_says_why_and_counts_the_memories_waiting_for_a_vector()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let memory = s.memory();
+        memory
+            .archive_memories(None, "import", &["one".to_string(), "two".to_string()])
+            .await?;
+        let dir = s.paths.data_dir.join("models").join("all-MiniLM-L6-v2");
+        assert_eq!(
+            memory.embedding_status().await?,
+            EmbeddingStatus {
+                active: false,
+                model: None,
+                reason: Some(no_model_reason(&dir)),
+                provider: false,
+                model_dir: dir.display().to_string(),
+                model_present: false,
+                entries_without_vector: 2,
+                backfilling: false,
+            }
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn an_embedding_provider_that_is_not_openai_compatible_is_refused_and_not_stored()
+    -> anyhow::Result<()> {
+        let s = TestServices::open(Config::default()).await;
+        let memory = s.memory();
+        let err = memory
+            .set_embedding_provider(Some("anthropic/claude-embed"))
+            .await
+            .unwrap_err();
+        assert_eq!(invalid_field(&err), Some("embedding_model"), "{err}");
+        assert_eq!(s.store.get_setting(EMBEDDING_PROVIDER_KEY).await?, None);
+        Ok(())
+    }
+}

@@ -271,3 +271,105 @@ impl SummaryService {
         stored
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+    use suzent_core::Config;
+    use suzent_tests::{ScriptedServer, Turn};
+
+    /// The fixture with `openai/gpt-test` on `server`, and its summary service.
+    async fn summaries(server: &ScriptedServer) -> (TestServices, Arc<MemoryService>, SummaryService) {
+        let mut config = Config {
+            default_model: Some("openai/gpt-test".into()),
+            ..Config::default()
+        };
+        config.providers.openai.base_url = Some(server.openai_base());
+        let s = TestServices::open(config).await;
+        let memory = s.memory();
+        let service = SummaryService::new(
+            s.store.clone(),
+            Arc::clone(&s.chats),
+            Arc::clone(&memory),
+            Arc::clone(&s.settings),
+            Arc::clone(&s.sessions),
+        );
+        (s, memory, service)
+    }
+
+    #[tokio::test]
+    async fn a_chats_summary_is_archived_once_and_found_by_memory_search() -> anyhow::Result<()> {
+        let server =
+            ScriptedServer::start(vec![Turn::text("The user is moving the flamingo service.")])
+                .await;
+        let (s, memory, service) = summaries(&server).await;
+        let chat = s.chat().await;
+        for message in [
+            ChatMessage::User {
+                text: "help me move the flamingo service".into(),
+            },
+            ChatMessage::Assistant {
+                text: "Start with its database.".into(),
+                tool_calls: Vec::new(),
+            },
+        ] {
+            s.store.append_message(&chat.id, None, &message).await?;
+        }
+        let id = service.archive_chat_summary(&chat.id).await?;
+        assert!(id.is_some());
+        // Nothing new since: no second entry, no second model call.
+        assert_eq!(service.archive_chat_summary(&chat.id).await?, None);
+        let sent = server.requests();
+        assert_eq!(sent.len(), 1);
+        let asked = sent[0]["messages"].to_string();
+        assert!(
+            asked.contains("User: help me move the flamingo service")
+                && asked.contains("Assistant: Start with its database."),
+            "{asked}"
+        );
+        let hits: Vec<(Option<i64>, String)> = memory
+            .search_memory("flamingo", 5)
+            .await?
+            .hits
+            .into_iter()
+            .map(|h| (Some(h.id), h.content))
+            .collect();
+        assert_eq!(
+            hits,
+            vec![(
+                id,
+                "Summary of chat 'New chat': The user is moving the flamingo service.".to_string()
+            )]
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_stretch_without_a_user_message_is_covered_without_asking_the_model()
+    -> anyhow::Result<()> {
+        let server = ScriptedServer::start(Vec::new()).await;
+        let (s, _memory, service) = summaries(&server).await;
+        let chat = s.chat().await;
+        s.store
+            .append_message(
+                &chat.id,
+                None,
+                &ChatMessage::Assistant {
+                    text: "A scheduled report.".into(),
+                    tool_calls: Vec::new(),
+                },
+            )
+            .await?;
+        assert_eq!(service.archive_chat_summary(&chat.id).await?, None);
+        assert_eq!(server.requests().len(), 0);
+        let err = service.archive_chat_summary("no-such-chat").await.unwrap_err();
+        assert!(
+            matches!(&err, RuntimeError::ChatNotFound(id) if id == "no-such-chat"),
+            "{err}"
+        );
+        Ok(())
+    }
+}

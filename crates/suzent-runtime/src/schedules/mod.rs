@@ -583,3 +583,107 @@ impl Schedules {
         Ok(job)
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::test_services::TestServices;
+    use pretty_assertions::assert_eq;
+    use suzent_core::{Config, RunStatus, RunTrigger};
+
+    /// The schedules service over the fixture's store, with no scheduler started and no
+    /// runtime bound (nothing runs; requests are recorded).
+    async fn schedules() -> (TestServices, Schedules) {
+        let s = TestServices::open(Config::default()).await;
+        let schedules = Schedules::new(s.store.clone(), s.events.clone());
+        (s, schedules)
+    }
+
+    fn standup() -> JobInput {
+        JobInput {
+            name: "Standup notes".into(),
+            schedule: "0 9 * * 1-5".into(),
+            timezone: Some("Europe/Paris".into()),
+            prompt: "Summarize yesterday's commits".into(),
+            ..JobInput::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_saved_job_is_listed_with_its_next_run_until_it_is_paused() -> anyhow::Result<()> {
+        let (_s, schedules) = schedules().await;
+        let job = schedules.save(standup()).await?;
+        let listed = schedules.list().await?;
+        assert_eq!(
+            listed
+                .iter()
+                .map(|v| (v.job.draft.id.clone(), v.job.draft.name.clone(), v.next_run.is_some()))
+                .collect::<Vec<_>>(),
+            vec![(job.draft.id.clone(), "Standup notes".to_string(), true)]
+        );
+        let paused = schedules.pause(&job.draft.id, true).await?;
+        assert!(!paused.draft.enabled);
+        assert_eq!(schedules.get(&job.draft.id).await?.next_run, None);
+        schedules.remove(&job.draft.id).await?;
+        assert_eq!(schedules.list().await?, Vec::new());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_bad_schedule_time_zone_or_empty_prompt_is_refused_naming_the_field()
+    -> anyhow::Result<()> {
+        let (_s, schedules) = schedules().await;
+        let field = |e: RuntimeError| match e {
+            RuntimeError::InvalidInput { field, .. } => field,
+            other => panic!("{other}"),
+        };
+        let bad_schedule = schedules
+            .save(JobInput {
+                schedule: "every tuesday-ish".into(),
+                ..standup()
+            })
+            .await
+            .unwrap_err();
+        let bad_zone = schedules
+            .save(JobInput {
+                timezone: Some("Mars/Olympus".into()),
+                ..standup()
+            })
+            .await
+            .unwrap_err();
+        let no_prompt = schedules
+            .save(JobInput {
+                prompt: "  ".into(),
+                ..standup()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (field(bad_schedule), field(bad_zone), field(no_prompt)),
+            ("schedule".to_string(), "timezone".to_string(), "prompt".to_string())
+        );
+        assert_eq!(schedules.list().await?, Vec::new());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn run_now_without_a_scheduler_here_records_a_request_for_the_one_that_schedules()
+    -> anyhow::Result<()> {
+        let (_s, schedules) = schedules().await;
+        let job = schedules.save(standup()).await?;
+        let run = schedules.run_now(&job.draft.id).await?;
+        assert_eq!(
+            (run.job_id.as_str(), run.trigger, run.status),
+            (job.draft.id.as_str(), RunTrigger::Manual, RunStatus::Requested)
+        );
+        assert_eq!(schedules.run(&run.id).await?, run);
+        let err = schedules.run_now("no-such-job").await.unwrap_err();
+        assert!(
+            matches!(&err, RuntimeError::InvalidInput { field, message }
+                if field == "id" && message == "no job 'no-such-job'"),
+            "{err}"
+        );
+        Ok(())
+    }
+}

@@ -394,6 +394,16 @@ impl TurnService {
                 retries += 1;
             };
             last_text = response.text.clone();
+            if let Some(usage) = &response.usage {
+                self.emit(AgentEvent::ModelUsage {
+                    chat_id: chat.id.clone(),
+                    run_id: run_id.to_string(),
+                    model: model_id.clone(),
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    cost_usd: suzent_providers::pricing::cost_usd(model_id, usage),
+                });
+            }
             // The provider's ids are not keys: each call is stored under a step id it claimed.
             let mut tool_calls = response.tool_calls;
             super::ids::claim_step_ids(store, &chat.id, &mut tool_calls)
