@@ -65,6 +65,8 @@ const COMMANDS: &[&str] = &[
     "test_connection",
     "set_chat_model",
     "retry_turn",
+    "compact_chat",
+    "chat_compactions",
     "log_file",
     "open_log_folder",
     "this_device",

@@ -8,7 +8,9 @@ use crate::error::{AppError, AppErrorKind};
 use crate::events::LocalModelProgress;
 use crate::state::AppState;
 use std::path::{Path, PathBuf};
-use suzent_core::{ApprovalResponse, BackgroundTask, BrowserMode, PermissionMode, Rule, RuleDraft};
+use suzent_core::{
+    ApprovalResponse, BackgroundTask, BrowserMode, CompactionInfo, PermissionMode, Rule, RuleDraft,
+};
 use suzent_runtime::{
     AuditEntry, AuditFilter, ChatBrowserMode, ChatRecord, CreateChat, EmbeddingStatus,
     MemorySearchResult, PendingApproval, Plan, RunOptions, Settings, SettingsPatch, Skill,
@@ -125,6 +127,30 @@ pub async fn retry_turn(
 ) -> Result<RunSummary, AppError> {
     let runtime = state.runtime()?;
     Ok(runtime.retry(&chat_id, RunOptions::default()).await?)
+}
+
+/// Compacts the chat now to fit its model's context (issue #13 item 4): older tool outputs
+/// cut, older turns summarized by the chat's model; the transcript is kept whole. `null` when
+/// there was nothing to compact. A `chat_compacted` event is also sent.
+#[tauri::command]
+#[specta::specta]
+pub async fn compact_chat(
+    state: State<'_, AppState>,
+    chat_id: String,
+) -> Result<Option<CompactionInfo>, AppError> {
+    let runtime = state.runtime()?;
+    Ok(runtime.compact_chat(&chat_id).await?)
+}
+
+/// The chat's compactions, oldest first: where the transcript shows "conversation compacted".
+#[tauri::command]
+#[specta::specta]
+pub async fn chat_compactions(
+    state: State<'_, AppState>,
+    chat_id: String,
+) -> Result<Vec<CompactionInfo>, AppError> {
+    let runtime = state.runtime()?;
+    Ok(runtime.compactions(&chat_id).await?)
 }
 
 /// Answers pending approvals and continues the suspended run.

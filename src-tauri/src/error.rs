@@ -81,7 +81,7 @@ impl From<RuntimeError> for AppError {
                 AppErrorKind::InvalidInput
             }
             RuntimeError::StaleApproval(_) => AppErrorKind::StaleApproval,
-            RuntimeError::Provider(_) => AppErrorKind::Provider,
+            RuntimeError::Provider(_) | RuntimeError::Compaction { .. } => AppErrorKind::Provider,
             RuntimeError::Io { .. } => AppErrorKind::Io,
             RuntimeError::Mcp(_) => AppErrorKind::Mcp,
             RuntimeError::Device(_) => AppErrorKind::Device,

@@ -50,6 +50,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             get_messages,
             send_message,
             retry_turn,
+            compact_chat,
+            chat_compactions,
             resume_approvals,
             pending_approvals,
             cancel_run,

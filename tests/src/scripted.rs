@@ -196,9 +196,14 @@ impl RecordedRequest {
     }
 }
 
+/// A function that answers a request from its body (see [`ScriptedServer::set_responder`]).
+pub type Responder = Arc<dyn Fn(&Value) -> Option<Turn> + Send + Sync>;
+
 #[derive(Default)]
 struct Script {
     turns: VecDeque<Turn>,
+    /// Consulted before the queued turns: a `Some` answers the request.
+    responder: Option<Responder>,
     requests: Vec<RecordedRequest>,
     /// What the model listings answer (`GET .../models`, Ollama's `/api/tags`).
     models: Vec<String>,
@@ -246,6 +251,7 @@ impl ScriptedServer {
     pub async fn start(turns: Vec<Turn>) -> ScriptedServer {
         let script: Shared = Arc::new(Mutex::new(Script {
             turns: turns.into(),
+            responder: None,
             requests: Vec::new(),
             models: DEFAULT_MODELS.iter().map(|m| m.to_string()).collect(),
         }));
@@ -273,6 +279,7 @@ impl ScriptedServer {
     pub fn start_blocking(turns: Vec<Turn>) -> ScriptedServer {
         let script: Shared = Arc::new(Mutex::new(Script {
             turns: turns.into(),
+            responder: None,
             requests: Vec::new(),
             models: DEFAULT_MODELS.iter().map(|m| m.to_string()).collect(),
         }));
@@ -342,6 +349,13 @@ impl ScriptedServer {
     /// The model ids the listings answer from now on.
     pub fn set_models(&self, models: &[&str]) {
         lock(&self.script).models = models.iter().map(|m| m.to_string()).collect();
+    }
+
+    /// Answers each request with `responder(body)` when it returns a turn, before the queued
+    /// turns (which answer the requests it declines): for long conversations scripted by rule
+    /// (a 200-turn chat, summaries that depend on what the request holds).
+    pub fn set_responder(&self, responder: impl Fn(&Value) -> Option<Turn> + Send + Sync + 'static) {
+        lock(&self.script).responder = Some(Arc::new(responder));
     }
 
     /// Turns not yet consumed.
@@ -425,7 +439,8 @@ fn handle(script: Shared, method: Method, uri: Uri, headers: HeaderMap, body: By
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
     let (turn, exhausted) = {
         let mut script = lock(&script);
-        let next = script.turns.pop_front();
+        let answered = script.responder.as_ref().and_then(|r| r(&json));
+        let next = answered.or_else(|| script.turns.pop_front());
         let exhausted = next.is_none();
         script.requests.push(RecordedRequest {
             path: path.clone(),

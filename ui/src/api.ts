@@ -120,6 +120,8 @@ export const api = {
   chatNotes: (chatId: string) => unwrap("chat_notes", commands.chatNotes(chatId)),
   sendMessage: (chatId: string, text: string) => unwrap("send_message", commands.sendMessage(chatId, text)),
   retryTurn: (chatId: string) => unwrap("retry_turn", commands.retryTurn(chatId)),
+  compactChat: (chatId: string) => unwrap("compact_chat", commands.compactChat(chatId)),
+  chatCompactions: (chatId: string) => unwrap("chat_compactions", commands.chatCompactions(chatId)),
   resumeApprovals: (chatId: string, answers: ApprovalResponse[]) =>
     unwrap("resume_approvals", commands.resumeApprovals(chatId, answers)),
   pendingApprovals: (chatId: string | null) => unwrap("pending_approvals", commands.pendingApprovals(chatId)),

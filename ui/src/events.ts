@@ -21,6 +21,7 @@ export const EVENT_HANDLING = {
   run_finished: "shows",
   run_error: "shows",
   provider_retry: "shows",
+  chat_compacted: "shows",
   model_usage: "shows",
   tool_activated: "shows",
   background_task_update: "shows",

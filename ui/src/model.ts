@@ -1,6 +1,6 @@
 // View model of a chat transcript, built from stored messages and runtime events. These are UI
 // shapes (what a card shows), not backend types: those come from ./types.
-import type { ApprovalActionId, ChatNotes, JsonValue, PendingApproval, PermissionDecision, PermissionMode, Rule, StoredMessage } from "./types";
+import type { ApprovalActionId, ChatNotes, CompactionInfo, JsonValue, PendingApproval, PermissionDecision, PermissionMode, Rule, StoredMessage } from "./types";
 
 /** How the user answered a tool call's approval (`tool_permission_resolution`). */
 export interface Resolution {
@@ -30,7 +30,9 @@ export type Item =
       mode: PermissionMode | null;
     }
   | { kind: "error"; key: string; message: string; outcome?: StopOutcome }
-  | { kind: "event"; key: string; source: InboxSource };
+  | { kind: "event"; key: string; source: InboxSource }
+  /** Where the chat was compacted to fit the model's context: requests send a summary of what came before. */
+  | { kind: "compacted"; key: string; info: CompactionInfo };
 
 /** Where a message that reached the chat through the inbox came from (not the user). */
 export interface InboxSource {
@@ -72,9 +74,26 @@ function looksDenied(content: string): boolean {
   return content.startsWith("Permission denied (") || content.startsWith("The user rejected this");
 }
 
-/** Builds the transcript from stored messages; calls waiting for approval show as waiting. */
-export function itemsFromMessages(messages: StoredMessage[], pending: PendingApproval[]): Item[] {
+/** The transcript position after which a compaction's divider shows: the end of what it summarized, else of what it cut. */
+export function compactionBoundary(c: CompactionInfo): number {
+  return c.summaryThroughSeq > 0 ? c.summaryThroughSeq : c.cutThroughSeq;
+}
+
+/** The divider item of a compaction. */
+export function compactedItem(info: CompactionInfo): Item {
+  return { kind: "compacted", key: `c${info.id}`, info };
+}
+
+/**
+ * Builds the transcript from stored messages; calls waiting for approval show as waiting. Each
+ * compaction shows as a divider after the message it reaches (the messages stay: the full
+ * transcript is kept).
+ */
+export function itemsFromMessages(messages: StoredMessage[], pending: PendingApproval[], compactions: CompactionInfo[] = []): Item[] {
   const items: Item[] = [];
+  const dividers = (seq: number) => {
+    for (const c of compactions) if (compactionBoundary(c) === seq) items.push(compactedItem(c));
+  };
   const tools = new Map<string, ToolItem>();
   const waiting = new Set(pending.map((p) => p.toolCallId));
   for (const m of messages) {
@@ -108,6 +127,7 @@ export function itemsFromMessages(messages: StoredMessage[], pending: PendingApp
         item.status = msg.isError ? (looksDenied(msg.content) ? "denied" : "error") : "ok";
       }
     }
+    dividers(m.seq);
   }
   return items;
 }
@@ -157,7 +177,7 @@ export function mergeErrors(live: TurnError[], stored: TurnError[]): TurnError[]
 
 /** A failed turn shown in the chat; kept beside the transcript (the backend notes it too). */
 /** Run outcomes that stop a turn short of an answer, each shown with its own heading. */
-export type StopOutcome = "failed" | "max_steps" | "loop_detected" | "context_overflow";
+export type StopOutcome = "failed" | "max_steps" | "loop_detected" | "context_overflow" | "compaction_failed";
 
 export interface TurnError {
   key: string;

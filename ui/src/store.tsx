@@ -2,13 +2,14 @@
 import { createContext, useContext, useEffect, useMemo, useReducer, useRef, type ReactNode } from "react";
 import { t as translate } from "./i18n";
 import { api, ApiError, errorMessage, listenRuntimeEvents } from "./api";
-import { errorsFromNotes, itemsFromMessages, mergeErrors, mergeReloaded, userCount, withNotes, type InboxSource, type Item, type StopOutcome, type ToolItem, type TurnError } from "./model";
+import { compactedItem, compactionBoundary, errorsFromNotes, itemsFromMessages, mergeErrors, mergeReloaded, userCount, withNotes, type InboxSource, type Item, type StopOutcome, type ToolItem, type TurnError } from "./model";
 import type {
   ApprovalResponse,
   BackgroundTask,
   Capability,
   ChatNotes,
   ChatRecord,
+  CompactionInfo,
   PendingApproval,
   PermissionDecision,
   PermissionMode,
@@ -96,7 +97,7 @@ export type Action =
   | { type: "chats/upsert"; chat: ChatRecord }
   | { type: "chats/remove"; chatId: string }
   | { type: "chat/select"; chatId: string | null }
-  | { type: "chat/loaded"; chatId: string; messages: StoredMessage[]; pending: PendingApproval[]; notes: ChatNotes; epoch: number }
+  | { type: "chat/loaded"; chatId: string; messages: StoredMessage[]; pending: PendingApproval[]; notes: ChatNotes; epoch: number; compactions?: CompactionInfo[] }
   | { type: "chat/userSent"; chatId: string; text: string }
   | { type: "chat/runStarting"; chatId: string }
   | { type: "chat/runEnded"; chatId: string }
@@ -187,7 +188,9 @@ function decisionOf(value: object): PermissionDecision {
 }
 
 function isStopOutcome(outcome: string): outcome is StopOutcome {
-  return outcome === "failed" || outcome === "max_steps" || outcome === "loop_detected" || outcome === "context_overflow";
+  return (
+    outcome === "failed" || outcome === "max_steps" || outcome === "loop_detected" || outcome === "context_overflow" || outcome === "compaction_failed"
+  );
 }
 
 function applyEvent(state: State, event: RuntimeEvent): State {
@@ -319,6 +322,17 @@ function applyEvent(state: State, event: RuntimeEvent): State {
         return { ...v, running: false, runId: null, items, errors, retry: null };
       });
     }
+    case "chat_compacted": {
+      const { chatId, compaction } = event.value;
+      return withView(state, chatId, (v) => {
+        const divider = compactedItem(compaction);
+        if (v.items.some((i) => i.key === divider.key)) return v;
+        // After the message it reaches when that is shown from the store, else where the chat is now.
+        const at = v.items.findIndex((i) => i.key === `m${compactionBoundary(compaction)}`);
+        const items = at < 0 ? [...v.items, divider] : [...v.items.slice(0, at + 1), divider, ...v.items.slice(at + 1)];
+        return { ...v, items };
+      });
+    }
     case "run_error": {
       const { chatId, message } = event.value;
       return withView(state, chatId, (v) => addError(v, message));
@@ -400,7 +414,7 @@ export function reducer(state: State, action: Action): State {
             loaded: true,
             errors,
             usage,
-            items: mergeReloaded(withNotes(itemsFromMessages(action.messages, pending), action.notes), cv.items, errors),
+            items: mergeReloaded(withNotes(itemsFromMessages(action.messages, pending, action.compactions ?? []), action.notes), cv.items, errors),
           };
         }),
         pending: { ...state.pending, [action.chatId]: pending },
@@ -545,7 +559,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
 
     const loadChat = async (chatId: string) => {
       const epoch = epochs.current.get(chatId) ?? 0;
-      const [messages, pending, notes] = await Promise.all([
+      const [messages, pending, notes, compactions] = await Promise.all([
         api.getMessages(chatId),
         api.pendingApprovals(chatId),
         // The cards' decisions and durations and the failed turns; the transcript shows without them.
@@ -553,8 +567,12 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
           reportError(e, translate("store.loadNotes"));
           return { tools: [], failures: [], usage: [] };
         }),
+        // The compaction dividers are a hint: the transcript shows without them when they cannot be read.
+        Promise.resolve()
+          .then(() => api.chatCompactions(chatId))
+          .catch(() => [] as CompactionInfo[]),
       ]);
-      dispatch({ type: "chat/loaded", chatId, messages, pending, notes, epoch });
+      dispatch({ type: "chat/loaded", chatId, messages, pending, notes, epoch, compactions });
     };
 
     const refreshTasks = async () => {

@@ -38,6 +38,7 @@ export type {
   CatalogTool,
   ChatMessage,
   ChatRecord,
+  CompactionInfo,
   Children,
   Component,
   ComponentEntry,

@@ -39,6 +39,8 @@ const EXIT_MAX_STEPS: u8 = 5;
 const EXIT_LOOP_DETECTED: u8 = 6;
 /// Exit code of a run whose request did not fit the model's context window.
 const EXIT_CONTEXT_OVERFLOW: u8 = 7;
+/// Exit code of a run whose request did not fit and whose chat could not be compacted.
+const EXIT_COMPACTION_FAILED: u8 = 8;
 
 #[derive(Parser)]
 #[command(
@@ -555,6 +557,19 @@ where
     result
 }
 
+/// What a compaction did, in one line (the `chat_compacted` event, `/compact`).
+fn compaction_line(c: &suzent_core::CompactionInfo) -> String {
+    format!(
+        "conversation compacted ({}): {} tool output(s) cut, {} message(s) summarized, about {} -> {} tokens of a {}-token context window; the full transcript is kept",
+        c.trigger,
+        c.tool_outputs_cut,
+        c.messages_summarized,
+        c.tokens_before,
+        c.tokens_after,
+        c.context_window
+    )
+}
+
 fn print_event(ev: &AgentEvent, json: bool) {
     let mut out = std::io::stdout().lock();
     if json {
@@ -607,6 +622,9 @@ fn print_event(ev: &AgentEvent, json: bool) {
                 "\n[retry {attempt}/{max_attempts} in {:.1} s: {message}]",
                 *wait_ms as f64 / 1000.0
             );
+        }
+        AgentEvent::ChatCompacted { compaction, .. } => {
+            let _ = writeln!(out, "\n[{}]", compaction_line(compaction));
         }
         AgentEvent::RunError { message, .. } => {
             eprintln!("\nerror: {message}");
@@ -760,6 +778,9 @@ fn exit_for(summary: &RunSummary, json: bool) -> ExitCode {
                 RunOutcome::MaxSteps => (EXIT_MAX_STEPS, "stopped: max_steps reached"),
                 RunOutcome::LoopDetected => (EXIT_LOOP_DETECTED, "stopped: loop detected"),
                 RunOutcome::ContextOverflow => (EXIT_CONTEXT_OVERFLOW, "stopped: context overflow"),
+                RunOutcome::CompactionFailed => {
+                    (EXIT_COMPACTION_FAILED, "stopped: compaction failed")
+                }
                 _ => (EXIT_PROVIDER_FAILED, "failed"),
             };
             eprintln!("{what} (exit code {code})");
@@ -1230,6 +1251,15 @@ async fn chat_loop(rt: &Runtime, chat_id: &str) -> Result<ExitCode> {
         }
         if text == "/quit" || text == "/exit" {
             break;
+        }
+        if text == "/compact" {
+            // Compacts now; the event printer shows nothing here (no run), so say what was done.
+            match rt.compact_chat(&chat_id).await {
+                Ok(Some(c)) => println!("{}", compaction_line(&c)),
+                Ok(None) => println!("nothing to compact: the chat is short enough already"),
+                Err(e) => println!("error: {e}"),
+            }
+            continue;
         }
         if let Some(mode) = text.strip_prefix("/mode ") {
             match mode.trim().parse::<PermissionMode>() {

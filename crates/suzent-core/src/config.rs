@@ -284,9 +284,23 @@ pub struct Config {
     /// The browser of `browser_action` (`[browser]`).
     #[serde(default)]
     pub browser: BrowserConfig,
+    /// Settings of single models, keyed by model string (`[models."openai/gpt-4.1"]`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub models: std::collections::BTreeMap<String, ModelSettings>,
     /// Paired devices (`[devices]`).
     #[serde(default)]
     pub devices: DevicesConfig,
+}
+
+/// Settings of one model (`[models."provider/model"]` in `config.toml`).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSettings {
+    /// The model's context window in tokens (prompt and reply), overriding the built-in table
+    /// and what the provider reports (256..=10,000,000). Requests are compacted to fit it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u32>,
 }
 
 /// Settings of paired devices (`[devices]` in `config.toml`).
@@ -383,6 +397,7 @@ impl Default for Config {
             chat_summary_idle_secs: default_chat_summary_idle_secs(),
             devices: DevicesConfig::default(),
             browser: BrowserConfig::default(),
+            models: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -479,6 +494,16 @@ impl Config {
                 return Err(ConfigError::Value {
                     field: field.into(),
                     message: format!("{value} is outside {min}..={max}"),
+                });
+            }
+        }
+        for (model, settings) in &self.models {
+            if let Some(window) = settings.context_window
+                && !(256..=10_000_000).contains(&window)
+            {
+                return Err(ConfigError::Value {
+                    field: format!("models.\"{model}\".context_window"),
+                    message: format!("{window} is outside 256..=10000000"),
                 });
             }
         }
@@ -610,6 +635,30 @@ mod toml_like {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_models_context_window_is_read_and_checked() {
+        let c = Config::from_toml(
+            "[models.\"openai/gpt-4.1\"]\ncontext_window = 64000\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            c.models.get("openai/gpt-4.1"),
+            Some(&ModelSettings {
+                context_window: Some(64_000)
+            })
+        );
+        let err = Config::from_toml(
+            "[models.\"openai/gpt-4.1\"]\ncontext_window = 10\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid config value for 'models.\"openai/gpt-4.1\".context_window': 10 is outside 256..=10000000"
+        );
+    }
 
     #[test]
     fn empty_file_gives_defaults() {

@@ -23,6 +23,39 @@ pub struct DecisionEvent {
     pub decision: PermissionDecision,
 }
 
+/// How a chat was compacted to fit its model's context window (issue #13 item 4): what the
+/// `chat_compacted` event and `compact_chat` report. The stored transcript is never changed;
+/// later requests send the summary and the recent messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionInfo {
+    /// Id of the stored compaction record.
+    pub id: String,
+    /// What started it: `auto` (the next request would not fit), `overflow` (the provider
+    /// said the request did not fit) or `manual` (`/compact`, the app's Compact button).
+    pub trigger: String,
+    /// Tool outputs of older history cut to their head and tail, up to and including this
+    /// transcript position (`messages.seq`; 0: none).
+    pub cut_through_seq: i64,
+    /// Messages up to and including this position are replaced by the summary in requests
+    /// (0: no summary).
+    pub summary_through_seq: i64,
+    /// Tool outputs cut by this compaction, counted.
+    pub tool_outputs_cut: u32,
+    /// Messages newly folded into the summary by this compaction, counted.
+    pub messages_summarized: u32,
+    /// Estimated request tokens before and after (messages only, see `tokens.rs` of
+    /// suzent-providers).
+    pub tokens_before: u32,
+    /// See `tokens_before`.
+    pub tokens_after: u32,
+    /// The model's context window used, in tokens.
+    pub context_window: u32,
+    /// When it was recorded (RFC 3339).
+    pub created_at: String,
+}
+
 /// How a run ended.
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -44,6 +77,10 @@ pub enum RunOutcome {
     /// The request did not fit the model's context window (`run_error` has the server's
     /// message).
     ContextOverflow,
+    /// The request did not fit the model's context window and compacting the chat failed (the
+    /// summarizing request failed, or the newest messages alone do not fit); `run_error` says
+    /// why. The transcript is untouched.
+    CompactionFailed,
 }
 
 impl RunOutcome {
@@ -56,6 +93,7 @@ impl RunOutcome {
                 | RunOutcome::MaxSteps
                 | RunOutcome::LoopDetected
                 | RunOutcome::ContextOverflow
+                | RunOutcome::CompactionFailed
         )
     }
 }
@@ -201,6 +239,18 @@ pub enum AgentEvent {
         /// The provider's error.
         message: String,
     },
+    /// A chat was compacted to fit its model's context window (before a request that would not
+    /// fit, after a context-overflow error, or on `/compact`). The transcript is kept whole;
+    /// the UI shows a divider at `summaryThroughSeq` / `cutThroughSeq`.
+    #[serde(rename_all = "camelCase")]
+    ChatCompacted {
+        /// Chat id.
+        chat_id: String,
+        /// The run that compacted it (`None`: `/compact`).
+        run_id: Option<String>,
+        /// What was done.
+        compaction: CompactionInfo,
+    },
     /// What one model step cost, as the provider reported it (OpenAI `usage`, Anthropic
     /// `message_start`/`message_delta` usage, Gemini `usageMetadata`). Not sent when the
     /// provider reported nothing. The app adds a turn's steps up under its answer.
@@ -327,6 +377,7 @@ impl AgentEvent {
             AgentEvent::RunFinished { .. } => "run_finished",
             AgentEvent::RunError { .. } => "run_error",
             AgentEvent::ProviderRetry { .. } => "provider_retry",
+            AgentEvent::ChatCompacted { .. } => "chat_compacted",
             AgentEvent::ModelUsage { .. } => "model_usage",
             AgentEvent::ToolActivated { .. } => "tool_activated",
             AgentEvent::BackgroundTaskUpdate { .. } => "background_task_update",
@@ -351,6 +402,7 @@ impl AgentEvent {
             | AgentEvent::RunFinished { chat_id, .. }
             | AgentEvent::RunError { chat_id, .. }
             | AgentEvent::ProviderRetry { chat_id, .. }
+            | AgentEvent::ChatCompacted { chat_id, .. }
             | AgentEvent::ModelUsage { chat_id, .. }
             | AgentEvent::ToolActivated { chat_id, .. }
             | AgentEvent::BackgroundTaskUpdate { chat_id, .. }

@@ -29,9 +29,9 @@ pub use canvas::{
 };
 pub use config::{
     BrowserConfig, Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, DevicesConfig,
-    LocalConfig, ProviderConfig, ProvidersConfig, SandboxBackend,
+    LocalConfig, ModelSettings, ProviderConfig, ProvidersConfig, SandboxBackend,
 };
-pub use event::{AgentEvent, DecisionEvent, RunOutcome};
+pub use event::{AgentEvent, CompactionInfo, DecisionEvent, RunOutcome};
 pub use message::{ChatMessage, ToolCall, parse_tool_arguments};
 pub use permission::{
     ApprovalAction, ApprovalActionId, ApprovalResponse, Behavior, DecisionSource,

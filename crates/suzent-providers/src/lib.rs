@@ -194,7 +194,9 @@ pub mod probe;
 pub mod recovery;
 pub mod resolve;
 pub mod schema;
+pub mod tokens;
 mod turns;
+pub mod window;
 mod wire;
 
 pub use anthropic::AnthropicProvider;

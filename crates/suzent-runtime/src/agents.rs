@@ -144,7 +144,8 @@ impl AgentService {
                 | RunOutcome::Failed
                 | RunOutcome::MaxSteps
                 | RunOutcome::LoopDetected
-                | RunOutcome::ContextOverflow => (
+                | RunOutcome::ContextOverflow
+                | RunOutcome::CompactionFailed => (
                     BackgroundTaskStatus::Failed,
                     "failed",
                     s.error.clone().unwrap_or_else(|| s.text.clone()),

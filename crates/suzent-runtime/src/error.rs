@@ -43,6 +43,15 @@ pub enum RuntimeError {
     /// The model provider could not be set up.
     #[error(transparent)]
     Provider(#[from] ProviderError),
+    /// Compacting a chat failed (the summarizing request failed, or the newest messages alone
+    /// do not fit the model's context). The transcript is untouched.
+    #[error("compacting chat '{chat_id}' failed: {message}")]
+    Compaction {
+        /// The chat.
+        chat_id: String,
+        /// Why.
+        message: String,
+    },
     /// A file or directory could not be used.
     #[error("{path}: {message}")]
     Io {

@@ -66,6 +66,13 @@ mod turn;
 #[cfg(test)]
 mod turn_service_tests;
 
+/// How long chats are fitted to the model's context (issue #13 item 4): the request view of a
+/// compacted transcript and the cached token count the turn loop uses each step (public for the
+/// `compaction` benchmark).
+pub mod compaction {
+    pub use crate::turn::compact::{CUT_MIN_BYTES, SUMMARY_HEADER, TokenCache, apply, cut_output};
+}
+
 /// The model providers (crate `suzent-providers`), re-exported under their old path.
 pub use suzent_providers as provider;
 

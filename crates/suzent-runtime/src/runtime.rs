@@ -670,6 +670,26 @@ impl Runtime {
         self.s.turn.retry(chat_id, options).await
     }
 
+    /// Compacts the chat now to fit its model's context (`/compact`): older tool outputs cut,
+    /// older turns summarized by the model; the transcript is kept whole. `None` when there was
+    /// nothing to compact. Errors: an unknown chat, no usable model,
+    /// [`RuntimeError::Compaction`].
+    pub async fn compact_chat(
+        &self,
+        chat_id: &str,
+    ) -> Result<Option<suzent_core::CompactionInfo>, RuntimeError> {
+        self.s.turn.compact_chat(chat_id).await
+    }
+
+    /// The chat's compactions, oldest first (where the transcript shows "conversation
+    /// compacted").
+    pub async fn compactions(
+        &self,
+        chat_id: &str,
+    ) -> Result<Vec<suzent_core::CompactionInfo>, RuntimeError> {
+        self.s.turn.compactions(chat_id).await
+    }
+
     /// Stops the chat's running turn (the model stream and any running tool).
     pub fn cancel(&self, chat_id: &str) {
         self.s.sessions.cancel(chat_id)

@@ -15,6 +15,7 @@
 mod approvals;
 mod browser_pairings;
 mod chats;
+mod compactions;
 mod consolidation;
 mod devices;
 mod error;
@@ -34,6 +35,7 @@ mod transcript;
 mod types;
 
 pub use browser_pairings::{BrowserPairing, NewBrowserPairing};
+pub use compactions::{CompactionRecord, NewCompaction};
 pub use consolidation::{Consolidated, Merge};
 pub use devices::{
     DeviceRecord, DeviceScope, DeviceState, NewDevice, NewPeerMessage, PeerMessage,

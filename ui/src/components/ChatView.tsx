@@ -352,6 +352,20 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
                     ))}
                   </Fragment>
                 );
+              case "compacted":
+                return (
+                  <div key={it.key} className="compacted-divider" role="separator" data-testid="compacted-divider" data-trigger={it.info.trigger}>
+                    <span>{t("chat.compacted.title")}</span>
+                    <small>
+                      {t("chat.compacted.detail", {
+                        summarized: it.info.messagesSummarized,
+                        cut: it.info.toolOutputsCut,
+                        before: it.info.tokensBefore,
+                        after: it.info.tokensAfter,
+                      })}
+                    </small>
+                  </div>
+                );
               case "error":
                 return (
                   <div key={it.key} className="msg inline-error" role="alert" data-testid="error-banner" data-scope="turn" data-outcome={it.outcome ?? "failed"}>
@@ -362,7 +376,9 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
                           ? t("chat.stopped.loop_detected")
                           : it.outcome === "context_overflow"
                             ? t("chat.stopped.context_overflow")
-                            : t("chat.turnFailed")}
+                            : it.outcome === "compaction_failed"
+                              ? t("chat.stopped.compaction_failed")
+                              : t("chat.turnFailed")}
                     </strong>{" "}
                     {it.message}
                     {!running && it.key === lastKey && (

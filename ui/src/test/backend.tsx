@@ -116,6 +116,7 @@ export function backend(handlers: Record<string, Handler> = {}) {
     pending_approvals: () => [],
     background_tasks: () => [],
     get_messages: () => [],
+    chat_compactions: () => [],
     chat_notes: () => ({ tools: [], failures: [], usage: [] }),
     get_plan: () => null,
     embedding_status: () => embeddingStatus(),

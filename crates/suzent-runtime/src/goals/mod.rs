@@ -450,7 +450,8 @@ impl Goals {
                 | RunOutcome::Suspended
                 | RunOutcome::MaxSteps
                 | RunOutcome::LoopDetected
-                | RunOutcome::ContextOverflow => {
+                | RunOutcome::ContextOverflow
+                | RunOutcome::CompactionFailed => {
                     let reason = format!(
                         "the turn failed: {}",
                         summary.error.unwrap_or_else(|| "no answer".into())

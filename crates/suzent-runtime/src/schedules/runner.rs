@@ -261,7 +261,8 @@ pub(crate) async fn headless_turn(
             RunOutcome::Failed
             | RunOutcome::MaxSteps
             | RunOutcome::LoopDetected
-            | RunOutcome::ContextOverflow => (
+            | RunOutcome::ContextOverflow
+            | RunOutcome::CompactionFailed => (
                 RunStatus::Failed,
                 summary.error.or(Some("the turn failed".into())),
                 String::new(),

@@ -6,6 +6,7 @@
 use super::TurnService;
 use crate::chats::whoami;
 use crate::error::RuntimeError;
+use crate::provider::window::{ContextWindow, WindowSource};
 use crate::provider::{ModelRequest, ProviderKind, fit, parse_model};
 use crate::sessions::Session;
 use std::path::PathBuf;
@@ -92,9 +93,30 @@ impl TurnService {
         Ok(prompt)
     }
 
-    /// Fits the request to the model's context: compact schemas for every model; for small
-    /// contexts (below [`fit::SMALL_CONTEXT`]) the small-model tool set, short descriptions, the
-    /// small-model system prompt and old tool results shortened first.
+    /// The chat model's context window and reply limit (`max_tokens`): the model's
+    /// `context_window` setting, else the provider's configured `context_size` or the loaded
+    /// in-process model's, else the table of known models, else a small default
+    /// (`suzent_providers::window`). `None` when the chat has no valid model.
+    pub(super) fn window_of(
+        &self,
+        chat: &ChatRecord,
+        config: &Config,
+    ) -> Option<(ContextWindow, u32)> {
+        let model = chat.model.as_deref()?;
+        let (kind, id) = parse_model(model).ok()?;
+        let providers = self.s.settings.providers(config);
+        let (max_tokens, _) = crate::provider::resolve::limits(kind, &providers);
+        let configured = config.models.get(model).and_then(|m| m.context_window);
+        let reported = self.s.local_models.context_size(kind, &providers);
+        let window = crate::provider::window::context_window(kind, &id, configured, reported);
+        // A reply limit larger than the window would leave no prompt: half the window at most.
+        Some((window, max_tokens.min(window.tokens / 2)))
+    }
+
+    /// Fits the request's system prompt and tools to the model's context: compact schemas for
+    /// every model; for small windows (below [`fit::SMALL_CONTEXT`]) the small-model tool set,
+    /// short descriptions and the small-model system prompt. The messages are fitted by
+    /// compaction (`compact.rs`), which records what it does, never here.
     pub(super) fn fit_to_model(
         &self,
         chat: &ChatRecord,
@@ -104,10 +126,13 @@ impl TurnService {
         let Some(Ok((kind, _))) = chat.model.as_deref().map(parse_model) else {
             return;
         };
-        let providers = self.s.settings.providers(config);
-        let (max_tokens, _) = crate::provider::resolve::limits(kind, &providers);
-        let context = self.s.local_models.context_size(kind, &providers);
-        let small = context.is_some_and(|c| c < fit::SMALL_CONTEXT);
+        let Some((window, max_tokens)) = self.window_of(chat, config) else {
+            return;
+        };
+        // The small-model treatment is for windows the user or the server stated (small local
+        // models), not for models the table or the default guess at.
+        let stated = matches!(window.source, WindowSource::Configured | WindowSource::Reported);
+        let small = stated && window.tokens < fit::SMALL_CONTEXT;
         if small {
             request.system =
                 fit::small_model_system_prompt(&chat.workspace, &chat.mode.to_string());
@@ -119,7 +144,9 @@ impl TurnService {
                 );
             }
         }
-        let report = fit::fit_request(request, context.unwrap_or(200_000), max_tokens, &[]);
+        let messages = std::mem::take(&mut request.messages);
+        let report = fit::fit_request(request, window.tokens, max_tokens, &[]);
+        request.messages = messages;
         if report != Default::default() {
             tracing::debug!(chat = %chat.id, ?report, "request fitted to the model's context");
         }

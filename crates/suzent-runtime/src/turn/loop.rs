@@ -2,9 +2,12 @@
 //! opens the run, deliver inbox messages in place, then ask the model for the next step, until
 //! the model stops, calls wait for approval, the run is cancelled or fails.
 
+use super::compact::{Budget, CompactError, Fitted, Trigger};
 use super::{Opening, RunOptions, RunSummary, TurnService, hold_point};
 use crate::error::RuntimeError;
-use crate::provider::{ModelProvider, ModelRequest, ProviderError, ToolDefinition, build_provider};
+use crate::provider::{
+    ModelProvider, ModelRequest, ProviderError, ToolDefinition, build_provider, tokens,
+};
 use crate::sessions::Session;
 use serde_json::Value;
 use suzent_core::{AgentEvent, ChatMessage, RunOutcome, ToolCall, parse_tool_arguments};
@@ -276,14 +279,33 @@ impl TurnService {
             let mut request = ModelRequest {
                 model: model_id.clone(),
                 system: self.system_prompt(chat, &ctx).await?,
-                messages: messages.into_iter().map(|m| m.message).collect(),
+                messages: Vec::new(),
                 tools: self.tool_definitions(&loaded),
             };
-            // Repeated identical calls: the model is told before it repeats again (not stored).
-            if let Some(w) = warning {
-                super::loop_guard::inject(&mut request.messages, &w);
-            }
             self.fit_to_model(chat, &config, &mut request);
+            // The messages, compacted first when they would not fit (`compact.rs`).
+            let budget = self.budget(chat, &config, &request);
+            let fitted = self
+                .compactor
+                .fit(
+                    &chat.id,
+                    Some(run_id),
+                    &messages,
+                    budget,
+                    Trigger::Auto,
+                    client.as_ref(),
+                    model_id,
+                    cancel,
+                )
+                .await;
+            request.messages = match fitted {
+                Ok(fitted) => fitted.messages,
+                Err(e) => return self.compaction_failed(chat, run_id, e),
+            };
+            // Repeated identical calls: the model is told before it repeats again (not stored).
+            if let Some(w) = &warning {
+                super::loop_guard::inject(&mut request.messages, w);
+            }
             let chat_id = chat.id.clone();
             let run = run_id.to_string();
             let events = self.s.events.clone();
@@ -305,6 +327,8 @@ impl TurnService {
                 });
             };
             let mut retries = 0u32;
+            // A context-overflow error compacts the chat and retries once.
+            let mut overflow_compacted = false;
             let response = loop {
                 let result = tokio::select! {
                     r = client.stream(&request, &on_text) => r,
@@ -317,6 +341,38 @@ impl TurnService {
                     Ok(response) => break response,
                     Err(e) => e,
                 };
+                if !overflow_compacted && super::failure::is_context_overflow(&e) {
+                    overflow_compacted = true;
+                    let fitted = self
+                        .compactor
+                        .fit(
+                            &chat.id,
+                            Some(run_id),
+                            &messages,
+                            budget,
+                            Trigger::Overflow,
+                            client.as_ref(),
+                            model_id,
+                            cancel,
+                        )
+                        .await;
+                    match fitted {
+                        Ok(Fitted {
+                            messages: compacted,
+                            compacted: Some(_),
+                        }) => {
+                            tracing::warn!(chat = %chat.id, run = %run_id, error = %e, "the request did not fit the model's context; compacted, retrying once");
+                            request.messages = compacted;
+                            if let Some(w) = &warning {
+                                super::loop_guard::inject(&mut request.messages, w);
+                            }
+                            continue;
+                        }
+                        // Nothing left to compact: the overflow is the outcome.
+                        Ok(_) => return Err(LoopError::Provider(e)),
+                        Err(failure) => return self.compaction_failed(chat, run_id, failure),
+                    }
+                }
                 // 429, 5xx, a broken connection, an empty completion: wait and ask again.
                 let shown_now = shown.load(std::sync::atomic::Ordering::Relaxed);
                 let Some(plan) = super::retry::plan(&e, retries, shown_now) else {
@@ -400,6 +456,49 @@ impl TurnService {
         Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), text))
     }
 
+    /// The prompt budget of `request` (its system prompt and tools already fitted).
+    pub(super) fn budget(
+        &self,
+        chat: &ChatRecord,
+        config: &suzent_core::Config,
+        request: &ModelRequest,
+    ) -> Budget {
+        let (window, max_tokens) = self.window_of(chat, config).unwrap_or((
+            crate::provider::window::ContextWindow {
+                tokens: crate::provider::window::DEFAULT_CONTEXT_WINDOW,
+                source: crate::provider::window::WindowSource::Default,
+            },
+            crate::provider::resolve::DEFAULT_MAX_TOKENS,
+        ));
+        Budget::new(
+            window.tokens,
+            max_tokens,
+            tokens::fixed_tokens(&request.system, &request.tools),
+        )
+    }
+
+    /// The run's end when compaction could not make the request fit: its own outcome,
+    /// `compaction_failed`, with the reason (or cancelled, when the user stopped it).
+    fn compaction_failed(
+        &self,
+        chat: &ChatRecord,
+        run_id: &str,
+        e: CompactError,
+    ) -> Result<RunSummary, LoopError> {
+        match e {
+            CompactError::Cancelled => Err(LoopError::Provider(ProviderError::Cancelled)),
+            CompactError::Failed(reason) => {
+                tracing::warn!(chat = %chat.id, run = %run_id, %reason, "compaction failed");
+                Ok(self.stopped(
+                    chat,
+                    run_id,
+                    RunOutcome::CompactionFailed,
+                    format!("compaction failed: {reason}. The chat is usable; its transcript is unchanged."),
+                ))
+            }
+        }
+    }
+
     /// Stores the message that opens a run (see [`Opening`]).
     async fn store_opening(
         &self,
@@ -470,7 +569,7 @@ impl TurnService {
         }
     }
 
-    fn tool_definitions(&self, selected: &[String]) -> Vec<ToolDefinition> {
+    pub(super) fn tool_definitions(&self, selected: &[String]) -> Vec<ToolDefinition> {
         selected
             .iter()
             .filter_map(|name| self.s.toolset.get(name))

@@ -4,6 +4,7 @@
 //! stored before it is announced, and a tool step is marked running before it runs, so a crash
 //! never runs a call twice.
 
+pub(crate) mod compact;
 mod context;
 mod execute;
 mod failure;
@@ -31,7 +32,9 @@ use crate::settings::SettingsService;
 use crate::skills::SkillService;
 use crate::toolset::Toolset;
 use std::sync::Arc;
-use suzent_core::{AgentEvent, ApprovalResponse, PermissionMode, RunOutcome, new_id};
+use suzent_core::{
+    AgentEvent, ApprovalResponse, CompactionInfo, PermissionMode, RunOutcome, new_id,
+};
 use suzent_store::{ChatRecord, PendingApproval, Store};
 
 /// Environment variable naming a point where the process pauses (for crash tests, which then
@@ -126,6 +129,8 @@ pub(crate) struct TurnServices {
 /// Runs turns.
 pub(crate) struct TurnService {
     s: TurnServices,
+    /// Fits long chats to the model's context window (`compact.rs`).
+    compactor: compact::Compactor,
     /// The agent host given to top-level chats' tools (it runs sub-agents through this service).
     agents: Arc<AgentService>,
 }
@@ -134,6 +139,7 @@ impl TurnService {
     /// The service.
     pub(crate) fn new(services: TurnServices, agents: Arc<AgentService>) -> TurnService {
         TurnService {
+            compactor: compact::Compactor::new(services.store.clone(), services.events.clone()),
             s: services,
             agents,
         }
@@ -215,6 +221,82 @@ impl TurnService {
     ) -> Result<RunSummary, RuntimeError> {
         self.run_with(session, chat, run_id, options, &mut None)
             .await
+    }
+
+    /// Compacts the chat now (`/compact`, the app's Compact button), under its run lock: older
+    /// tool outputs cut and older turns summarized by the chat's model, recorded and announced
+    /// (`chat_compacted`). `None` when there was nothing to compact.
+    ///
+    /// Errors: [`RuntimeError::ChatNotFound`], no model or a bad one, and
+    /// [`RuntimeError::Compaction`] when the summary could not be written.
+    pub(crate) async fn compact_chat(
+        &self,
+        chat_id: &str,
+    ) -> Result<Option<CompactionInfo>, RuntimeError> {
+        let chat = self.s.chats.get(chat_id).await?;
+        let model = chat.model.clone().ok_or_else(|| RuntimeError::InvalidInput {
+            field: "model".into(),
+            message: "no model set: pass --model provider/model or set default_model in config.toml".into(),
+        })?;
+        self.s.settings.check_model(Some(&model))?;
+        let session = self.s.sessions.session(chat_id);
+        let _guard = session.run_lock.lock().await;
+        let config = self.s.settings.config();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let ctx = self.tool_context(&chat, &session, cancel.clone()).await?;
+        let selected = self.s.chats.selected_tools(&chat);
+        let loaded = self.s.toolset.loaded(&chat.id, &selected).await?;
+        let (client, model_id) = crate::provider::build_provider(
+            &model,
+            &self.s.settings.providers(&config),
+            self.s.settings.keys(),
+        )?;
+        let mut request = crate::provider::ModelRequest {
+            model: model_id.clone(),
+            system: self.system_prompt(&chat, &ctx).await?,
+            messages: Vec::new(),
+            tools: self.tool_definitions(&loaded),
+        };
+        self.fit_to_model(&chat, &config, &mut request);
+        let budget = self.budget(&chat, &config, &request);
+        let messages = self.s.store.messages(chat_id).await?;
+        self.compactor
+            .fit(
+                chat_id,
+                None,
+                &messages,
+                budget,
+                compact::Trigger::Manual,
+                client.as_ref(),
+                &model_id,
+                &cancel,
+            )
+            .await
+            .map(|fitted| fitted.compacted.map(|r| r.info))
+            .map_err(|e| RuntimeError::Compaction {
+                chat_id: chat_id.to_string(),
+                message: match e {
+                    compact::CompactError::Failed(m) => m,
+                    compact::CompactError::Cancelled => "stopped".into(),
+                },
+            })
+    }
+
+    /// The chat's compactions, oldest first (the transcript's "conversation compacted"
+    /// dividers). Errors: [`RuntimeError::ChatNotFound`], the store's.
+    pub(crate) async fn compactions(
+        &self,
+        chat_id: &str,
+    ) -> Result<Vec<CompactionInfo>, RuntimeError> {
+        self.s.chats.get(chat_id).await?;
+        Ok(self
+            .s
+            .store
+            .compactions(chat_id)
+            .await?
+            .into_iter()
+            .map(|r| r.info)
+            .collect())
     }
 
     fn emit(&self, event: AgentEvent) {
