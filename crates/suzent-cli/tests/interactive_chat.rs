@@ -136,15 +136,24 @@ fn slash_compact_in_chat_summarizes_the_older_turns_and_says_what_it_did() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
     assert!(
-        stdout.contains("conversation compacted (manual): 0 tool output(s) cut, 4 message(s) summarized"),
+        out.status.success(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(
+            "conversation compacted (manual): 0 tool output(s) cut, 4 message(s) summarized"
+        ),
         "{stdout}"
     );
     assert!(stdout.contains("The code is AMBER-7731."), "{stdout}");
     let requests = env.server.requests();
     let last = requests.last().unwrap().to_string();
-    assert!(last.contains("Conversation compacted") && last.contains("what is the code?"), "{last}");
+    assert!(
+        last.contains("Conversation compacted") && last.contains("what is the code?"),
+        "{last}"
+    );
     // The request after /compact no longer carries the first turn's tool call.
     assert!(!last.contains("README.md"), "{last}");
 }
@@ -159,7 +168,12 @@ fn slash_compact_in_a_new_chat_says_there_is_nothing_to_compact() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.as_mut().unwrap().write_all(b"/compact\n/quit\n").unwrap();
+    child
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(b"/compact\n/quit\n")
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");

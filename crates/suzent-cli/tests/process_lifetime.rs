@@ -133,7 +133,11 @@ fn suzent_run_waits_for_a_background_command_and_the_agent_gets_its_wake_up_turn
         ]
     );
     assert_eq!(env.server.remaining(), 0);
-    assert_eq!(records(&env, &chat), vec![], "an ended command leaves no record");
+    assert_eq!(
+        records(&env, &chat),
+        vec![],
+        "an ended command leaves no record"
+    );
 }
 
 #[test]
@@ -163,7 +167,13 @@ fn leaving_suzent_chat_stops_its_background_commands() {
         Turn::text("Started it."),
     ]);
     let out = env
-        .command(&["chat", "--model", "openai/gpt-test", "--mode", "full_access"])
+        .command(&[
+            "chat",
+            "--model",
+            "openai/gpt-test",
+            "--mode",
+            "full_access",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -202,7 +212,13 @@ fn ctrl_c_in_suzent_chat_stops_the_turn_and_a_second_ctrl_c_at_the_prompt_exits(
         ),
     ])]);
     let mut child = env
-        .command(&["chat", "--model", "openai/gpt-test", "--mode", "full_access"])
+        .command(&[
+            "chat",
+            "--model",
+            "openai/gpt-test",
+            "--mode",
+            "full_access",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -270,7 +286,10 @@ fn ctrl_c_in_suzent_chat_stops_the_turn_and_a_second_ctrl_c_at_the_prompt_exits(
     let results = tool_results(&transcript);
     assert_eq!(results.len(), 1, "{transcript:?}");
     assert!(results[0].1, "{results:?}");
-    assert!(results[0].2.contains("cancelled by the user"), "{results:?}");
+    assert!(
+        results[0].2.contains("cancelled by the user"),
+        "{results:?}"
+    );
 }
 
 #[test]
@@ -297,8 +316,14 @@ fn sigkill_of_serve_leaves_no_tool_process_after_a_restart_and_both_are_recorded
     ]);
     let evs = env.run_task("hello", &[], 0);
     let chat = chat_id(&evs);
-    let sent = env.run(&["inbox", "send", "--to", &chat, "--id", "m1", "--from", "tester", "go"]);
-    assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+    let sent = env.run(&[
+        "inbox", "send", "--to", &chat, "--id", "m1", "--from", "tester", "go",
+    ]);
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
     let lease = ("SUZENT_INBOX_LEASE_MS", "1500");
     let mut first = env.spawn(&["serve"], &[lease]);
     let started = wait_for(60, || {
@@ -330,9 +355,9 @@ fn sigkill_of_serve_leaves_no_tool_process_after_a_restart_and_both_are_recorded
     });
     let delivered = wait_for(60, || {
         let transcript = env.transcript(&chat);
-        let told = transcript.iter().any(|m| {
-            matches!(m, ChatMessage::User { text } if text.contains("(command_interrupted)"))
-        });
+        let told = transcript.iter().any(
+            |m| matches!(m, ChatMessage::User { text } if text.contains("(command_interrupted)")),
+        );
         let answered = matches!(
             transcript.last(),
             Some(ChatMessage::Assistant { text, .. }) if text == "carried on"
@@ -359,7 +384,11 @@ fn sigkill_of_serve_leaves_no_tool_process_after_a_restart_and_both_are_recorded
     assert_eq!(
         rows,
         vec![
-            (ProcessKind::BackgroundCommand, ProcessStatus::Interrupted, true),
+            (
+                ProcessKind::BackgroundCommand,
+                ProcessStatus::Interrupted,
+                true
+            ),
             (ProcessKind::RunCommand, ProcessStatus::Interrupted, true),
         ]
     );
@@ -372,7 +401,9 @@ fn sigkill_of_serve_leaves_no_tool_process_after_a_restart_and_both_are_recorded
         .unwrap_or_else(|| panic!("{results:?}"));
     assert!(run_result.1);
     assert!(
-        transcript.iter().any(|m| matches!(m, ChatMessage::User { text }
+        transcript
+            .iter()
+            .any(|m| matches!(m, ChatMessage::User { text }
             if text.contains("(command_interrupted)") && text.contains("sleep 600.123"))),
         "{transcript:?}"
     );

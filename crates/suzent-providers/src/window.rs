@@ -170,9 +170,17 @@ mod tests {
             (ProviderKind::OpenAi, "gpt-4", Some(8_192)),
             (ProviderKind::Anthropic, "claude-sonnet-4-5", Some(200_000)),
             (ProviderKind::Gemini, "gemini-2.5-pro", Some(1_048_576)),
-            (ProviderKind::Local, "Qwen2.5-Coder-7B-Instruct-Q4_K_M", Some(32_768)),
+            (
+                ProviderKind::Local,
+                "Qwen2.5-Coder-7B-Instruct-Q4_K_M",
+                Some(32_768),
+            ),
             (ProviderKind::Ollama, "llama3.1:8b", Some(131_072)),
-            (ProviderKind::OpenAiCompatible, "openai/gpt-4o", Some(128_000)),
+            (
+                ProviderKind::OpenAiCompatible,
+                "openai/gpt-4o",
+                Some(128_000),
+            ),
             (ProviderKind::OpenAi, "my-finetune", None),
         ];
         let got: Vec<_> = cases
@@ -193,10 +201,22 @@ mod tests {
                 w(None, None, "unknown-model"),
             ],
             [
-                ContextWindow { tokens: 9_000, source: WindowSource::Configured },
-                ContextWindow { tokens: 4_096, source: WindowSource::Reported },
-                ContextWindow { tokens: 128_000, source: WindowSource::Known },
-                ContextWindow { tokens: DEFAULT_CONTEXT_WINDOW, source: WindowSource::Default },
+                ContextWindow {
+                    tokens: 9_000,
+                    source: WindowSource::Configured
+                },
+                ContextWindow {
+                    tokens: 4_096,
+                    source: WindowSource::Reported
+                },
+                ContextWindow {
+                    tokens: 128_000,
+                    source: WindowSource::Known
+                },
+                ContextWindow {
+                    tokens: DEFAULT_CONTEXT_WINDOW,
+                    source: WindowSource::Default
+                },
             ]
         );
     }

@@ -93,28 +93,34 @@ fn per_step(c: &mut Criterion) {
     let cold = Instant::now();
     let fresh = TokenCache::default();
     black_box(fresh.count("cold", &messages, None));
-    println!("first count of the whole history (cold cache): {:?}", cold.elapsed());
+    println!(
+        "first count of the whole history (cold cache): {:?}",
+        cold.elapsed()
+    );
     let mut next_seq = messages.last().map(|m| m.seq).unwrap_or(0);
-    c.bench_function("per step on a 100k-token history: count + view + tools", |b| {
-        b.iter(|| {
-            // One message joined since the last step.
-            next_seq += 1;
-            messages.push(StoredMessage {
-                seq: next_seq,
-                run_id: None,
-                message: ChatMessage::User {
-                    text: "and the next one".into(),
-                },
-                created_at: chrono::Utc::now(),
-            });
-            let counted = cache.count("bench", &messages, None);
-            let view = apply(&messages, None);
-            let fixed = tokens::fixed_tokens(&system, &tools);
-            messages.pop();
-            next_seq -= 1;
-            black_box((counted, view.len(), fixed))
-        })
-    });
+    c.bench_function(
+        "per step on a 100k-token history: count + view + tools",
+        |b| {
+            b.iter(|| {
+                // One message joined since the last step.
+                next_seq += 1;
+                messages.push(StoredMessage {
+                    seq: next_seq,
+                    run_id: None,
+                    message: ChatMessage::User {
+                        text: "and the next one".into(),
+                    },
+                    created_at: chrono::Utc::now(),
+                });
+                let counted = cache.count("bench", &messages, None);
+                let view = apply(&messages, None);
+                let fixed = tokens::fixed_tokens(&system, &tools);
+                messages.pop();
+                next_seq -= 1;
+                black_box((counted, view.len(), fixed))
+            })
+        },
+    );
     c.bench_function("full recount of a 100k-token request (no cache)", |b| {
         let request = ModelRequest {
             model: "m".into(),
@@ -189,7 +195,11 @@ async fn compact_200_turns() {
         .id;
     let line = "some build log output that the model does not need again\n";
     for n in 1..=200 {
-        std::fs::write(ws.join(format!("file_{n}.txt")), line.repeat(3_000 / line.len() + 1)).unwrap();
+        std::fs::write(
+            ws.join(format!("file_{n}.txt")),
+            line.repeat(3_000 / line.len() + 1),
+        )
+        .unwrap();
         big.send_message(&chat, &format!("Turn {n}."), RunOptions::default())
             .await
             .unwrap();
@@ -208,7 +218,10 @@ async fn compact_200_turns() {
                 .as_array()
                 .into_iter()
                 .flatten()
-                .map(|m| tokens::text_tokens(m["content"].as_str().unwrap_or_default()) + tokens::MESSAGE_OVERHEAD)
+                .map(|m| {
+                    tokens::text_tokens(m["content"].as_str().unwrap_or_default())
+                        + tokens::MESSAGE_OVERHEAD
+                })
                 .sum::<usize>()
         })
         .sum();

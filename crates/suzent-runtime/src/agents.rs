@@ -586,8 +586,8 @@ mod tests {
     #[tokio::test]
     async fn a_sub_agent_runs_its_task_headless_and_answers_the_delegating_chat()
     -> anyhow::Result<()> {
-        let server = ScriptedServer::start(vec![Turn::text("The parser lives in src/parse.rs.")])
-            .await;
+        let server =
+            ScriptedServer::start(vec![Turn::text("The parser lives in src/parse.rs.")]).await;
         let s = services(&server).await;
         let turn = s.turn();
         let parent = s.chat().await;
@@ -627,7 +627,11 @@ mod tests {
         );
         let link = s.store.agent_link(&child.id).await?.expect("a link");
         assert_eq!(
-            (link.parent_id, link.depth, s.chats.get(&child.id).await?.mode),
+            (
+                link.parent_id,
+                link.depth,
+                s.chats.get(&child.id).await?.mode
+            ),
             (parent.id.clone(), 1, PermissionMode::Auto)
         );
         // A foreground sub-agent answers in the call: nothing is queued for the parent.

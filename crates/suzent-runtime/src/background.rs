@@ -383,7 +383,12 @@ mod tests {
             .collect();
         assert_eq!(
             tasks,
-            vec![(id, BackgroundTaskStatus::Finished, Some(3), "built in ws\n".into())]
+            vec![(
+                id,
+                BackgroundTaskStatus::Finished,
+                Some(3),
+                "built in ws\n".into()
+            )]
         );
         Ok(())
     }
@@ -469,7 +474,10 @@ mod tests {
         s.background.update_subagent(task.clone());
         assert_eq!(s.background.tasks(), vec![task.clone()]);
         match events.try_recv()? {
-            AgentEvent::BackgroundTaskUpdate { chat_id, task: sent } => {
+            AgentEvent::BackgroundTaskUpdate {
+                chat_id,
+                task: sent,
+            } => {
                 assert_eq!((chat_id, sent), (chat.id.clone(), task.clone()));
             }
             other => panic!("expected background_task_update, got {other:?}"),

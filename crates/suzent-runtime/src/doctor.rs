@@ -189,7 +189,10 @@ mod tests {
                 check(
                     "config",
                     true,
-                    &format!("{} not present; using defaults", s.paths.config_file().display())
+                    &format!(
+                        "{} not present; using defaults",
+                        s.paths.config_file().display()
+                    )
                 ),
                 check(
                     "database",
@@ -252,7 +255,12 @@ mod tests {
         let probes: Vec<(String, serde_json::Value)> = server
             .recorded()
             .into_iter()
-            .map(|r| (r.body["model"].as_str().unwrap_or("").to_string(), r.body["max_tokens"].clone()))
+            .map(|r| {
+                (
+                    r.body["model"].as_str().unwrap_or("").to_string(),
+                    r.body["max_tokens"].clone(),
+                )
+            })
             .collect();
         assert_eq!(
             probes,

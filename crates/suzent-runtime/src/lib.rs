@@ -77,7 +77,6 @@ pub mod compaction {
 pub use suzent_providers as provider;
 
 pub use agents::MAX_SUBAGENT_DEPTH;
-pub use suzent_tools::CommandLifetime;
 pub use audit_read::{AuditEntry, AuditFilter, AuditRead, MAX_AUDIT_LIMIT};
 pub use browser::{BrowserService, ChatBrowserMode};
 pub use canvas::{CANVAS_ACTION_KIND, CANVAS_SENDER, MAX_ACTION_CONTEXT_BYTES, action_text};
@@ -115,6 +114,7 @@ pub use suzent_store::{
     PeerMessageStatus, PendingApproval, StoredMessage, ToolCallNote, ToolResolutionNote,
     TurnFailureNote, TurnUsageNote,
 };
+pub use suzent_tools::CommandLifetime;
 pub use suzent_tools::{MemoryHit, MemorySearchResult, Skill, SkillSource};
 pub use titles::{DEFAULT_TITLE, MAX_TITLE_CHARS, title_from};
 pub use turn::{OnAsk, RunOptions, RunSummary};

@@ -156,10 +156,7 @@ mod tests {
     -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
         let models = models(&dir);
-        assert_eq!(
-            (models.list()?, models.default_model()),
-            (Vec::new(), None)
-        );
+        assert_eq!((models.list()?, models.default_model()), (Vec::new(), None));
         let installed = models
             .import(&suzent_tests::smollm2_gguf(), &|_: &DownloadProgress| {})
             .await?;
@@ -181,10 +178,7 @@ mod tests {
             Some(format!("local/{}", installed.id))
         );
         models.remove(&installed.id)?;
-        assert_eq!(
-            (models.list()?, models.default_model()),
-            (Vec::new(), None)
-        );
+        assert_eq!((models.list()?, models.default_model()), (Vec::new(), None));
         Ok(())
     }
 

@@ -464,14 +464,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_refreshed_servers_tools_join_the_catalog_are_cached_and_run() -> anyhow::Result<()>
-    {
+    async fn a_refreshed_servers_tools_join_the_catalog_are_cached_and_run() -> anyhow::Result<()> {
         let s = TestServices::open(Config::default()).await;
         let mcp = s.mcp();
         mcp.add_mcp_server("everything", everything())?;
         let tools = mcp.refresh_mcp_server("everything").await?;
         assert!(
-            tools.iter().any(|t| t.qualified_name == "mcp__everything__echo"),
+            tools
+                .iter()
+                .any(|t| t.qualified_name == "mcp__everything__echo"),
             "{tools:?}"
         );
         assert!(s.store.mcp_schemas("everything").await?.is_some());
@@ -488,7 +489,10 @@ mod tests {
         let chat = s.chat().await;
         let echo = s.toolset.get("mcp__everything__echo").expect("echo tool");
         let out = echo
-            .call(json!({"message": "hello from a test"}), &s.tool_context(&chat))
+            .call(
+                json!({"message": "hello from a test"}),
+                &s.tool_context(&chat),
+            )
             .await?;
         assert!(out.contains("hello from a test"), "{out}");
         mcp.invalidate_mcp_cache(Some("everything")).await?;

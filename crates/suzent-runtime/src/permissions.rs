@@ -311,7 +311,11 @@ mod tests {
         assert_eq!(
             (
                 (mine.behavior, mine.reason_code, mine.matched_rules.len()),
-                (theirs.behavior, theirs.reason_code, theirs.matched_rules.len())
+                (
+                    theirs.behavior,
+                    theirs.reason_code,
+                    theirs.matched_rules.len()
+                )
             ),
             (
                 (Behavior::Allow, ReasonCode::RuleAllow, 1),
@@ -335,9 +339,15 @@ mod tests {
                 Some(&chat.id),
             )
             .await?;
-        assert_eq!((e.tool.as_str(), e.behavior), ("read_file", Behavior::Allow));
+        assert_eq!(
+            (e.tool.as_str(), e.behavior),
+            ("read_file", Behavior::Allow)
+        );
         s.audit.flush().await;
-        assert!(events.try_recv().is_err(), "the simulator announces nothing");
+        assert!(
+            events.try_recv().is_err(),
+            "the simulator announces nothing"
+        );
         assert!(
             !s.paths.audit_log().exists(),
             "the simulator writes no audit line"
@@ -350,7 +360,14 @@ mod tests {
         let s = TestServices::open(Config::default()).await;
         let chat = s.chat().await;
         let mut events = s.events.subscribe();
-        let outcome = decide(&s, &chat, "read_file", json!({"file_path": "notes.txt"}), false).await;
+        let outcome = decide(
+            &s,
+            &chat,
+            "read_file",
+            json!({"file_path": "notes.txt"}),
+            false,
+        )
+        .await;
         assert_eq!(outcome.decision.behavior, Behavior::Allow);
         match events.try_recv()? {
             AgentEvent::ToolPermissionDecision(event) => assert_eq!(
@@ -360,7 +377,12 @@ mod tests {
                     event.tool_name.as_str(),
                     event.decision
                 ),
-                (chat.id.clone(), "call-1", "read_file", outcome.decision.clone())
+                (
+                    chat.id.clone(),
+                    "call-1",
+                    "read_file",
+                    outcome.decision.clone()
+                )
             ),
             other => panic!("expected tool_permission_decision, got {other:?}"),
         }
@@ -391,9 +413,22 @@ mod tests {
     async fn a_headless_call_that_would_ask_is_denied() -> anyhow::Result<()> {
         let s = TestServices::open(Config::default()).await;
         let chat = s.chat().await;
-        let asked = decide(&s, &chat, "run_command", json!({"content": "cargo test"}), false).await;
-        let headless =
-            decide(&s, &chat, "run_command", json!({"content": "cargo test"}), true).await;
+        let asked = decide(
+            &s,
+            &chat,
+            "run_command",
+            json!({"content": "cargo test"}),
+            false,
+        )
+        .await;
+        let headless = decide(
+            &s,
+            &chat,
+            "run_command",
+            json!({"content": "cargo test"}),
+            true,
+        )
+        .await;
         assert_eq!(
             (asked.decision.behavior, headless.decision.behavior),
             (Behavior::Ask, Behavior::Deny)

@@ -119,7 +119,10 @@ mod tests {
             )
         );
         match events.try_recv()? {
-            AgentEvent::PlanUpdated { chat_id, plan: sent } => {
+            AgentEvent::PlanUpdated {
+                chat_id,
+                plan: sent,
+            } => {
                 assert_eq!((chat_id, sent), (chat.id.clone(), plan));
             }
             other => panic!("expected plan_updated, got {other:?}"),

@@ -168,7 +168,10 @@ impl ProcessJournal for ProcessService {
 
     async fn ended(&self, record_id: &str) {
         if let Err(e) = self.store.forget_process(record_id).await {
-            tracing::warn!(record = record_id, "cannot forget an ended tool process: {e}");
+            tracing::warn!(
+                record = record_id,
+                "cannot forget an ended tool process: {e}"
+            );
         }
     }
 }
@@ -218,7 +221,8 @@ mod tests {
     async fn a_live_process_under_a_recorded_pid_with_another_start_time_is_not_killed()
     -> anyhow::Result<()> {
         let store = Store::open_in_memory().await?;
-        let service = ProcessService::new(store.clone(), Arc::new(InboxService::new(store.clone())));
+        let service =
+            ProcessService::new(store.clone(), Arc::new(InboxService::new(store.clone())));
         let mut unrelated = sleeper("600.314");
         let live = ProcessIdentity::of(unrelated.id());
         // The record names the pid, but a process that started earlier: the pid was reused.
@@ -226,7 +230,9 @@ mod tests {
             start_ticks: live.start_ticks.map(|t| t.saturating_sub(100)),
             ..live.clone()
         };
-        store.record_process(&record("r1", &recorded, &dead_owner())).await?;
+        store
+            .record_process(&record("r1", &recorded, &dead_owner()))
+            .await?;
         let swept = service.sweep().await?;
         assert_eq!(
             swept,
@@ -249,12 +255,15 @@ mod tests {
     async fn the_group_of_a_dead_owner_is_killed_and_a_live_owners_is_left_alone()
     -> anyhow::Result<()> {
         let store = Store::open_in_memory().await?;
-        let service = ProcessService::new(store.clone(), Arc::new(InboxService::new(store.clone())));
+        let service =
+            ProcessService::new(store.clone(), Arc::new(InboxService::new(store.clone())));
         let mut orphan = sleeper("600.315");
         let mut owned = sleeper("600.316");
         let orphan_id = ProcessIdentity::of(orphan.id());
         let owned_id = ProcessIdentity::of(owned.id());
-        store.record_process(&record("orphan", &orphan_id, &dead_owner())).await?;
+        store
+            .record_process(&record("orphan", &orphan_id, &dead_owner()))
+            .await?;
         store
             .record_process(&record("owned", &owned_id, &ProcessIdentity::current()))
             .await?;

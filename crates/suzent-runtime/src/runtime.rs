@@ -5,7 +5,6 @@ use crate::agents::AgentService;
 use crate::approvals::ApprovalService;
 use crate::audit_read::{AuditFilter, AuditRead};
 use crate::background::BackgroundService;
-use crate::processes::ProcessService;
 use crate::browser::BrowserService;
 use crate::canvas::CanvasService;
 use crate::chats::{ChatService, CreateChat};
@@ -20,6 +19,7 @@ use crate::mcp::{McpImport, McpService, McpTestResult};
 use crate::memory::{EmbeddingStatus, MemoryService, SummaryService};
 use crate::permissions::PermissionService;
 use crate::plans::PlanService;
+use crate::processes::ProcessService;
 use crate::provider::{EnvAndKeychain, KeySource};
 use crate::rules::{PermissionState, RuleService};
 use crate::sessions::Sessions;
@@ -785,7 +785,9 @@ impl Runtime {
     /// end-of-chat summary sweep and the memory backfill beside it. It runs until
     /// [`Runtime::shutdown`]. Needs a Tokio runtime.
     pub fn start_dispatcher(&self) {
-        self.s.background.set_lifetime(suzent_tools::CommandLifetime::Served);
+        self.s
+            .background
+            .set_lifetime(suzent_tools::CommandLifetime::Served);
         self.s.dispatcher.start()
     }
 

@@ -169,7 +169,11 @@ mod tests {
                 release.instructions.trim(),
                 release.dir
             ),
-            ("Cut a release when the user asks.", "1. Run the release.", dir)
+            (
+                "Cut a release when the user asks.",
+                "1. Run the release.",
+                dir
+            )
         );
         assert_eq!(
             listed(&skills).await,

@@ -9,9 +9,7 @@ use crate::turn::{RunOptions, TurnService};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use std::sync::Arc;
-use suzent_core::{
-    AgentEvent, ApprovalResponse, ChatMessage, Config, PermissionMode, RunOutcome,
-};
+use suzent_core::{AgentEvent, ApprovalResponse, ChatMessage, Config, PermissionMode, RunOutcome};
 use suzent_store::ChatRecord;
 use suzent_tests::{ScriptedServer, Turn};
 
@@ -52,7 +50,12 @@ async fn a_turn_streams_the_models_answer_stores_it_and_ends_completed() -> anyh
     let mut events = s.events.subscribe();
     let summary = send(&turn, &chat, "Say hello").await;
     assert_eq!(
-        (summary.outcome, summary.text.as_str(), summary.error, summary.pending),
+        (
+            summary.outcome,
+            summary.text.as_str(),
+            summary.error,
+            summary.pending
+        ),
         (
             RunOutcome::Completed,
             "Hello from the model.",
@@ -76,10 +79,7 @@ async fn a_turn_streams_the_models_answer_stores_it_and_ends_completed() -> anyh
     let sent = server.requests();
     assert_eq!(sent.len(), 1);
     let last = sent[0]["messages"].as_array().unwrap().last().cloned();
-    assert_eq!(
-        last,
-        Some(json!({"role": "user", "content": "Say hello"}))
-    );
+    assert_eq!(last, Some(json!({"role": "user", "content": "Say hello"})));
     let mut streamed = String::new();
     while let Ok(event) = events.try_recv() {
         if let AgentEvent::TextDelta { delta, .. } = event {
@@ -91,8 +91,8 @@ async fn a_turn_streams_the_models_answer_stores_it_and_ends_completed() -> anyh
 }
 
 #[tokio::test]
-async fn a_call_that_needs_approval_suspends_the_turn_and_the_answer_runs_it()
--> anyhow::Result<()> {
+async fn a_call_that_needs_approval_suspends_the_turn_and_the_answer_runs_it() -> anyhow::Result<()>
+{
     let server = ScriptedServer::start(vec![
         Turn::tool_call(
             "call_1",
@@ -156,10 +156,13 @@ async fn a_call_that_needs_approval_suspends_the_turn_and_the_answer_runs_it()
 }
 
 #[tokio::test]
-async fn a_provider_error_fails_the_run_and_the_chat_answers_the_next_message()
--> anyhow::Result<()> {
+async fn a_provider_error_fails_the_run_and_the_chat_answers_the_next_message() -> anyhow::Result<()>
+{
     let server = ScriptedServer::start(vec![
-        Turn::error(400, r#"{"error":{"message":"bad request: model overloaded"}}"#),
+        Turn::error(
+            400,
+            r#"{"error":{"message":"bad request: model overloaded"}}"#,
+        ),
         Turn::text("Back again."),
     ])
     .await;

@@ -213,7 +213,10 @@ async fn a_200_turn_chat_with_large_tool_outputs_fits_an_8k_window_and_keeps_a_f
             format!("Turn {n}.")
         };
         let run = h.send(&chat, &text).await;
-        assert_eq!((n, run.outcome, run.error), (n, RunOutcome::Completed, None));
+        assert_eq!(
+            (n, run.outcome, run.error),
+            (n, RunOutcome::Completed, None)
+        );
     }
     let last = h.send(&chat, "What is the launch code?").await;
     assert_eq!(last.text, "The launch code is AMBER-7731.");
@@ -227,10 +230,16 @@ async fn a_200_turn_chat_with_large_tool_outputs_fits_an_8k_window_and_keeps_a_f
         .filter(|(_, tokens)| *tokens + MAX_TOKENS as usize > WINDOW as usize)
         .collect();
     assert_eq!(too_big, Vec::<(usize, usize)>::new());
-    assert!(requests.iter().all(|b| b["max_tokens"] == json!(MAX_TOKENS)));
+    assert!(
+        requests
+            .iter()
+            .all(|b| b["max_tokens"] == json!(MAX_TOKENS))
+    );
     // The last answer's request held the fact of turn 3 through the summary.
     let final_request = requests.last().unwrap().to_string();
-    assert!(final_request.contains("AMBER-7731") && final_request.contains("Conversation compacted"));
+    assert!(
+        final_request.contains("AMBER-7731") && final_request.contains("Conversation compacted")
+    );
 
     // Compacted, recorded and announced; the transcript is whole.
     let compactions = h.runtime.compactions(&chat).await?;
@@ -304,7 +313,10 @@ async fn a_context_overflow_error_compacts_the_chat_and_the_one_retry_succeeds()
     let h = harness(&server, None).await;
     let chat = long_chat(&h, &server).await;
     let mut events = h.runtime.subscribe();
-    server.push_turns(vec![overflow_error(), Turn::text("Answered after compaction.")]);
+    server.push_turns(vec![
+        overflow_error(),
+        Turn::text("Answered after compaction."),
+    ]);
     let before = server.requests().len();
     let run = h.send(&chat, "And now?").await;
     assert_eq!(
@@ -341,11 +353,19 @@ async fn a_second_overflow_after_compaction_is_not_retried_again_and_names_itsel
     server.set_responder(|body| is_summary_request(body).then(|| summary_turn(body)));
     let h = harness(&server, None).await;
     let chat = long_chat(&h, &server).await;
-    server.push_turns(vec![overflow_error(), overflow_error(), Turn::text("unused")]);
+    server.push_turns(vec![
+        overflow_error(),
+        overflow_error(),
+        Turn::text("unused"),
+    ]);
     let before = server.requests().len();
     let run = h.send(&chat, "And now?").await;
     assert_eq!(run.outcome, RunOutcome::ContextOverflow);
-    assert!(run.error.unwrap_or_default().starts_with("context overflow:"));
+    assert!(
+        run.error
+            .unwrap_or_default()
+            .starts_with("context overflow:")
+    );
     // The refused request, the summary, one retry; nothing more.
     assert_eq!(server.requests().len() - before, 3);
     assert_eq!(server.remaining(), 1);
@@ -394,7 +414,11 @@ async fn compact_chat_summarizes_older_turns_now_and_later_requests_use_the_summ
     let chat = long_chat(&h, &server).await;
     let info = h.runtime.compact_chat(&chat).await?.expect("compacted");
     assert_eq!(
-        (info.trigger.as_str(), info.tool_outputs_cut >= 1, info.messages_summarized >= 1),
+        (
+            info.trigger.as_str(),
+            info.tool_outputs_cut >= 1,
+            info.messages_summarized >= 1
+        ),
         ("manual", true, true)
     );
     assert!(info.tokens_after < info.tokens_before);

@@ -207,10 +207,16 @@ mod tests {
         let second = store
             .record_compaction(&chat.id, &new(10, Some("the task")))
             .await?;
-        assert_eq!(store.latest_compaction(&chat.id).await?, Some(second.clone()));
+        assert_eq!(
+            store.latest_compaction(&chat.id).await?,
+            Some(second.clone())
+        );
         assert_eq!(store.compactions(&chat.id).await?, vec![first, second]);
         let missing = store.record_compaction("nope", &new(1, None)).await;
-        assert!(matches!(missing, Err(StoreError::NotFound { what: "chat", .. })));
+        assert!(matches!(
+            missing,
+            Err(StoreError::NotFound { what: "chat", .. })
+        ));
         Ok(())
     }
 }

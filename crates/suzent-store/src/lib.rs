@@ -51,10 +51,10 @@ pub use memory::{
     ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, UnembeddedEntry, decode_embedding, fts_query,
 };
 pub use notes::{ChatNotes, ToolCallNote, ToolResolutionNote, TurnFailureNote, TurnUsageNote};
+pub use processes::{NewProcess, ProcessKind, ProcessRecord, ProcessStatus, RecordedSpawn};
 pub use schedules::{
     Claim, GoalRecord, JobDraft, JobRecord, LeaseHolder, LeaseOutcome, NewRun, RunEnd, RunRecord,
 };
-pub use processes::{NewProcess, ProcessKind, ProcessRecord, ProcessStatus, RecordedSpawn};
 pub use search::{ChatSearchHit, MATCH_END, MATCH_START};
 pub use summaries::{SUMMARY_SOURCE, SummaryDue, SummaryRecord};
 pub use surfaces::SURFACE_HISTORY_LIMIT;

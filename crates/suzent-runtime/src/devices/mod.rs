@@ -1197,7 +1197,10 @@ mod service_tests {
         let (s, devices, laptop) = paired().await;
         let chat = s.chat().await;
         let address = format!("{PEER_PREFIX}{}", laptop.short_id);
-        let id = devices.send(&chat.id, &address, "the build is green").await.unwrap();
+        let id = devices
+            .send(&chat.id, &address, "the build is green")
+            .await
+            .unwrap();
         let outbox: Vec<(String, String, String, PeerMessageStatus)> = devices
             .outbox(None)
             .await?
@@ -1269,7 +1272,12 @@ mod service_tests {
         };
         assert_eq!(
             (
-                field(devices.rename(&laptop.short_id, "\u{7}bell").await.unwrap_err()),
+                field(
+                    devices
+                        .rename(&laptop.short_id, "\u{7}bell")
+                        .await
+                        .unwrap_err()
+                ),
                 field(devices.rename("nope", "Desk").await.unwrap_err())
             ),
             ("name".to_string(), "device".to_string())

@@ -659,8 +659,7 @@ mod service_tests {
     use suzent_core::Config;
 
     #[tokio::test]
-    async fn a_goal_is_paused_and_activated_with_an_event_each_and_cleared() -> anyhow::Result<()>
-    {
+    async fn a_goal_is_paused_and_activated_with_an_event_each_and_cleared() -> anyhow::Result<()> {
         let s = TestServices::open(Config::default()).await;
         let chat = s.chat().await;
         let goals = Goals::new(s.store.clone(), s.events.clone());

@@ -180,8 +180,8 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn due_messages_join_a_running_turn_once_and_a_peers_message_waits()
-    -> anyhow::Result<()> {
+    async fn due_messages_join_a_running_turn_once_and_a_peers_message_waits() -> anyhow::Result<()>
+    {
         let s = crate::test_services::TestServices::open(suzent_core::Config::default()).await;
         let chat = s.chat().await;
         let inbox = &s.inbox;

@@ -766,10 +766,7 @@ mod tests {
                     .to_string()
             )
         );
-        let err = memory
-            .set_memory_block("secrets", "x")
-            .await
-            .unwrap_err();
+        let err = memory.set_memory_block("secrets", "x").await.unwrap_err();
         assert_eq!(invalid_field(&err), Some("block"), "{err}");
         Ok(())
     }

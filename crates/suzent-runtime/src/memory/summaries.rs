@@ -282,7 +282,9 @@ mod tests {
     use suzent_tests::{ScriptedServer, Turn};
 
     /// The fixture with `openai/gpt-test` on `server`, and its summary service.
-    async fn summaries(server: &ScriptedServer) -> (TestServices, Arc<MemoryService>, SummaryService) {
+    async fn summaries(
+        server: &ScriptedServer,
+    ) -> (TestServices, Arc<MemoryService>, SummaryService) {
         let mut config = Config {
             default_model: Some("openai/gpt-test".into()),
             ..Config::default()
@@ -365,7 +367,10 @@ mod tests {
             .await?;
         assert_eq!(service.archive_chat_summary(&chat.id).await?, None);
         assert_eq!(server.requests().len(), 0);
-        let err = service.archive_chat_summary("no-such-chat").await.unwrap_err();
+        let err = service
+            .archive_chat_summary("no-such-chat")
+            .await
+            .unwrap_err();
         assert!(
             matches!(&err, RuntimeError::ChatNotFound(id) if id == "no-such-chat"),
             "{err}"

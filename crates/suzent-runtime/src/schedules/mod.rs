@@ -618,7 +618,11 @@ mod tests {
         assert_eq!(
             listed
                 .iter()
-                .map(|v| (v.job.draft.id.clone(), v.job.draft.name.clone(), v.next_run.is_some()))
+                .map(|v| (
+                    v.job.draft.id.clone(),
+                    v.job.draft.name.clone(),
+                    v.next_run.is_some()
+                ))
                 .collect::<Vec<_>>(),
             vec![(job.draft.id.clone(), "Standup notes".to_string(), true)]
         );
@@ -661,7 +665,11 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             (field(bad_schedule), field(bad_zone), field(no_prompt)),
-            ("schedule".to_string(), "timezone".to_string(), "prompt".to_string())
+            (
+                "schedule".to_string(),
+                "timezone".to_string(),
+                "prompt".to_string()
+            )
         );
         assert_eq!(schedules.list().await?, Vec::new());
         Ok(())
@@ -675,7 +683,11 @@ mod tests {
         let run = schedules.run_now(&job.draft.id).await?;
         assert_eq!(
             (run.job_id.as_str(), run.trigger, run.status),
-            (job.draft.id.as_str(), RunTrigger::Manual, RunStatus::Requested)
+            (
+                job.draft.id.as_str(),
+                RunTrigger::Manual,
+                RunStatus::Requested
+            )
         );
         assert_eq!(schedules.run(&run.id).await?, run);
         let err = schedules.run_now("no-such-job").await.unwrap_err();

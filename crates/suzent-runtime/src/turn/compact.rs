@@ -74,7 +74,9 @@ impl Budget {
     pub(crate) fn new(window: u32, max_tokens: u32, fixed: usize) -> Budget {
         Budget {
             window,
-            prompt: window.saturating_sub(max_tokens).saturating_sub(PROMPT_MARGIN) as usize,
+            prompt: window
+                .saturating_sub(max_tokens)
+                .saturating_sub(PROMPT_MARGIN) as usize,
             fixed,
         }
     }
@@ -145,7 +147,9 @@ fn marks(record: Option<&CompactionRecord>) -> (i64, i64) {
 fn summary_tokens(record: Option<&CompactionRecord>) -> usize {
     record
         .and_then(|r| r.summary.as_deref())
-        .map(|s| tokens::MESSAGE_OVERHEAD + tokens::text_tokens(SUMMARY_HEADER) + tokens::text_tokens(s))
+        .map(|s| {
+            tokens::MESSAGE_OVERHEAD + tokens::text_tokens(SUMMARY_HEADER) + tokens::text_tokens(s)
+        })
         .unwrap_or(0)
 }
 
@@ -251,7 +255,11 @@ impl Compactor {
         cancel: &CancellationToken,
     ) -> Result<Fitted, CompactError> {
         let failed = |e: suzent_store::StoreError| CompactError::Failed(e.to_string());
-        let latest = self.store.latest_compaction(chat_id).await.map_err(failed)?;
+        let latest = self
+            .store
+            .latest_compaction(chat_id)
+            .await
+            .map_err(failed)?;
         let before = budget.fixed + self.cache.count(chat_id, messages, latest.as_ref());
         if trigger == Trigger::Auto && before <= budget.prompt {
             return Ok(Fitted {
@@ -269,15 +277,19 @@ impl Compactor {
             .iter()
             .rposition(|m| matches!(m.message, ChatMessage::User { .. }))
             .unwrap_or(0);
-        let floor = if trigger == Trigger::Auto { 0 } else { last_user };
+        let floor = if trigger == Trigger::Auto {
+            0
+        } else {
+            last_user
+        };
         // Step 1: cut the tool outputs before the newest half of the budget (a quarter when
         // asked).
         let keep = match trigger {
             Trigger::Auto => budget.prompt / 2,
             Trigger::Overflow | Trigger::Manual => budget.prompt / 4,
         };
-        let recent = start_of_recent(messages, keep, |m| tokens::message_tokens(&m.message))
-            .max(floor);
+        let recent =
+            start_of_recent(messages, keep, |m| tokens::message_tokens(&m.message)).max(floor);
         let cut_through = recent
             .checked_sub(1)
             .map(|i| messages[i].seq)
@@ -314,8 +326,10 @@ impl Compactor {
             },
             summary: c.summary.clone(),
         };
-        let after_cut =
-            budget.fixed + self.cache.count(chat_id, messages, Some(&as_record(&candidate)));
+        let after_cut = budget.fixed
+            + self
+                .cache
+                .count(chat_id, messages, Some(&as_record(&candidate)));
         let summarize = match trigger {
             Trigger::Auto => after_cut > target,
             Trigger::Overflow | Trigger::Manual => true,
@@ -328,9 +342,12 @@ impl Compactor {
                 Trigger::Auto => budget.prompt / 3,
             };
             let shown_tokens = |m: &StoredMessage| tokens::message_tokens(&shown(m, cut_through));
-            let mut boundary =
-                start_of_recent(messages, tail_budget.saturating_sub(budget.fixed), shown_tokens)
-                    .max(floor);
+            let mut boundary = start_of_recent(
+                messages,
+                tail_budget.saturating_sub(budget.fixed),
+                shown_tokens,
+            )
+            .max(floor);
             while boundary < messages.len()
                 && matches!(messages[boundary].message, ChatMessage::Tool { .. })
             {
@@ -365,8 +382,8 @@ impl Compactor {
                 candidate.messages_summarized = (boundary - first_new) as u32;
             }
         }
-        let changed = candidate.cut_through_seq != old_cut
-            || candidate.summary_through_seq != old_summary;
+        let changed =
+            candidate.cut_through_seq != old_cut || candidate.summary_through_seq != old_summary;
         let view = as_record(&candidate);
         let after = budget.fixed + self.cache.count(chat_id, messages, Some(&view));
         if after > budget.prompt {
@@ -418,7 +435,8 @@ impl Compactor {
         model: &str,
         cancel: &CancellationToken,
     ) -> Result<String, CompactError> {
-        let fixed = tokens::fixed_tokens(SUMMARIZER_PROMPT, &[]) + 2 * tokens::MESSAGE_OVERHEAD + 32;
+        let fixed =
+            tokens::fixed_tokens(SUMMARIZER_PROMPT, &[]) + 2 * tokens::MESSAGE_OVERHEAD + 32;
         let mut summary = previous.map(str::to_string);
         let lines: Vec<String> = messages.iter().map(render).collect();
         let mut i = 0;
@@ -577,7 +595,11 @@ mod tests {
         let content = format!("{}{}{}", "h".repeat(600), "m".repeat(1000), "t".repeat(300));
         assert_eq!(
             cut_output(&content),
-            format!("{}\n[… 1000 bytes cut by compaction …]\n{}", "h".repeat(600), "t".repeat(300))
+            format!(
+                "{}\n[… 1000 bytes cut by compaction …]\n{}",
+                "h".repeat(600),
+                "t".repeat(300)
+            )
         );
         assert_eq!(cut_output("short"), "short");
     }
@@ -614,16 +636,31 @@ mod tests {
                 if i % 2 == 0 {
                     stored(i, tool(&big))
                 } else {
-                    stored(i, ChatMessage::User { text: format!("turn {i}") })
+                    stored(
+                        i,
+                        ChatMessage::User {
+                            text: format!("turn {i}"),
+                        },
+                    )
                 }
             })
             .collect();
         let cache = TokenCache::default();
-        for r in [None, Some(record(20, 0, None)), Some(record(30, 11, Some("s")))] {
-            let sent: usize = apply(&messages, r.as_ref()).iter().map(tokens::message_tokens).sum();
+        for r in [
+            None,
+            Some(record(20, 0, None)),
+            Some(record(30, 11, Some("s"))),
+        ] {
+            let sent: usize = apply(&messages, r.as_ref())
+                .iter()
+                .map(tokens::message_tokens)
+                .sum();
             let counted = cache.count("c", &messages, r.as_ref());
             // Never below what is sent; the summary's own overhead at most above.
-            assert!(counted >= sent && counted <= sent + tokens::MESSAGE_OVERHEAD, "{counted} {sent}");
+            assert!(
+                counted >= sent && counted <= sent + tokens::MESSAGE_OVERHEAD,
+                "{counted} {sent}"
+            );
             // Counted again from the cache.
             assert_eq!(cache.count("c", &messages, r.as_ref()), counted);
         }

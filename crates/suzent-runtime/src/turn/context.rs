@@ -131,7 +131,10 @@ impl TurnService {
         };
         // The small-model treatment is for windows the user or the server stated (small local
         // models), not for models the table or the default guess at.
-        let stated = matches!(window.source, WindowSource::Configured | WindowSource::Reported);
+        let stated = matches!(
+            window.source,
+            WindowSource::Configured | WindowSource::Reported
+        );
         let small = stated && window.tokens < fit::SMALL_CONTEXT;
         if small {
             request.system =

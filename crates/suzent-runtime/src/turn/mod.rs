@@ -234,10 +234,15 @@ impl TurnService {
         chat_id: &str,
     ) -> Result<Option<CompactionInfo>, RuntimeError> {
         let chat = self.s.chats.get(chat_id).await?;
-        let model = chat.model.clone().ok_or_else(|| RuntimeError::InvalidInput {
-            field: "model".into(),
-            message: "no model set: pass --model provider/model or set default_model in config.toml".into(),
-        })?;
+        let model = chat
+            .model
+            .clone()
+            .ok_or_else(|| RuntimeError::InvalidInput {
+                field: "model".into(),
+                message:
+                    "no model set: pass --model provider/model or set default_model in config.toml"
+                        .into(),
+            })?;
         self.s.settings.check_model(Some(&model))?;
         let session = self.s.sessions.session(chat_id);
         let _guard = session.run_lock.lock().await;

@@ -509,13 +509,9 @@ impl BackgroundCommands {
             });
         let this = self.clone();
         tokio::spawn(async move {
-            let record = JournalEntry::record(
-                ticket.as_ref(),
-                Some(&entry.id),
-                &entry.command,
-                leader,
-            )
-            .await;
+            let record =
+                JournalEntry::record(ticket.as_ref(), Some(&entry.id), &entry.command, leader)
+                    .await;
             this.supervise(Arc::clone(&entry), process, timeout, done_tx)
                 .await;
             if let Some(record) = record {

@@ -41,8 +41,7 @@ impl ProcessIdentity {
         let (Some(start), Some(boot)) = (self.start_ticks, self.boot_id.as_deref()) else {
             return false;
         };
-        boot_id().as_deref() == Some(boot)
-            && stat(self.pid).is_some_and(|s| s.start_ticks == start)
+        boot_id().as_deref() == Some(boot) && stat(self.pid).is_some_and(|s| s.start_ticks == start)
     }
 
     /// Whether start time and boot are known, so [`ProcessIdentity::is_running`] means what it
