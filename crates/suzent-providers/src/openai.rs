@@ -267,6 +267,12 @@ fn request_body(request: &ModelRequest, kind: ProviderKind, max_tokens: u32, mod
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
     body.insert("max_tokens".into(), json!(max_tokens));
+    if kind == ProviderKind::Local {
+        // A local model through llama.cpp's server decodes as the in-process engine does
+        // (greedy, seed 0), so one model answers alike either way; servers default to sampling.
+        body.insert("temperature".into(), json!(0.0));
+        body.insert("seed".into(), json!(0));
+    }
     if tools_in_prompt {
         // The reply must be the generic object the system prompt describes; servers that
         // support structured output (llama.cpp, vLLM, LM Studio, Ollama) enforce it.
@@ -899,6 +905,26 @@ mod tests {
         )));
         assert!(!refuses_streaming(&http(401, "invalid key")));
         assert!(!refuses_tools(&http(401, "invalid key")));
+    }
+
+    #[test]
+    fn a_local_server_is_asked_to_decode_greedily_and_hosted_providers_keep_their_defaults() {
+        let request = ModelRequest {
+            model: "m".into(),
+            system: String::new(),
+            messages: vec![ChatMessage::User { text: "hi".into() }],
+            tools: vec![],
+        };
+        let mode = Mode {
+            stream: true,
+            tools_in_prompt: false,
+        };
+        let local = request_body(&request, ProviderKind::Local, 64, mode);
+        assert_eq!((&local["temperature"], &local["seed"]), (&json!(0.0), &json!(0)));
+        for kind in [ProviderKind::OpenAi, ProviderKind::OpenAiCompatible, ProviderKind::Ollama] {
+            let body = request_body(&request, kind, 64, mode);
+            assert_eq!((body.get("temperature"), body.get("seed")), (None, None), "{kind:?}");
+        }
     }
 
     #[test]
