@@ -920,10 +920,21 @@ mod tests {
             tools_in_prompt: false,
         };
         let local = request_body(&request, ProviderKind::Local, 64, mode);
-        assert_eq!((&local["temperature"], &local["seed"]), (&json!(0.0), &json!(0)));
-        for kind in [ProviderKind::OpenAi, ProviderKind::OpenAiCompatible, ProviderKind::Ollama] {
+        assert_eq!(
+            (&local["temperature"], &local["seed"]),
+            (&json!(0.0), &json!(0))
+        );
+        for kind in [
+            ProviderKind::OpenAi,
+            ProviderKind::OpenAiCompatible,
+            ProviderKind::Ollama,
+        ] {
             let body = request_body(&request, kind, 64, mode);
-            assert_eq!((body.get("temperature"), body.get("seed")), (None, None), "{kind:?}");
+            assert_eq!(
+                (body.get("temperature"), body.get("seed")),
+                (None, None),
+                "{kind:?}"
+            );
         }
     }
 
