@@ -53,17 +53,7 @@ impl Store {
     ) -> Result<CompactionRecord, StoreError> {
         let context = || format!("recording a compaction of chat '{chat_id}'");
         let mut tx = self.begin_write(context).await?;
-        let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM chats WHERE id = ?")
-            .bind(chat_id)
-            .fetch_optional(&mut *tx)
-            .await
-            .db(context)?;
-        if exists.is_none() {
-            return Err(StoreError::NotFound {
-                what: "chat",
-                id: chat_id.to_string(),
-            });
-        }
+        crate::require_chat(&mut tx, chat_id, context).await?;
         let id = suzent_core::new_id();
         let now = self.now();
         sqlx::query(

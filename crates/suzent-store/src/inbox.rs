@@ -252,17 +252,7 @@ impl Store {
                 ),
             });
         }
-        let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM chats WHERE id = ?")
-            .bind(&new.target)
-            .fetch_optional(&mut *tx)
-            .await
-            .db(context)?;
-        if exists.is_none() {
-            return Err(StoreError::NotFound {
-                what: "chat",
-                id: new.target.clone(),
-            });
-        }
+        crate::require_chat(&mut tx, &new.target, context).await?;
         let now = ts(&self.now());
         sqlx::query(
             "INSERT INTO inbox (id, target, sender, kind, body, status, attempts, max_attempts,

@@ -51,7 +51,7 @@ pub use memory::{
     ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, UnembeddedEntry, decode_embedding, fts_query,
 };
 pub use notes::{ChatNotes, ToolCallNote, ToolResolutionNote, TurnFailureNote, TurnUsageNote};
-pub use processes::{NewProcess, ProcessKind, ProcessRecord, ProcessStatus, RecordedSpawn};
+pub use processes::{NewProcess, ProcessKind, ProcessRecord, ProcessStatus};
 pub use schedules::{
     Claim, GoalRecord, JobDraft, JobRecord, LeaseHolder, LeaseOutcome, NewRun, RunEnd, RunRecord,
 };
@@ -196,6 +196,27 @@ impl Store {
         context: impl FnOnce() -> String,
     ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
         self.pool.begin_with("BEGIN IMMEDIATE").await.db(context)
+    }
+}
+
+/// Fails with [`StoreError::NotFound`] (`what: "chat"`) unless chat `chat_id` exists, read
+/// inside the caller's transaction so the answer holds until it commits.
+pub(crate) async fn require_chat(
+    tx: &mut sqlx::SqliteConnection,
+    chat_id: &str,
+    context: impl FnOnce() -> String,
+) -> Result<(), StoreError> {
+    let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM chats WHERE id = ?")
+        .bind(chat_id)
+        .fetch_optional(&mut *tx)
+        .await
+        .db(context)?;
+    match exists {
+        Some(_) => Ok(()),
+        None => Err(StoreError::NotFound {
+            what: "chat",
+            id: chat_id.to_string(),
+        }),
     }
 }
 

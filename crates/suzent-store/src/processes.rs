@@ -29,8 +29,10 @@ impl ProcessKind {
     }
 }
 
-/// A process group to record right after it was spawned.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A process group to record right after it was spawned (and, in a [`ProcessRecord`], what
+/// was recorded).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct NewProcess {
     /// Unique id of the record.
     pub id: String,
@@ -75,7 +77,7 @@ pub enum ProcessStatus {
 pub struct ProcessRecord {
     /// What was recorded at spawn.
     #[serde(flatten)]
-    pub process: RecordedSpawn,
+    pub process: NewProcess,
     /// Running or interrupted.
     pub status: ProcessStatus,
     /// When it was spawned.
@@ -84,36 +86,6 @@ pub struct ProcessRecord {
     pub ended_at: Option<DateTime<Utc>>,
     /// What the sweep found and did (interrupted rows).
     pub note: Option<String>,
-}
-
-/// The spawn facts of a [`ProcessRecord`] (the fields of [`NewProcess`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RecordedSpawn {
-    /// Record id.
-    pub id: String,
-    /// The chat whose tool started it.
-    pub chat_id: String,
-    /// What started it.
-    pub kind: ProcessKind,
-    /// The tool call that started it.
-    pub tool_call_id: Option<String>,
-    /// The background command id.
-    pub command_id: Option<String>,
-    /// The command line.
-    pub command: String,
-    /// Pid of the group leader.
-    pub pid: u32,
-    /// Process group id.
-    pub pgid: u32,
-    /// The leader's start time in clock ticks after boot.
-    pub start_ticks: Option<u64>,
-    /// The boot the start time counts from.
-    pub boot_id: Option<String>,
-    /// Pid of the runtime that started it.
-    pub owner_pid: u32,
-    /// The runtime's start time in clock ticks after boot.
-    pub owner_start_ticks: Option<u64>,
 }
 
 const COLUMNS: &str = "id, chat_id, kind, tool_call_id, command_id, command, pid, pgid, \
@@ -150,7 +122,7 @@ fn decode(row: &SqliteRow) -> Result<ProcessRecord, StoreError> {
     let started_at: String = row.get("started_at");
     let ended_at: Option<String> = row.get("ended_at");
     Ok(ProcessRecord {
-        process: RecordedSpawn {
+        process: NewProcess {
             chat_id: row.get("chat_id"),
             kind,
             tool_call_id: row.get("tool_call_id"),
@@ -306,7 +278,7 @@ mod tests {
                 row.ended_at.is_some()
             ),
             (
-                RecordedSpawn {
+                NewProcess {
                     id: "p1".into(),
                     chat_id: "c1".into(),
                     kind: ProcessKind::BackgroundCommand,

@@ -117,17 +117,7 @@ impl Store {
     ) -> Result<SummaryRecord, StoreError> {
         let context = || format!("recording a summary of chat '{chat_id}'");
         let mut tx = self.begin_write(context).await?;
-        let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM chats WHERE id = ?")
-            .bind(chat_id)
-            .fetch_optional(&mut *tx)
-            .await
-            .db(context)?;
-        if exists.is_none() {
-            return Err(StoreError::NotFound {
-                what: "chat",
-                id: chat_id.to_string(),
-            });
-        }
+        crate::require_chat(&mut tx, chat_id, context).await?;
         let current: Option<i64> =
             sqlx::query_scalar("SELECT through_seq FROM chat_summaries WHERE chat_id = ?")
                 .bind(chat_id)
