@@ -168,6 +168,15 @@ enum OnAskArg {
     Suspend,
 }
 
+impl From<OnAskArg> for OnAsk {
+    fn from(arg: OnAskArg) -> OnAsk {
+        match arg {
+            OnAskArg::Deny => OnAsk::Deny,
+            OnAskArg::Suspend => OnAsk::Suspend,
+        }
+    }
+}
+
 #[derive(Args)]
 struct RunArgs {
     /// The task.
@@ -808,11 +817,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         println!("chat {chat_id}");
     }
     let options = RunOptions {
-        on_ask: if args.on_ask == OnAskArg::Deny {
-            OnAsk::Deny
-        } else {
-            OnAsk::Suspend
-        },
+        on_ask: args.on_ask.into(),
         ..RunOptions::default()
     };
     let summary = with_events(
@@ -922,11 +927,7 @@ async fn resume(args: ResumeArgs) -> Result<ExitCode> {
         }
     }
     let options = RunOptions {
-        on_ask: if args.on_ask == OnAskArg::Deny {
-            OnAsk::Deny
-        } else {
-            OnAsk::Suspend
-        },
+        on_ask: args.on_ask.into(),
         ..RunOptions::default()
     };
     rt.set_command_lifetime(CommandLifetime::StoppedAtExit {
@@ -945,11 +946,7 @@ async fn resume(args: ResumeArgs) -> Result<ExitCode> {
 async fn retry(args: RetryArgs) -> Result<ExitCode> {
     let rt = open_runtime().await?;
     let options = RunOptions {
-        on_ask: if args.on_ask == OnAskArg::Deny {
-            OnAsk::Deny
-        } else {
-            OnAsk::Suspend
-        },
+        on_ask: args.on_ask.into(),
         ..RunOptions::default()
     };
     rt.set_command_lifetime(CommandLifetime::StoppedAtExit {
