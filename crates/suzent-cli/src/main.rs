@@ -1146,7 +1146,7 @@ async fn chat(args: ChatArgs) -> Result<ExitCode> {
 async fn chat_loop(rt: &Runtime, chat_id: &str) -> Result<ExitCode> {
     let chat = rt.chat(chat_id).await?;
     eprintln!(
-        "suzent chat {} — workspace {} — model {} — mode {}. Type a message; /mode MODE switches; /goal OBJECTIVE works on its own until done; Ctrl-C stops a turn; /quit, Ctrl-D or Ctrl-C twice exits.",
+        "suzent chat {} — workspace {} — model {} — mode {}. Type a message; /mode MODE switches; /goal OBJECTIVE works on its own until done; /compact summarizes older turns now; Ctrl-C stops a turn; /quit, Ctrl-D or Ctrl-C twice exits.",
         chat.id,
         chat.workspace,
         chat.model.as_deref().unwrap_or("(none: use --model)"),
