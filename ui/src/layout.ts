@@ -54,16 +54,36 @@ export function setPanelChoice(chatId: string, panel: Panel, open: boolean) {
   }
 }
 
+/** Forgets a panel choice (used when a choice made before any chat moves to the first chat). */
+function clearPanelChoice(chatId: string, panel: Panel) {
+  const all = readChoices();
+  if (!all[chatId]) return;
+  delete all[chatId][panel];
+  try {
+    window.localStorage.setItem(PANELS_KEY, JSON.stringify(all));
+  } catch {
+    /* storage unavailable */
+  }
+}
+
 /**
  * A chat's panel: open as the user last left it in this chat, else open only when it has
  * something to show (`hasContent`). Returns the state and its setter (which remembers).
+ * A choice made while no chat was open yet (the window's) goes to the first chat that opens,
+ * so a click during start-up is not undone when the chat list arrives.
  */
 export function usePanel(chatId: string | null, panel: Panel, hasContent: boolean): [boolean, (open: boolean) => void] {
   const [version, setVersion] = useState(0);
   // Without a chat (none yet), the choice is the window's.
   const owner = chatId ?? "";
-  const chosen = panelChoice(owner, panel);
+  const early = chatId === null ? null : panelChoice("", panel);
+  const chosen = panelChoice(owner, panel) ?? early;
   const open = chosen ?? hasContent;
+  useEffect(() => {
+    if (chatId === null || early === null) return;
+    if (panelChoice(chatId, panel) === null) setPanelChoice(chatId, panel, early);
+    clearPanelChoice("", panel);
+  }, [chatId, panel, early]);
   const set = useCallback(
     (next: boolean) => {
       setPanelChoice(owner, panel, next);

@@ -215,6 +215,18 @@ describe("errors and layout", () => {
     expect(screen.getByTestId("background-tasks")).toHaveClass("overlay");
   });
 
+  it("a panel opened before the chat list arrives stays open in the chat that opens", async () => {
+    let release: (chats: ReturnType<typeof chat>[]) => void = () => {};
+    backend({ list_chats: () => new Promise((resolve) => (release = resolve)) });
+    renderWithStore(<App />);
+    await userEvent.click(await screen.findByRole("button", { name: "Background tasks" }));
+    expect(screen.getByTestId("background-tasks")).toBeInTheDocument();
+    release([chat()]);
+    await screen.findByTestId("composer-input");
+    expect(screen.getByTestId("background-tasks")).toBeInTheDocument();
+    expect(JSON.parse(window.localStorage.getItem("suzent.panels") ?? "{}")).toEqual({ "": {}, c1: { tasks: true } });
+  });
+
   it("a chat remembers its panels; an empty canvas starts closed", async () => {
     backend({ list_chats: () => [chat()] });
     const { unmount } = renderWithStore(<App />);
