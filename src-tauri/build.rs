@@ -105,6 +105,18 @@ const COMMANDS: &[&str] = &[
     "revoke_browser_pairing",
     "save_browser_extension_zip",
     "show_browser_extension_folder",
+    "deep_link_inbox",
+    "confirm_mcp_install",
+    "cancel_mcp_install",
+    "update_status",
+    "check_for_update",
+    "download_update",
+    "restart_to_update",
+    "desktop_prefs",
+    "save_desktop_prefs",
+    "tray_status",
+    "autostart_enabled",
+    "set_autostart",
 ];
 
 fn main() {

@@ -9,12 +9,16 @@
 
 mod browser;
 pub mod commands;
+pub mod deep_links;
 pub mod device_commands;
 mod dto;
 mod error;
 mod events;
 mod frames;
+pub mod instance;
 mod state;
+pub mod tray;
+pub mod updates;
 
 pub use browser::{BrowserBridge, BrowserBridgeEvent};
 pub use dto::{CreateChatArgs, LogFile, MemoryBlock, ModelDownload, RunSummary};
@@ -141,11 +145,25 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             browser::revoke_browser_pairing,
             browser::save_browser_extension_zip::<tauri::Wry>,
             browser::show_browser_extension_folder,
+            deep_links::deep_link_inbox,
+            deep_links::confirm_mcp_install::<tauri::Wry>,
+            deep_links::cancel_mcp_install::<tauri::Wry>,
+            updates::update_status,
+            updates::check_for_update::<tauri::Wry>,
+            updates::download_update::<tauri::Wry>,
+            updates::restart_to_update::<tauri::Wry>,
+            updates::desktop_prefs,
+            updates::save_desktop_prefs,
+            tray::tray_status,
+            tray::autostart_enabled::<tauri::Wry>,
+            tray::set_autostart::<tauri::Wry>,
         ])
         .events(tauri_specta::collect_events![
             RuntimeEvent,
             BrowserBridgeEvent,
-            events::LocalModelProgress
+            events::LocalModelProgress,
+            deep_links::DeepLinkReceived,
+            updates::UpdateStatusChanged
         ])
         // One TypeScript type per Rust type (no `_Serialize`/`_Deserialize` pairs): the UI reads
         // what Rust serializes and sends what Rust deserializes, and the two shapes only differ
@@ -172,15 +190,51 @@ pub fn export_bindings(path: &Path) -> Result<(), String> {
 pub fn run(log_dir: Option<PathBuf>) -> Result<(), String> {
     let builder = specta_builder();
     let invoke = builder.invoke_handler();
+    let context = tauri::generate_context!("../tauri.conf.json");
+    let paths = suzent_runtime::Paths::from_env()?;
+    let instance = instance::instance_id(&context.config().identifier, &paths.data_dir);
     tauri::Builder::default()
-        // First, so a second launch only focuses the running window.
-        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
-            if let Some(window) = app.get_webview_window("main") {
-                let _ = window.unminimize();
-                let _ = window.show();
-                let _ = window.set_focus();
+        // First: a second launch on this data folder hands its argv (a `suzent://` link) to the
+        // running app and exits here, inside Tauri's plugin setup, before the app's `setup`
+        // below opens the database, binds a port or starts the scheduler (R2-D05).
+        .plugin(
+            tauri_plugin_single_instance::Builder::new()
+                .dbus_id(instance)
+                .callback(|app, _args, _cwd| {
+                    // The deep-link plugin already took the argv's link (the `deep-link`
+                    // feature); a plain second launch only brings the window forward.
+                    if let Some(window) = app.get_webview_window("main") {
+                        let _ = window.unminimize();
+                        let _ = window.show();
+                        let _ = window.set_focus();
+                    }
+                })
+                .build(),
+        )
+        // Second: the data folder's own lock, for a launch the first could not route.
+        .plugin(instance::data_dir_lock(paths.data_dir.clone()))
+        .plugin(tauri_plugin_deep_link::init())
+        .manage(suzent_runtime::deep_link::DeepLinkInbox::new())
+        .plugin(tauri_plugin_updater::Builder::new().build())
+        // Start at login: off until the user turns it on in Settings → Desktop.
+        .plugin(tauri_plugin_autostart::init(
+            tauri_plugin_autostart::MacosLauncher::LaunchAgent,
+            None,
+        ))
+        .manage(tray::Tray::<tauri::Wry>::default())
+        // Closing the main window keeps Suzent in the tray while it is needed (see `tray`).
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::CloseRequested { api, .. } = event
+                && window.label() == "main"
+                && tray::keep_running_on_close(window.app_handle())
+            {
+                api.prevent_close();
             }
-        }))
+        })
+        .manage(updates::Updates::new(
+            suzent_runtime::desktop_prefs::DesktopPrefsFile::in_config_dir(&paths.config_dir),
+            context.package_info().version.to_string(),
+        ))
         .plugin(tauri_plugin_dialog::init())
         // Used from Rust only (links opened in the system browser, the log folder); the webview
         // is granted none of its commands.
@@ -236,10 +290,24 @@ pub fn run(log_dir: Option<PathBuf>) -> Result<(), String> {
                 }
             };
             app.manage(state);
+            // After the state: a link the app was started with is shown by a ready window.
+            deep_links::start(app.handle());
+            // The tray icon and its counts.
+            let runtime = app.state::<AppState>().runtime().ok();
+            tray::start(app.handle(), runtime);
+            // Update checks at start and daily (when on in Settings → Updates).
+            updates::start(app.handle());
             Ok(())
         })
-        .run(tauri::generate_context!("../tauri.conf.json"))
-        .map_err(|e| format!("the desktop app failed: {e}"))
+        .build(context)
+        .map_err(|e| format!("the desktop app failed to start: {e}"))?
+        .run(|app, event| {
+            // A verified update is installed as the app quits ("install on restart").
+            if let tauri::RunEvent::Exit = event {
+                app.state::<updates::Updates>().install_ready();
+            }
+        });
+    Ok(())
 }
 
 async fn open_runtime(keys: Arc<SessionKeys>) -> Result<Runtime, String> {

@@ -1,8 +1,10 @@
-import { useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { BackgroundTasks } from "./components/BackgroundTasks";
 import { ChatList } from "./components/ChatList";
 import { BrowserPairingDialog } from "./components/BrowserPairingDialog";
+import { DeepLinkDialog } from "./components/DeepLinkDialog";
+import { UpdateDialog } from "./components/UpdatesSettings";
 import { ChatView } from "./components/ChatView";
 import { ConfigView } from "./components/ConfigView";
 import { ErrorBanner, ErrorBoundary } from "./components/ErrorBanner";
@@ -105,6 +107,11 @@ export function App() {
     void actions.refreshChats().then(() => actions.selectChat(chatId));
     setPage("chat");
   };
+
+  // A `suzent://chat/ID` link (stable, so the dialog's inbox reader does not re-subscribe).
+  const openChatRef = useRef(openChat);
+  openChatRef.current = openChat;
+  const openDeepLinkedChat = useCallback((chatId: string) => openChatRef.current(chatId), []);
 
   const [skipSetup, setSkipSetup] = useState(false);
   const width = useWindowWidth();
@@ -265,6 +272,8 @@ export function App() {
           {page === "settings" && <SettingsView />}
         </ErrorBoundary>
         <BrowserPairingDialog />
+        <DeepLinkDialog onOpenChat={openDeepLinkedChat} />
+        <UpdateDialog />
       </main>
       {showTasks && <BackgroundTasks overlay={overlay} onClose={() => setShowTasks(false)} />}
       {help && <ShortcutsHelp onClose={() => setHelp(false)} />}

@@ -15,6 +15,10 @@ use suzent_tests::{ScriptedServer, Turn};
 /// One app at a time: the machine is small and each app runs WebKit.
 pub static SERIAL: Mutex<()> = Mutex::new(());
 
+/// Extra environment variables of the apps this test binary starts (e.g. the updater test's
+/// throwaway public key); set before the first app starts.
+pub static APP_ENV: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
 /// Longest wait for something to appear in the window.
 pub const UI_TIMEOUT: Duration = Duration::from_secs(40);
 
@@ -305,6 +309,12 @@ impl Desktop {
         if let Some(seed) = seed {
             seed(&suzent_home)?;
         }
+        // No update checks against the real feed, and closing the window quits (the tray test
+        // turns keeping it in the tray on), unless the seed wrote its own desktop preferences.
+        let prefs = suzent_home.join("config/desktop.toml");
+        if !prefs.exists() {
+            std::fs::write(&prefs, "checkForUpdates = false\nkeepRunningInTray = false\n")?;
+        }
 
         let shots = screenshot_root().join(name);
         let _ = std::fs::remove_dir_all(&shots);
@@ -334,6 +344,7 @@ impl Desktop {
             .env("XDG_CACHE_HOME", home.path().join("xdg-cache"))
             .env("XDG_STATE_HOME", home.path().join("xdg-state"))
             .env("SUZENT_LOG", "info")
+            .envs(APP_ENV.lock().unwrap_or_else(|p| p.into_inner()).clone())
             .env_remove("OPENAI_BASE_URL")
             .env_remove("DBUS_SESSION_BUS_ADDRESS")
             .stdin(Stdio::null())
@@ -720,6 +731,43 @@ pub fn app_alive_with_home(exe: &Path, home: &Path) -> bool {
                     .is_some_and(|r| r.trim_start().starts_with('Z'))
             })
     })
+}
+
+/// The pid and environment of this test's app (the process of `exe` whose `HOME` is `home`):
+/// a second launch with the same environment reaches the same session bus, display and data
+/// folder, as a second double-click would.
+pub fn app_process(exe: &Path, home: &Path) -> Option<(u32, Vec<(std::ffi::OsString, std::ffi::OsString)>)> {
+    use std::os::unix::ffi::OsStrExt;
+    let exe = std::fs::canonicalize(exe).ok()?;
+    let wanted = format!("HOME={}", home.display()).into_bytes();
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let dir = entry.path();
+        if !std::fs::read_link(dir.join("exe")).is_ok_and(|e| e == exe) {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(dir.join("environ")) else {
+            continue;
+        };
+        let vars: Vec<&[u8]> = environ.split(|b| *b == 0).filter(|v| !v.is_empty()).collect();
+        if !vars.contains(&wanted.as_slice()) {
+            continue;
+        }
+        let env = vars
+            .iter()
+            .filter_map(|v| {
+                let at = v.iter().position(|b| *b == b'=')?;
+                Some((
+                    std::ffi::OsStr::from_bytes(&v[..at]).to_os_string(),
+                    std::ffi::OsStr::from_bytes(&v[at + 1..]).to_os_string(),
+                ))
+            })
+            .collect();
+        return Some((pid, env));
+    }
+    None
 }
 
 pub fn tree_memory(ancestor: u32, exe: &Path) -> Option<TreeMemory> {

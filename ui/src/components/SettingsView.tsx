@@ -8,6 +8,8 @@ import { useStore } from "../store";
 import type { LogFile, Settings } from "../types";
 import { BrowserSettings } from "./BrowserSettings";
 import { LocalModels } from "./LocalModels";
+import { UpdatesSettings } from "./UpdatesSettings";
+import { DesktopSettings } from "./DesktopSettings";
 
 type Urls = Record<ProviderId, string>;
 
@@ -303,6 +305,8 @@ export function SettingsView() {
 
       <LanguageSwitch />
       <LogSection />
+      <UpdatesSettings />
+      <DesktopSettings />
 
       <DevicesSettings />
       <BrowserSettings />

@@ -163,6 +163,18 @@ export function backend(handlers: Record<string, Handler> = {}) {
       pending: [],
       nativeHosts: [],
     }),
+    // suzent:// links: nothing arrived.
+    deep_link_inbox: () => ({ pending: [], notices: [] }),
+    // Updates: not checked yet, from the default feed.
+    update_status: () => ({ currentVersion: "0.1.0", endpoint: "https://releases.suzent.dev/desktop/latest.json", state: { state: "idle" }, checkedAt: null }),
+    desktop_prefs: () => ({
+      updateEndpoint: "https://releases.suzent.dev/desktop/latest.json",
+      checkForUpdates: true,
+      keepRunningInTray: true,
+      trayNoticeShown: false,
+    }),
+    autostart_enabled: () => false,
+    tray_status: () => ({ available: true, pendingApprovals: 0, enabledSchedules: 0, runningCommands: 0, pairedDevices: 0, label: "Suzent" }),
     // HtmlFrame documents: one token per staged document, in staging order.
     stage_html_frame: (a) => `frame-${calls.filter((c) => c.cmd === "stage_html_frame").length}-${String(a.html).length}`,
   };

@@ -446,6 +446,36 @@ impl Schedules {
         Ok(job)
     }
 
+    /// Pauses every enabled job (the tray's "Pause all schedules"). Returns how many it paused.
+    ///
+    /// Errors: [`RuntimeError::Store`].
+    pub async fn pause_all(&self) -> Result<usize, RuntimeError> {
+        let now = self.clock_now();
+        let mut paused = 0;
+        for job in self.store.list_jobs().await? {
+            if job.draft.enabled {
+                self.store.set_job_enabled(&job.draft.id, false, now).await?;
+                paused += 1;
+            }
+        }
+        self.wake();
+        Ok(paused)
+    }
+
+    /// How many of the user's jobs are enabled (whether closing the window should keep the app
+    /// running). The memory consolidation job ("dream") every install has is not counted.
+    ///
+    /// Errors: [`RuntimeError::Store`].
+    pub async fn enabled_count(&self) -> Result<usize, RuntimeError> {
+        Ok(self
+            .store
+            .list_jobs()
+            .await?
+            .iter()
+            .filter(|j| j.draft.enabled && j.draft.id != DREAM_JOB_ID)
+            .count())
+    }
+
     /// Asks for a run now. The process that schedules starts it (this one when it does); while
     /// the job runs, its overlap policy applies (a `skip` job records the request as skipped).
     ///
@@ -631,6 +661,31 @@ mod tests {
         assert_eq!(schedules.get(&job.draft.id).await?.next_run, None);
         schedules.remove(&job.draft.id).await?;
         assert_eq!(schedules.list().await?, Vec::new());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn pause_all_pauses_every_enabled_job_and_counts_them() -> anyhow::Result<()> {
+        let (_s, schedules) = schedules().await;
+        let a = schedules.save(standup()).await?;
+        let b = schedules
+            .save(JobInput {
+                name: "Weekly report".into(),
+                ..standup()
+            })
+            .await?;
+        schedules.pause(&b.draft.id, true).await?;
+        schedules.ensure_dream().await?;
+        assert_eq!(schedules.enabled_count().await?, 1, "the dream job is not counted");
+        assert_eq!(schedules.pause_all().await?, 2, "the dream job is paused too");
+        assert_eq!(
+            (
+                schedules.get(&a.draft.id).await?.job.draft.enabled,
+                schedules.enabled_count().await?,
+                schedules.pause_all().await?
+            ),
+            (false, 0, 0)
+        );
         Ok(())
     }
 
