@@ -29,7 +29,10 @@ pub fn receive_links<R: tauri::Runtime>(app: &AppHandle<R>, links: &[String]) {
         // The link itself may carry a server's environment (tokens): only its kind is logged.
         match inbox.receive(link) {
             Received::Pending(p) => {
-                tracing::info!("deep link: MCP install of '{}' waits for the user", p.server.name)
+                tracing::info!(
+                    "deep link: MCP install of '{}' waits for the user",
+                    p.server.name
+                )
             }
             Received::Notice(DeepLinkNotice::OpenChat { .. }) => {
                 tracing::info!("deep link: open a chat")
@@ -97,7 +100,10 @@ pub async fn confirm_mcp_install<R: tauri::Runtime>(
 ) -> Result<McpServerInfo, AppError> {
     let inbox = app.state::<DeepLinkInbox>();
     let pending = inbox.pending(&id).ok_or_else(|| {
-        AppError::new(AppErrorKind::NotFound, format!("no MCP install waits with id {id}"))
+        AppError::new(
+            AppErrorKind::NotFound,
+            format!("no MCP install waits with id {id}"),
+        )
     })?;
     let runtime = state.runtime()?;
     let name = pending.server.name.clone();
@@ -120,7 +126,10 @@ pub fn cancel_mcp_install<R: tauri::Runtime>(
     id: String,
 ) -> Result<(), AppError> {
     app.state::<DeepLinkInbox>().remove(&id).ok_or_else(|| {
-        AppError::new(AppErrorKind::NotFound, format!("no MCP install waits with id {id}"))
+        AppError::new(
+            AppErrorKind::NotFound,
+            format!("no MCP install waits with id {id}"),
+        )
     })?;
     announce(&app);
     Ok(())

@@ -106,7 +106,10 @@ pub fn start<R: tauri::Runtime>(app: &AppHandle<R>, runtime: Option<Runtime>) {
     match build_icon(app) {
         Ok(item) => {
             *tray.count_item.lock().unwrap_or_else(|p| p.into_inner()) = Some(item);
-            tray.status.lock().unwrap_or_else(|p| p.into_inner()).available = true;
+            tray.status
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .available = true;
         }
         Err(e) => tracing::warn!("no tray icon: {e}"),
     }
@@ -161,7 +164,7 @@ fn build_icon<R: tauri::Runtime>(app: &AppHandle<R>) -> tauri::Result<MenuItem<R
     let mut builder = TrayIconBuilder::with_id(TRAY_ID)
         .menu(&menu)
         .tooltip("Suzent")
-        .on_menu_event(|app, event| match event.id().as_ref() {
+        .on_menu_event(|app, event| match event.id().0.as_str() {
             "open" => show_main(app),
             "pause-all" => {
                 let app = app.clone();
@@ -306,7 +309,10 @@ pub fn autostart_enabled<R: tauri::Runtime>(app: AppHandle<R>) -> Result<bool, A
 /// on Windows) or off.
 #[tauri::command]
 #[specta::specta]
-pub fn set_autostart<R: tauri::Runtime>(app: AppHandle<R>, enabled: bool) -> Result<bool, AppError> {
+pub fn set_autostart<R: tauri::Runtime>(
+    app: AppHandle<R>,
+    enabled: bool,
+) -> Result<bool, AppError> {
     let launcher = app.autolaunch();
     let result = if enabled {
         launcher.enable()

@@ -327,7 +327,10 @@ pub async fn download<R: tauri::Runtime>(app: &AppHandle<R>) -> Result<UpdateSta
         .await;
     match result {
         Ok(bytes) => {
-            tracing::info!("update {version}: {} bytes downloaded and verified", bytes.len());
+            tracing::info!(
+                "update {version}: {} bytes downloaded and verified",
+                bytes.len()
+            );
             *updates.ready.lock().unwrap_or_else(|p| p.into_inner()) = Some((update, bytes));
             updates.set(
                 app,
@@ -401,7 +404,13 @@ pub async fn download_update<R: tauri::Runtime>(
 #[specta::specta]
 pub fn restart_to_update<R: tauri::Runtime>(app: AppHandle<R>) -> Result<(), AppError> {
     let updates = app.state::<Updates>();
-    if !matches!(updates.status().state, UpdateState::Ready { installable: true, .. }) {
+    if !matches!(
+        updates.status().state,
+        UpdateState::Ready {
+            installable: true,
+            ..
+        }
+    ) {
         return Err(AppError::new(
             AppErrorKind::InvalidInput,
             "no verified update can be installed by this build",

@@ -32,16 +32,9 @@ struct SecondLaunch {
 
 /// Launches the app again with `argv` and the running app's environment, under
 /// `strace -f -e trace=openat,bind`, and waits for it to exit (at most 60 s).
-fn launch_again(d: &Desktop, argv: &[&str], home_override: Option<&Path>) -> Result<SecondLaunch> {
-    let (_, mut env) = app_process(exe(), d.home.path())
+fn launch_again(d: &Desktop, argv: &[&str]) -> Result<SecondLaunch> {
+    let (_, env) = app_process(exe(), d.home.path())
         .context("the running app's process (HOME = the test's home) was not found")?;
-    if let Some(home) = home_override {
-        for (k, v) in env.iter_mut() {
-            if k == "SUZENT_HOME" {
-                *v = home.as_os_str().to_os_string();
-            }
-        }
-    }
     let trace = d.shots.join(format!("second-launch-{}.strace", d.step));
     let mut child = Command::new("strace")
         .args(["-f", "-qq", "-e", "trace=openat,bind", "-o"])
@@ -120,7 +113,7 @@ fn an_mcp_install_link_shows_the_full_command_and_runs_nothing_before_confirm() 
                 encode(&script)
             );
 
-            let second = launch_again(d, &[&link], None)?;
+            let second = launch_again(d, &[&link])?;
             assert_eq!(
                 (second.code, second.touched),
                 (Some(0), Vec::<String>::new()),
@@ -130,16 +123,29 @@ fn an_mcp_install_link_shows_the_full_command_and_runs_nothing_before_confirm() 
             );
 
             d.wait_css("[data-testid=mcp-install-dialog]").await?;
-            let command = d.find("[data-testid=mcp-install-command]").await?.text().await?;
-            let args = d.find("[data-testid=mcp-install-args]").await?.text().await?;
-            let env = d.find("[data-testid=mcp-install-env]").await?.text().await?;
+            let command = d
+                .find("[data-testid=mcp-install-command]")
+                .await?
+                .text()
+                .await?;
+            let args = d
+                .find("[data-testid=mcp-install-args]")
+                .await?
+                .text()
+                .await?;
+            let env = d
+                .find("[data-testid=mcp-install-env]")
+                .await?
+                .text()
+                .await?;
+            // One line per argument (a list marker, if the driver reports one, stays apart).
+            let arg_lines: Vec<String> = args
+                .lines()
+                .map(|l| l.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.').trim().to_string())
+                .collect();
             assert_eq!(
-                (command.as_str(), args.as_str(), env.as_str()),
-                (
-                    "/bin/sh",
-                    format!("-c\n{script}").as_str(),
-                    "LINK_TOKEN=t0k3n"
-                )
+                (command.as_str(), arg_lines, env.trim()),
+                ("/bin/sh", vec!["-c".to_string(), script.clone()], "LINK_TOKEN=t0k3n")
             );
             d.screenshot("install-dialog").await?;
             // Nothing ran and nothing was added before Confirm.
@@ -163,11 +169,7 @@ fn an_mcp_install_link_shows_the_full_command_and_runs_nothing_before_confirm() 
             ensure!(!marker.exists(), "adding the server started it");
 
             // An unknown field is refused with a message; nothing is asked.
-            let second = launch_again(
-                d,
-                &["suzent://mcp/install?name=x&command=sh&trusted=true"],
-                None,
-            )?;
+            let second = launch_again(d, &["suzent://mcp/install?name=x&command=sh&trusted=true"])?;
             assert_eq!(second.code, Some(0));
             d.wait_text(
                 "[data-testid=deep-link-refused]",
@@ -180,7 +182,11 @@ fn an_mcp_install_link_shows_the_full_command_and_runs_nothing_before_confirm() 
             let log_dir = d.home.path().join("suzent/data/logs");
             for entry in std::fs::read_dir(&log_dir).into_iter().flatten().flatten() {
                 let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
-                ensure!(!text.contains("t0k3n"), "{} holds the link's token", entry.path().display());
+                ensure!(
+                    !text.contains("t0k3n"),
+                    "{} holds the link's token",
+                    entry.path().display()
+                );
             }
             Ok(())
         })
@@ -216,15 +222,17 @@ fn a_second_launch_with_a_chat_link_opens_the_chat_in_the_running_app() {
             d.click("[data-testid=nav-settings]").await?;
             d.screenshot("settings-open").await?;
 
-            let second = launch_again(d, &[&format!("suzent://chat/{other}")], None)?;
+            let second = launch_again(d, &[&format!("suzent://chat/{other}")])?;
             assert_eq!(
                 (second.code, second.touched),
                 (Some(0), Vec::<String>::new()),
                 "stderr:\n{}",
                 second.stderr
             );
-            d.wait_css(&format!("[data-testid=chat-item].active[data-chat-id='{other}']"))
-                .await?;
+            d.wait_css(&format!(
+                "[data-testid=chat-item].active[data-chat-id='{other}']"
+            ))
+            .await?;
             d.wait_css("[data-testid=composer-input]").await?;
             d.screenshot("linked-chat-open").await?;
 

@@ -10,8 +10,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use suzent_tests::Turn;
 use support::{Desktop, UI_TIMEOUT, desktop_test};
+use suzent_tests::Turn;
 
 /// Calls an app command from the window, as the UI does.
 async fn invoke(d: &Desktop, command: &str) -> Result<Value> {
@@ -86,7 +86,10 @@ fn the_tray_count_follows_an_approval() {
 /// The autostart entries under the test's XDG config folder and `~/.config`.
 fn autostart_entries(home: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    for dir in [home.join("xdg-config/autostart"), home.join(".config/autostart")] {
+    for dir in [
+        home.join("xdg-config/autostart"),
+        home.join(".config/autostart"),
+    ] {
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             found.push(entry.path());
         }

@@ -175,8 +175,7 @@ async fn check_and_download(d: &Desktop, version: &str) -> Result<()> {
 }
 
 #[test]
-fn the_updater_refuses_downgrades_mislabeled_and_tampered_artifacts_and_takes_a_signed_newer_one()
-{
+fn the_updater_refuses_downgrades_mislabeled_and_tampered_artifacts_and_takes_a_signed_newer_one() {
     let signer = Signer::new();
     let feed = Feed::start().expect("the feed server");
     APP_ENV
@@ -210,7 +209,10 @@ fn the_updater_refuses_downgrades_mislabeled_and_tampered_artifacts_and_takes_a_
             .await
             .context("the check at start")?;
             assert_eq!(d.count("[data-testid=update-dialog]").await?, 0);
-            assert!(!feed.got("/Suzent_0.0.9.AppImage"), "a downgrade was downloaded");
+            assert!(
+                !feed.got("/Suzent_0.0.9.AppImage"),
+                "a downgrade was downloaded"
+            );
             d.screenshot("downgrade-not-offered").await?;
 
             // (a) the 0.0.9 artifact and its valid signature, announced as 9.9.9.
@@ -241,11 +243,19 @@ fn the_updater_refuses_downgrades_mislabeled_and_tampered_artifacts_and_takes_a_
             d.screenshot("bad-signature-refused").await?;
 
             // (d) no build for this system.
-            feed.manifest("0.4.0", "windows-x86_64", "/Suzent_0.4.0.AppImage", &newer_sig);
+            feed.manifest(
+                "0.4.0",
+                "windows-x86_64",
+                "/Suzent_0.4.0.AppImage",
+                &newer_sig,
+            );
             d.click("[data-testid=update-check]").await?;
             d.wait_text(
                 "[data-testid=update-state]",
-                &format!("refused: the manifest has no build for this system ({})", platform()),
+                &format!(
+                    "refused: the manifest has no build for this system ({})",
+                    platform()
+                ),
             )
             .await
             .context("the wrong target")?;
@@ -257,7 +267,8 @@ fn the_updater_refuses_downgrades_mislabeled_and_tampered_artifacts_and_takes_a_
             feed.put("/Suzent_0.2.0.AppImage", good);
             feed.manifest("0.2.0", &platform(), "/Suzent_0.2.0.AppImage", &good_sig);
             d.click("[data-testid=update-check]").await?;
-            d.wait_text("[data-testid=update-notes]", "What is new in 0.2.0:").await?;
+            d.wait_text("[data-testid=update-notes]", "What is new in 0.2.0:")
+                .await?;
             d.screenshot("update-dialog").await?;
             d.click("[data-testid=update-dialog-download]").await?;
             d.wait_text(
@@ -269,7 +280,8 @@ fn the_updater_refuses_downgrades_mislabeled_and_tampered_artifacts_and_takes_a_
             assert!(feed.got("/Suzent_0.2.0.AppImage"));
             d.screenshot("verified-and-held").await?;
             // Still 0.1.0 running.
-            d.wait_text("[data-testid=settings-updates]", "This is Suzent 0.1.0.").await?;
+            d.wait_text("[data-testid=settings-updates]", "This is Suzent 0.1.0.")
+                .await?;
             Ok(())
         })
     });

@@ -75,7 +75,7 @@ impl McpInstall {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeepLinkError {
     /// Longer than [`MAX_LINK_BYTES`].
-    #[error("the link is {0} bytes long; at most {MAX_LINK_BYTES} are accepted")]
+    #[error("the link is {0} bytes long; at most {max} are accepted", max = MAX_LINK_BYTES)]
     TooLong(usize),
     /// Not a URL at all.
     #[error("'{0}' is not a URL")]
@@ -152,10 +152,7 @@ fn parse_chat(url: &url::Url) -> Result<DeepLink, DeepLinkError> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if !valid {
-        return Err(invalid(
-            "chat",
-            format!("'{}' is not a chat id", quote(id)),
-        ));
+        return Err(invalid("chat", format!("'{}' is not a chat id", quote(id))));
     }
     Ok(DeepLink::OpenChat {
         chat_id: id.to_string(),
@@ -186,7 +183,7 @@ fn parse_mcp_install(url: &url::Url) -> Result<McpInstall, DeepLinkError> {
                 "control characters are not allowed",
             ));
         }
-        match field.as_ref() {
+        match &*field {
             "name" => set_once(&mut name, "name", value)?,
             "command" => set_once(&mut command, "command", value)?,
             "url" => set_once(&mut server_url, "url", value)?,
@@ -198,7 +195,10 @@ fn parse_mcp_install(url: &url::Url) -> Result<McpInstall, DeepLinkError> {
             }
             "env" => {
                 let Some((key, val)) = value.split_once('=') else {
-                    return Err(invalid("env", format!("'{}' is not KEY=VALUE", quote(&value))));
+                    return Err(invalid(
+                        "env",
+                        format!("'{}' is not KEY=VALUE", quote(&value)),
+                    ));
                 };
                 let valid_key = !key.is_empty()
                     && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -237,7 +237,10 @@ fn parse_mcp_install(url: &url::Url) -> Result<McpInstall, DeepLinkError> {
             let parsed = url::Url::parse(u)
                 .map_err(|_| invalid("url", format!("'{}' is not a URL", quote(u))))?;
             if !matches!(parsed.scheme(), "http" | "https") {
-                return Err(invalid("url", format!("'{}' is not an http(s) URL", quote(u))));
+                return Err(invalid(
+                    "url",
+                    format!("'{}' is not an http(s) URL", quote(u)),
+                ));
             }
             if !args.is_empty() || !env.is_empty() {
                 return Err(invalid(
@@ -597,8 +600,9 @@ mod tests {
                 },
                 DeepLinkNotice::Refused {
                     link: "suzent://nope".into(),
-                    message: "unknown link kind 'nope' (known: suzent://chat/ID, suzent://mcp/install?…)"
-                        .into()
+                    message:
+                        "unknown link kind 'nope' (known: suzent://chat/ID, suzent://mcp/install?…)"
+                            .into()
                 },
             ]
         );

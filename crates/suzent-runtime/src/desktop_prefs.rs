@@ -108,7 +108,8 @@ impl DesktopPrefsFile {
             .ok_or_else(|| format!("{} has no folder", self.path.display()))?;
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let text = toml::to_string(prefs).map_err(|e| format!("cannot write the preferences: {e}"))?;
+        let text =
+            toml::to_string(prefs).map_err(|e| format!("cannot write the preferences: {e}"))?;
         let mut tmp = tempfile::NamedTempFile::new_in(dir)
             .map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
         std::io::Write::write_all(&mut tmp, text.as_bytes())
@@ -146,7 +147,10 @@ mod tests {
             validate_endpoint("http://updates.evil.test/latest.json"),
             Err("update endpoint 'http://updates.evil.test/latest.json' must use https (http only on 127.0.0.1 or localhost)".into())
         );
-        assert_eq!(validate_endpoint("https://releases.suzent.dev/x.json"), Ok(()));
+        assert_eq!(
+            validate_endpoint("https://releases.suzent.dev/x.json"),
+            Ok(())
+        );
         assert_eq!(validate_endpoint("http://localhost:9/x.json"), Ok(()));
     }
 
@@ -154,7 +158,11 @@ mod tests {
     fn a_file_with_an_unknown_key_is_an_error_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let file = DesktopPrefsFile::in_config_dir(dir.path());
-        std::fs::write(file.path(), "updateEndpoint = \"https://a.test/x\"\nbogus = 1\n").unwrap();
+        std::fs::write(
+            file.path(),
+            "updateEndpoint = \"https://a.test/x\"\nbogus = 1\n",
+        )
+        .unwrap();
         let err = file.load().unwrap_err();
         assert!(err.starts_with(&file.path().display().to_string()), "{err}");
         assert!(err.contains("bogus"), "{err}");

@@ -313,7 +313,10 @@ impl Desktop {
         // turns keeping it in the tray on), unless the seed wrote its own desktop preferences.
         let prefs = suzent_home.join("config/desktop.toml");
         if !prefs.exists() {
-            std::fs::write(&prefs, "checkForUpdates = false\nkeepRunningInTray = false\n")?;
+            std::fs::write(
+                &prefs,
+                "checkForUpdates = false\nkeepRunningInTray = false\n",
+            )?;
         }
 
         let shots = screenshot_root().join(name);
@@ -736,12 +739,19 @@ pub fn app_alive_with_home(exe: &Path, home: &Path) -> bool {
 /// The pid and environment of this test's app (the process of `exe` whose `HOME` is `home`):
 /// a second launch with the same environment reaches the same session bus, display and data
 /// folder, as a second double-click would.
-pub fn app_process(exe: &Path, home: &Path) -> Option<(u32, Vec<(std::ffi::OsString, std::ffi::OsString)>)> {
+pub fn app_process(
+    exe: &Path,
+    home: &Path,
+) -> Option<(u32, Vec<(std::ffi::OsString, std::ffi::OsString)>)> {
     use std::os::unix::ffi::OsStrExt;
     let exe = std::fs::canonicalize(exe).ok()?;
     let wanted = format!("HOME={}", home.display()).into_bytes();
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         let dir = entry.path();
@@ -751,7 +761,10 @@ pub fn app_process(exe: &Path, home: &Path) -> Option<(u32, Vec<(std::ffi::OsStr
         let Ok(environ) = std::fs::read(dir.join("environ")) else {
             continue;
         };
-        let vars: Vec<&[u8]> = environ.split(|b| *b == 0).filter(|v| !v.is_empty()).collect();
+        let vars: Vec<&[u8]> = environ
+            .split(|b| *b == 0)
+            .filter(|v| !v.is_empty())
+            .collect();
         if !vars.contains(&wanted.as_slice()) {
             continue;
         }

@@ -497,6 +497,17 @@ export function installMockBackend() {
         case "list_devices":
         case "nearby_devices":
           return [];
+        // The desktop shell: no links, no update feed, no tray in the browser.
+        case "deep_link_inbox":
+          return { pending: [], notices: [] };
+        case "update_status":
+          return { currentVersion: "0.1.0", endpoint: "https://releases.suzent.dev/desktop/latest.json", state: { state: "idle" }, checkedAt: null };
+        case "desktop_prefs":
+          return { updateEndpoint: "https://releases.suzent.dev/desktop/latest.json", checkForUpdates: false, keepRunningInTray: false, trayNoticeShown: true };
+        case "autostart_enabled":
+          return false;
+        case "tray_status":
+          return { available: false, pendingApprovals: 0, enabledSchedules: 0, runningCommands: 0, pairedDevices: 0, label: "Suzent" };
         default:
           if (isMcpCommand(cmd)) return mcpCommand(cmd, args);
           fail(`the mock backend has no command '${cmd}'`);

@@ -454,7 +454,9 @@ impl Schedules {
         let mut paused = 0;
         for job in self.store.list_jobs().await? {
             if job.draft.enabled {
-                self.store.set_job_enabled(&job.draft.id, false, now).await?;
+                self.store
+                    .set_job_enabled(&job.draft.id, false, now)
+                    .await?;
                 paused += 1;
             }
         }
@@ -676,8 +678,16 @@ mod tests {
             .await?;
         schedules.pause(&b.draft.id, true).await?;
         schedules.ensure_dream().await?;
-        assert_eq!(schedules.enabled_count().await?, 1, "the dream job is not counted");
-        assert_eq!(schedules.pause_all().await?, 2, "the dream job is paused too");
+        assert_eq!(
+            schedules.enabled_count().await?,
+            1,
+            "the dream job is not counted"
+        );
+        assert_eq!(
+            schedules.pause_all().await?,
+            2,
+            "the dream job is paused too"
+        );
         assert_eq!(
             (
                 schedules.get(&a.draft.id).await?.job.draft.enabled,
