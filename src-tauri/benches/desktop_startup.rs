@@ -2,7 +2,7 @@
 //! WebKit web and network processes), under Xvfb. Each run starts the app with a fresh
 //! `SUZENT_HOME` and fresh XDG directories (no WebKit caches) through tauri-driver, times the
 //! WebDriver session request (which launches the app) until the chat list is displayed, then
-//! waits 5 s idle and sums the memory of the process tree from `/proc`.
+//! waits 20 s idle (`SUZENT_BENCH_IDLE_SECS`) and sums the memory of the process tree from `/proc`.
 //!
 //! `cargo bench -p suzent-desktop --features custom-protocol --bench desktop_startup`
 //! (build the UI first; `SUZENT_BENCH_RUNS` sets the number of runs, default 5). Prints each run
@@ -35,6 +35,10 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
+    let idle_secs: u64 = std::env::var("SUZENT_BENCH_IDLE_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
     let app = Path::new(env!("CARGO_BIN_EXE_suzent-desktop"));
     let profile = if cfg!(debug_assertions) {
         "debug"
@@ -51,6 +55,7 @@ fn main() {
         .build()
         .unwrap();
     let (mut paints, mut rss, mut pss, mut procs) = (Vec::new(), Vec::new(), Vec::new(), 0);
+    let mut app_rss = Vec::new();
     for run in 1..=runs {
         let server = ScriptedServer::start_blocking(Vec::new());
         let (paint, memory) = runtime.block_on(async {
@@ -58,7 +63,7 @@ fn main() {
                 .await
                 .unwrap_or_else(|e| panic!("starting the app: {e:#}"));
             let paint = desktop.first_paint;
-            tokio::time::sleep(Duration::from_secs(5)).await;
+            tokio::time::sleep(Duration::from_secs(idle_secs)).await;
             let memory = support::tree_memory(desktop.driver.child.id(), app);
             desktop.stop().await;
             (paint, memory)
@@ -77,6 +82,13 @@ fn main() {
             memory.pss_kib as f64 / 1024.0,
             each.join(", ")
         );
+        let app_kib: u64 = memory
+            .each
+            .iter()
+            .filter(|(name, _)| name == "suzent-desktop")
+            .map(|(_, kib)| *kib)
+            .sum();
+        app_rss.push(app_kib as f64 / 1024.0);
         paints.push(paint.as_secs_f64() * 1000.0);
         rss.push(memory.rss_kib as f64 / 1024.0);
         pss.push(memory.pss_kib as f64 / 1024.0);
@@ -87,6 +99,8 @@ fn main() {
         "profile": profile,
         "firstPaintMsMedian": median(paints.clone()),
         "idleRssMibMedian": median(rss.clone()),
+        "idleSecs": idle_secs,
+        "appRssMibMedian": median(app_rss.clone()),
         "idlePssMibMedian": median(pss.clone()),
         "processes": procs,
         "firstPaintMs": paints,
@@ -94,8 +108,9 @@ fn main() {
         "idlePssMib": pss,
     });
     println!(
-        "median of {runs}: first painted chat {:.0} ms, idle RSS {:.1} MiB, idle PSS {:.1} MiB ({procs} processes)",
+        "median of {runs}: first painted chat {:.0} ms; after {idle_secs} s idle: app process RSS {:.1} MiB, all processes RSS {:.1} MiB, PSS {:.1} MiB ({procs} processes)",
         summary["firstPaintMsMedian"].as_f64().unwrap_or_default(),
+        summary["appRssMibMedian"].as_f64().unwrap_or_default(),
         summary["idleRssMibMedian"].as_f64().unwrap_or_default(),
         summary["idlePssMibMedian"].as_f64().unwrap_or_default(),
     );
