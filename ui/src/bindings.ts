@@ -329,13 +329,49 @@ export const commands = {
 	 *  file manager answers).
 	 */
 	showBrowserExtensionFolder: () => typedError<string, AppError>(__TAURI_INVOKE("show_browser_extension_folder")),
+	/**
+	 *  The MCP installs waiting for an answer, and the chats to open and refusals since the last
+	 *  call (handed over once).
+	 */
+	deepLinkInbox: () => typedError<DeepLinkInboxView, AppError>(__TAURI_INVOKE("deep_link_inbox")),
+	/**
+	 *  The dialog's Confirm: adds the server of install `id` to `mcp.json`, untrusted (nothing was
+	 *  started before; the server starts when a chat first uses its tools). An error (a server of
+	 *  that name exists) leaves the request waiting, so the user can cancel it.
+	 */
+	confirmMcpInstall: (id: string) => typedError<McpServerInfo, AppError>(__TAURI_INVOKE("confirm_mcp_install", { id })),
+	/**  The dialog's Cancel: drops install `id`; nothing is added. */
+	cancelMcpInstall: (id: string) => typedError<null, AppError>(__TAURI_INVOKE("cancel_mcp_install", { id })),
+	/**  The updater's status. */
+	updateStatus: () => typedError<UpdateStatus, AppError>(__TAURI_INVOKE("update_status")),
+	/**  Checks the endpoint now ("Check for updates"). */
+	checkForUpdate: () => typedError<UpdateStatus, AppError>(__TAURI_INVOKE("check_for_update")),
+	/**  Downloads and verifies the available update; it is installed when the app quits or restarts. */
+	downloadUpdate: () => typedError<UpdateStatus, AppError>(__TAURI_INVOKE("download_update")),
+	/**  Installs the verified download and restarts the app. */
+	restartToUpdate: () => typedError<null, AppError>(__TAURI_INVOKE("restart_to_update")),
+	/**  The desktop preferences (update endpoint and checks, tray). */
+	desktopPrefs: () => typedError<DesktopPrefs, AppError>(__TAURI_INVOKE("desktop_prefs")),
+	/**  Saves the desktop preferences; a bad endpoint is an error naming it (field `updateEndpoint`). */
+	saveDesktopPrefs: (prefs: DesktopPrefs) => typedError<DesktopPrefs, AppError>(__TAURI_INVOKE("save_desktop_prefs", { prefs })),
+	/**  What the tray shows and what keeps the app in the background. */
+	trayStatus: () => typedError<TrayStatus, AppError>(__TAURI_INVOKE("tray_status")),
+	/**  Whether Suzent starts at login. */
+	autostartEnabled: () => typedError<boolean, AppError>(__TAURI_INVOKE("autostart_enabled")),
+	/**
+	 *  Turns Start at login on (an XDG autostart entry on Linux, a login item on macOS, the Run key
+	 *  on Windows) or off.
+	 */
+	setAutostart: (enabled: boolean) => typedError<boolean, AppError>(__TAURI_INVOKE("set_autostart", { enabled })),
 };
 
 /** Events */
 export const events = {
 	browserBridgeEvent: makeEvent<BrowserBridgeEvent, BrowserBridgeEvent>("browser-bridge-event"),
+	deepLinkReceived: makeEvent<DeepLinkReceived, DeepLinkReceived>("deep-link-received"),
 	localModelProgress: makeEvent<LocalModelProgress, LocalModelProgress>("local-model-progress"),
 	runtimeEvent: makeEvent<RuntimeEvent, RuntimeEvent>("runtime-event"),
+	updateStatusChanged: makeEvent<UpdateStatusChanged, UpdateStatusChanged>("update-status-changed"),
 };
 
 /* Types */
@@ -1377,6 +1413,39 @@ export type DecisionSource =
 /**  The user answered an approval prompt. */
 "user";
 
+/**
+ *  What the window reads from the inbox: installs still waiting (kept until answered) and the
+ *  notices since the last read (handed over once).
+ */
+export type DeepLinkInboxView = {
+	/**  Installs waiting for an answer, oldest first. */
+	pending: PendingMcpInstall[],
+	/**  Chats to open and refusals, oldest first. */
+	notices: DeepLinkNotice[],
+};
+
+/**  Something a link did that the window shows once. */
+export type DeepLinkNotice = 
+/**  Open this chat. */
+{ kind: "openChat"; 
+/**  The chat's id. */
+chatId: string } | 
+/**  The link was refused. */
+{ kind: "refused"; 
+/**  The start of the link. */
+link: string; 
+/**  Why. */
+message: string };
+
+/**
+ *  Sent to the window when a link arrived or an install was answered: read
+ *  [`deep_link_inbox`].
+ */
+export type DeepLinkReceived = {
+	/**  MCP installs waiting for an answer. */
+	pending: number,
+};
+
 /**  Whether the user is told when a run finishes. */
 export type Delivery = 
 /**  A notification when the run finishes. */
@@ -1392,6 +1461,21 @@ export type DeniedCall = {
 	reasonCode: string,
 	/**  Why it was refused, as the model was told. */
 	reason: string,
+};
+
+/**  The desktop preferences. */
+export type DesktopPrefs = {
+	/**  URL of the update manifest (https; http only on loopback, for a local feed). */
+	updateEndpoint?: string,
+	/**  Check at start and once a day. */
+	checkForUpdates?: boolean,
+	/**
+	 *  Closing the window keeps Suzent running in the tray while schedules, background
+	 *  commands or paired devices need it.
+	 */
+	keepRunningInTray?: boolean,
+	/**  The first-time notice about running in the tray was shown. */
+	trayNoticeShown?: boolean,
 };
 
 /**  A stored pairing. */
@@ -1853,6 +1937,20 @@ export type McpImport = {
 	skipped: string[],
 };
 
+/**  An MCP server a link asks to add: everything the confirmation dialog shows, in full. */
+export type McpInstall = {
+	/**  Server name (the key in `mcp.json`). */
+	name: string,
+	/**  Program of a stdio server. */
+	command: string | null,
+	/**  Its arguments, in order. */
+	args: string[],
+	/**  Environment variables of a stdio server. */
+	env: { [key in string]: string },
+	/**  URL of a streamable HTTP server. */
+	url: string | null,
+};
+
 /**
  *  One server of the `mcpServers` map. Either `command` (stdio) or `url` (streamable HTTP).
  * 
@@ -2194,6 +2292,14 @@ export type PendingApproval = {
 	decision: PermissionDecision,
 	/**  When it was asked. */
 	createdAt: string,
+};
+
+/**  An MCP install waiting for the user's Confirm or Cancel. */
+export type PendingMcpInstall = {
+	/**  Request id (a UUID), named by the confirm and cancel commands. */
+	id: string,
+	/**  The server the link asks to add, in full. */
+	server: McpInstall,
 };
 
 /**  One decision of the permission engine for one tool call. */
@@ -2836,6 +2942,22 @@ export type ToolResolutionNote = {
 	rule: Rule | null,
 };
 
+/**  What the tray shows and what keeps the app running in the background. */
+export type TrayStatus = {
+	/**  Whether the tray icon could be created (a desktop without a tray has none). */
+	available: boolean,
+	/**  Tool calls waiting for an approval, in all chats. */
+	pendingApprovals: number,
+	/**  Enabled scheduled jobs. */
+	enabledSchedules: number,
+	/**  Background commands still running. */
+	runningCommands: number,
+	/**  Paired devices (not revoked). */
+	pairedDevices: number,
+	/**  The tray's label ("Suzent: 2 approvals waiting"). */
+	label: string,
+};
+
 /**
  *  A run that stopped short of an answer: failed, or stopped by `max_steps`, the loop guard or a
  *  context overflow.
@@ -2866,6 +2988,58 @@ export type TurnUsageNote = {
 	/**  How many model steps reported usage. */
 	steps: number,
 };
+
+/**  Where the update process stands. */
+export type UpdateState = 
+/**  Not checked yet. */
+{ state: "idle" } | 
+/**  Asking the endpoint. */
+{ state: "checking" } | 
+/**  No newer version. */
+{ state: "upToDate"; 
+/**  The version the feed offers, when it offered one (equal to or older than this app's). */
+offered: string | null } | 
+/**  A newer version can be downloaded. */
+{ state: "available"; 
+/**  Its version. */
+version: string; 
+/**  Its release notes (Markdown as written by the release). */
+notes: string | null; 
+/**  When it was published (RFC 3339), if the manifest says. */
+date: string | null } | 
+/**  Downloading. */
+{ state: "downloading"; 
+/**  The version. */
+version: string; 
+/**  Bytes received. */
+received: number; 
+/**  Bytes in all, when the server says. */
+total: number | null } | 
+/**  Downloaded and verified: installed when the app quits or restarts. */
+{ state: "ready"; 
+/**  The version. */
+version: string; 
+/**  Whether this build can install it (installed from an AppImage, .deb or .rpm). */
+installable: boolean } | 
+/**  The check or the download was refused or failed. */
+{ state: "failed"; 
+/**  Why, in a sentence. */
+message: string };
+
+/**  The updater's status (the `update_status` command and the [`UpdateStatusChanged`] event). */
+export type UpdateStatus = {
+	/**  This app's version. */
+	currentVersion: string,
+	/**  The endpoint in use. */
+	endpoint: string,
+	/**  Where the process stands. */
+	state: UpdateState,
+	/**  When the last check ended (RFC 3339). */
+	checkedAt: string | null,
+};
+
+/**  Sent whenever the [`UpdateStatus`] changes. */
+export type UpdateStatusChanged = UpdateStatus;
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 

@@ -76,7 +76,7 @@ export function UpdatesSettings() {
     desktopApi.prefs().then(
       (p) => {
         setPrefs(p);
-        setEndpoint(p.updateEndpoint);
+        setEndpoint(p.updateEndpoint ?? "");
       },
       (e: unknown) => setError(errorMessage(e)),
     );
@@ -128,7 +128,7 @@ export function UpdatesSettings() {
           <input
             type="checkbox"
             data-testid="update-auto"
-            checked={prefs.checkForUpdates}
+            checked={prefs.checkForUpdates ?? true}
             onChange={(e) => void save({ ...prefs, checkForUpdates: e.target.checked })}
           />
           {t("updates.auto")}
