@@ -128,24 +128,26 @@ fn an_mcp_install_link_shows_the_full_command_and_runs_nothing_before_confirm() 
                 .await?
                 .text()
                 .await?;
-            let args = d
-                .find("[data-testid=mcp-install-args]")
+            let mut args = Vec::new();
+            for arg in d
+                .client()
+                .find_all(fantoccini::Locator::Css("[data-testid=mcp-install-arg]"))
                 .await?
-                .text()
-                .await?;
+            {
+                args.push(arg.text().await?);
+            }
             let env = d
                 .find("[data-testid=mcp-install-env]")
                 .await?
                 .text()
                 .await?;
-            // One line per argument (a list marker, if the driver reports one, stays apart).
-            let arg_lines: Vec<String> = args
-                .lines()
-                .map(|l| l.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.').trim().to_string())
-                .collect();
             assert_eq!(
-                (command.as_str(), arg_lines, env.trim()),
-                ("/bin/sh", vec!["-c".to_string(), script.clone()], "LINK_TOKEN=t0k3n")
+                (command.as_str(), args, env.trim()),
+                (
+                    "/bin/sh",
+                    vec!["-c".to_string(), script.clone()],
+                    "LINK_TOKEN=t0k3n"
+                )
             );
             d.screenshot("install-dialog").await?;
             // Nothing ran and nothing was added before Confirm.

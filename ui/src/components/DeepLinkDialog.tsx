@@ -68,24 +68,26 @@ export function DeepLinkDialog({ onOpenChat }: { onOpenChat: (chatId: string) =>
   const env = request ? Object.entries(request.server.env ?? {}) : [];
   return (
     <>
-      {refusals.length > 0 && (
-        <div className="error-banner link-notice" role="alert" data-testid="deep-link-refused">
-          {refusals.map((message, i) => (
-            <p key={i}>{t("deepLink.refused", { message })}</p>
-          ))}
-          <button type="button" className="btn" onClick={() => setRefusals([])}>
-            {t("deepLink.dismiss")}
-          </button>
-        </div>
-      )}
-      {added && !request && (
-        <div className="card link-notice" role="status" data-testid="deep-link-added">
-          <p>{t("deepLink.added", { name: added })}</p>
-          <button type="button" className="btn" onClick={() => setAdded(null)}>
-            {t("deepLink.dismiss")}
-          </button>
-        </div>
-      )}
+      <div className="link-notices">
+        {refusals.length > 0 && (
+          <div className="error-banner link-notice" role="alert" data-testid="deep-link-refused">
+            {refusals.map((message, i) => (
+              <p key={i}>{t("deepLink.refused", { message })}</p>
+            ))}
+            <button type="button" className="btn" onClick={() => setRefusals([])}>
+              {t("deepLink.dismiss")}
+            </button>
+          </div>
+        )}
+        {added && !request && (
+          <div className="card link-notice" role="status" data-testid="deep-link-added">
+            <p>{t("deepLink.added", { name: added })}</p>
+            <button type="button" className="btn" onClick={() => setAdded(null)}>
+              {t("deepLink.dismiss")}
+            </button>
+          </div>
+        )}
+      </div>
       {request && (
         <div className="modal-backdrop">
           <div className="modal card" role="dialog" aria-modal="true" aria-labelledby="mcp-install-h" data-testid="mcp-install-dialog">
@@ -106,7 +108,7 @@ export function DeepLinkDialog({ onOpenChat }: { onOpenChat: (chatId: string) =>
                       <ol>
                         {request.server.args.map((arg, i) => (
                           <li key={i}>
-                            <code>{arg}</code>
+                            <code data-testid="mcp-install-arg">{arg}</code>
                           </li>
                         ))}
                       </ol>
