@@ -301,6 +301,10 @@ pub struct ModelSettings {
     /// and what the provider reports (256..=10,000,000). Requests are compacted to fit it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u32>,
+    /// Whether the model is sent the images of attachments, overriding the built-in table of
+    /// vision models (e.g. `true` for a vision model behind an OpenAI-compatible server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<bool>,
 }
 
 /// Settings of paired devices (`[devices]` in `config.toml`).
@@ -646,7 +650,8 @@ mod tests {
         assert_eq!(
             c.models.get("openai/gpt-4.1"),
             Some(&ModelSettings {
-                context_window: Some(64_000)
+                context_window: Some(64_000),
+                images: None
             })
         );
         let err = Config::from_toml(

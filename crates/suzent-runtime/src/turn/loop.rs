@@ -283,6 +283,9 @@ impl TurnService {
                 tools: self.tool_definitions(&loaded),
             };
             self.fit_to_model(chat, &config, &mut request);
+            // Images go to models that take them, counted before compaction decides.
+            let inlined = self.inline_images(chat, &config, &messages);
+            let messages_for_model = inlined.as_deref().unwrap_or(&messages);
             // The messages, compacted first when they would not fit (`compact.rs`).
             let budget = self.budget(chat, &config, &request);
             let fitted = self
@@ -290,7 +293,7 @@ impl TurnService {
                 .fit(
                     &chat.id,
                     Some(run_id),
-                    &messages,
+                    messages_for_model,
                     budget,
                     Trigger::Auto,
                     client.as_ref(),
@@ -508,9 +511,13 @@ impl TurnService {
     ) -> Result<(), RuntimeError> {
         let store = &self.s.store;
         match opening {
-            Opening::User(text) => {
+            Opening::User { text, attachments } => {
                 store
-                    .append_message(&chat.id, Some(run_id), &ChatMessage::User { text })
+                    .append_message(
+                        &chat.id,
+                        Some(run_id),
+                        &ChatMessage::User { text, attachments },
+                    )
                     .await?;
             }
             Opening::Inbox { message_id, text } => {
@@ -521,7 +528,7 @@ impl TurnService {
                         &message_id,
                         &chat.id,
                         Some(run_id),
-                        &ChatMessage::User { text },
+                        &ChatMessage::user(text),
                     )
                     .await?;
                 hold_point("inbox_recorded").await;
