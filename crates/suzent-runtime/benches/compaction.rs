@@ -147,7 +147,7 @@ fn runtime(server: &ScriptedServer, home: &std::path::Path, window: u32) -> Runt
         "openai/gpt-test".into(),
         ModelSettings {
             context_window: Some(window),
-            images: None,
+            ..Default::default()
         },
     );
     let rt = tokio::runtime::Handle::current();

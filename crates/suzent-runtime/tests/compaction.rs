@@ -44,7 +44,7 @@ async fn harness(server: &ScriptedServer, window: Option<u32>) -> Harness {
             "openai/gpt-test".into(),
             ModelSettings {
                 context_window: Some(w),
-                images: None,
+                ..Default::default()
             },
         );
     }

@@ -404,7 +404,11 @@ impl TurnService {
                     model: model_id.clone(),
                     input_tokens: usage.input_tokens,
                     output_tokens: usage.output_tokens,
-                    cost_usd: suzent_providers::pricing::cost_usd(model_id, usage),
+                    cost_usd: suzent_providers::pricing::cost_usd(
+                        model_id,
+                        configured_price(&config, chat),
+                        usage,
+                    ),
                 });
             }
             // The provider's ids are not keys: each call is stored under a step id it claimed.
@@ -590,6 +594,18 @@ impl TurnService {
             })
             .collect()
     }
+}
+
+/// The chat's model's own prices (`[models."…"] input_price`, `output_price`), if set.
+fn configured_price(
+    config: &suzent_core::Config,
+    chat: &ChatRecord,
+) -> Option<suzent_providers::pricing::Price> {
+    let settings = config.models.get(chat.model.as_deref()?)?;
+    Some(suzent_providers::pricing::Price {
+        input_per_million: settings.input_price?,
+        output_per_million: settings.output_price?,
+    })
 }
 
 /// Added to the text of a step the user stopped (what the model and the user see of it).
