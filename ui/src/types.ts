@@ -100,6 +100,8 @@ export type {
   LogFile,
   Settings,
   SettingsPatch,
+  SpeechClip,
+  SpeechConfig,
   Skill,
   SkillSource,
   StoredMessage,

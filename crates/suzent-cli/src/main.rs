@@ -606,6 +606,18 @@ fn print_event(ev: &AgentEvent, json: bool) {
             );
         }
         AgentEvent::ToolCallEnd {
+            ok: true,
+            output,
+            duration_ms,
+            tool_name,
+            ..
+        } if tool_name == "speak"
+            && let Ok(clip) = serde_json::from_str::<suzent_core::SpeechClip>(output) =>
+        {
+            // Nothing plays here: the clip is a file (for a player, or a channel to send).
+            let _ = writeln!(out, "  ✓ {clip} ({duration_ms} ms)");
+        }
+        AgentEvent::ToolCallEnd {
             ok,
             output,
             duration_ms,
