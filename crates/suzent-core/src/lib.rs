@@ -37,7 +37,7 @@ pub use speech::{
     SpeechConfig, WavError, encode_wav, parse_wav, pcm_rate_of_mime,
 };
 pub use event::{AgentEvent, CompactionInfo, DecisionEvent, RunOutcome};
-pub use message::{ChatMessage, ToolCall, parse_tool_arguments};
+pub use message::{ATTACHMENTS_DIR, Attachment, ChatMessage, ToolCall, parse_tool_arguments};
 pub use permission::{
     ApprovalAction, ApprovalActionId, ApprovalResponse, Behavior, DecisionSource,
     PermissionDecision, PermissionMode, ReasonCode, Risk, Rule, RuleDestination, RuleDraft,

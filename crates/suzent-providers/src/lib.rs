@@ -197,6 +197,7 @@ pub mod schema;
 pub mod speech;
 pub mod tokens;
 mod turns;
+pub mod vision;
 pub mod window;
 mod wire;
 
