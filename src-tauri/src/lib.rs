@@ -7,6 +7,7 @@
 //! gen-bindings`), and a test fails when the checked-in file is out of date.
 #![deny(missing_docs)]
 
+mod audio;
 mod browser;
 pub mod commands;
 pub mod deep_links;
@@ -166,6 +167,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             deep_links::DeepLinkReceived,
             updates::UpdateStatusChanged
         ])
+        // The output of a `speak` call (a tool result, so no command names the type): the tool
+        // card parses it to show the player.
+        .typ::<suzent_core::SpeechClip>()
         // One TypeScript type per Rust type (no `_Serialize`/`_Deserialize` pairs): the UI reads
         // what Rust serializes and sends what Rust deserializes, and the two shapes only differ
         // by fields that are omitted when empty (typed as optional).
@@ -248,6 +252,24 @@ pub fn run(log_dir: Option<PathBuf>) -> Result<(), String> {
         .manage(HtmlFrames::default())
         .register_uri_scheme_protocol(FRAME_SCHEME, |ctx, request| {
             ctx.app_handle().state::<HtmlFrames>().respond(&request)
+        })
+        // Speech clips of `speak` for the tool card's player: read off the UI thread (see
+        // `audio`); only clips the runtime stored are served.
+        .register_asynchronous_uri_scheme_protocol(audio::AUDIO_SCHEME, |ctx, request, responder| {
+            let runtime = ctx
+                .app_handle()
+                .try_state::<AppState>()
+                .map(|s| s.runtime());
+            tauri::async_runtime::spawn_blocking(move || {
+                let response = audio::respond(&request, |chat, file| match &runtime {
+                    Some(Ok(runtime)) => runtime
+                        .speech_clip_path(chat, file)
+                        .map_err(|e| e.to_string()),
+                    Some(Err(e)) => Err(e.message.clone()),
+                    None => Err("the app is still starting".into()),
+                });
+                responder.respond(response);
+            });
         })
         .invoke_handler(invoke)
         .setup(move |app| {

@@ -69,6 +69,11 @@ fn the_csp_allows_only_the_app_itself() {
         csp["frame-src"], "suzent-frame: http://suzent-frame.localhost",
         "frames may load only the app's frame scheme"
     );
+    // Speech clips play only from the app's own `suzent-audio:` scheme (see src/audio.rs).
+    assert_eq!(
+        csp["media-src"], "'self' suzent-audio: http://suzent-audio.localhost",
+        "media may load only from the app and its audio scheme"
+    );
     for (directive, value) in csp {
         let value = value.as_str().expect("directives are strings");
         for source in value.split_whitespace() {
@@ -80,6 +85,7 @@ fn the_csp_allows_only_the_app_itself() {
                 || source.starts_with("http:")
                     && source != "http://ipc.localhost"
                     && !(directive == "frame-src" && source == "http://suzent-frame.localhost")
+                    && !(directive == "media-src" && source == "http://suzent-audio.localhost")
                 || source.starts_with("ws")
                 || source == "*";
             assert!(!remote, "{directive} allows the remote origin {source}");

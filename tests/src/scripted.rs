@@ -422,6 +422,11 @@ fn handle(script: Shared, method: Method, uri: Uri, headers: HeaderMap, body: By
             return plain(StatusCode::OK, "application/json", listing);
         }
     }
+    if method == Method::POST
+        && let Some(response) = speech_response(&script, &path, &uri, &headers, &body)
+    {
+        return response;
+    }
     let format = if path.ends_with("/chat/completions") {
         Some(Format::OpenAi)
     } else if path.ends_with("/messages") {
@@ -532,6 +537,137 @@ fn handle(script: Shared, method: Method, uri: Uri, headers: HeaderMap, body: By
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
+}
+
+/// Milliseconds of audio the speech routes answer per character of input.
+pub const SPEECH_MS_PER_CHAR: u64 = 60;
+/// The sample rate of the speech routes' audio (OpenAI's and Gemini's 24 kHz).
+pub const SPEECH_SAMPLE_RATE: u32 = 24_000;
+/// A voice the speech routes refuse (OpenAI's 400 `invalid_request_error`), for error tests.
+pub const REFUSED_VOICE: &str = "no-such-voice";
+
+/// 16-bit mono PCM of a 440 Hz tone at half scale, [`SPEECH_MS_PER_CHAR`] per character of
+/// `input`: real, audible audio whose length follows the text.
+pub fn speech_tone(input: &str) -> Vec<u8> {
+    let ms = input.chars().count() as u64 * SPEECH_MS_PER_CHAR;
+    let samples = ms * u64::from(SPEECH_SAMPLE_RATE) / 1000;
+    (0..samples)
+        .flat_map(|i| {
+            let t = i as f64 / f64::from(SPEECH_SAMPLE_RATE);
+            let v = (t * 440.0 * std::f64::consts::TAU).sin() * 16_000.0;
+            (v as i16).to_le_bytes()
+        })
+        .collect()
+}
+
+/// A WAV file as OpenAI's `/audio/speech` streams it: 16-bit mono PCM whose RIFF and data
+/// sizes are the `0xFFFFFFFF` placeholders of a stream of unknown length.
+pub fn streamed_wav(pcm: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(44 + pcm.len());
+    out.extend_from_slice(b"RIFF");
+    out.extend_from_slice(&u32::MAX.to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt ");
+    out.extend_from_slice(&16u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&SPEECH_SAMPLE_RATE.to_le_bytes());
+    out.extend_from_slice(&(SPEECH_SAMPLE_RATE * 2).to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(&16u16.to_le_bytes());
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&u32::MAX.to_le_bytes());
+    out.extend_from_slice(pcm);
+    out
+}
+
+/// The speech routes (they consume no scripted turn): OpenAI's `POST .../audio/speech` answers
+/// `audio/wav` ([`streamed_wav`] of [`speech_tone`]), Gemini's `POST ...:generateContent` with
+/// `responseModalities: ["AUDIO"]` answers base64 PCM in `inlineData`
+/// (`audio/L16;codec=pcm;rate=24000`). Both record the request and refuse [`REFUSED_VOICE`]
+/// and an empty input with the provider's error shape.
+fn speech_response(
+    script: &Shared,
+    path: &str,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Option<Response> {
+    let json: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let openai = path.ends_with("/audio/speech");
+    let gemini = path.contains(":generateContent")
+        && json
+            .pointer("/generationConfig/responseModalities")
+            .and_then(Value::as_array)
+            .is_some_and(|m| m.iter().any(|v| v == "AUDIO"));
+    if !openai && !gemini {
+        return None;
+    }
+    lock(script).requests.push(RecordedRequest {
+        path: path.to_string(),
+        query: uri.query().map(str::to_string),
+        headers: headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body: json.clone(),
+        exhausted: false,
+    });
+    let (input, voice) = if openai {
+        (
+            json.get("input").and_then(Value::as_str).unwrap_or(""),
+            json.get("voice").and_then(Value::as_str).unwrap_or(""),
+        )
+    } else {
+        (
+            json.pointer("/contents/0/parts/0/text")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+            json.pointer("/generationConfig/speechConfig/voiceConfig/prebuiltVoiceConfig/voiceName")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+        )
+    };
+    if input.is_empty() || voice == REFUSED_VOICE {
+        let message = if input.is_empty() {
+            "input is empty".to_string()
+        } else {
+            format!("Invalid voice '{voice}'")
+        };
+        let body = if openai {
+            serde_json::json!({"error": {"message": message, "type": "invalid_request_error", "param": "voice", "code": null}})
+        } else {
+            serde_json::json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
+        };
+        return Some(plain(
+            StatusCode::BAD_REQUEST,
+            "application/json",
+            body.to_string(),
+        ));
+    }
+    let pcm = speech_tone(input);
+    if openai {
+        let mut response = Response::new(Body::from(streamed_wav(&pcm)));
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static("audio/wav"));
+        return Some(response);
+    }
+    use base64::Engine;
+    let data = base64::engine::general_purpose::STANDARD.encode(&pcm);
+    let body = serde_json::json!({
+        "candidates": [{
+            "content": {"role": "model", "parts": [{"inlineData": {"mimeType": "audio/L16;codec=pcm;rate=24000", "data": data}}]},
+            "finishReason": "STOP",
+            "index": 0
+        }],
+        "usageMetadata": {"promptTokenCount": input.len() / 4 + 1, "totalTokenCount": input.len() / 4 + 1}
+    });
+    Some(plain(StatusCode::OK, "application/json", body.to_string()))
 }
 
 fn plain(status: StatusCode, content_type: &'static str, body: String) -> Response {

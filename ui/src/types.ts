@@ -101,6 +101,8 @@ export type {
   LogFile,
   Settings,
   SettingsPatch,
+  SpeechClip,
+  SpeechConfig,
   Skill,
   SkillSource,
   StoredMessage,

@@ -614,8 +614,18 @@ fn print_event(ev: &AgentEvent, json: bool) {
             ok,
             output,
             duration_ms,
+            tool_name,
             ..
         } => {
+            // A speech clip is a file (for a player, or a channel to send); nothing plays here.
+            let clip = (*ok && tool_name == "speak")
+                .then(|| serde_json::from_str::<suzent_core::SpeechClip>(output).ok())
+                .flatten();
+            if let Some(clip) = clip {
+                let _ = writeln!(out, "  ✓ {clip} ({duration_ms} ms)");
+                let _ = out.flush();
+                return;
+            }
             let first = output.lines().next().unwrap_or("");
             let _ = writeln!(
                 out,

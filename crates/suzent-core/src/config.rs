@@ -290,6 +290,9 @@ pub struct Config {
     /// Paired devices (`[devices]`).
     #[serde(default)]
     pub devices: DevicesConfig,
+    /// Speech output of `speak` (`[speech]`).
+    #[serde(default)]
+    pub speech: crate::SpeechConfig,
 }
 
 /// Settings of one model (`[models."provider/model"]` in `config.toml`).
@@ -384,6 +387,27 @@ fn default_chat_summary_idle_secs() -> u32 {
     1800
 }
 
+/// `[speech] model`: `system` or `provider/model` of a provider with a speech API.
+fn check_speech_model(model: &str) -> Result<(), ConfigError> {
+    if model == crate::SYSTEM_SPEECH {
+        return Ok(());
+    }
+    let ok = model.split_once('/').is_some_and(|(provider, id)| {
+        matches!(provider, "openai" | "openai-compatible" | "gemini") && !id.trim().is_empty()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(ConfigError::Value {
+            field: "speech.model".into(),
+            message: format!(
+                "'{model}' is neither 'system' (the OS voices) nor openai/MODEL, \
+                 openai-compatible/MODEL or gemini/MODEL"
+            ),
+        })
+    }
+}
+
 /// Largest `chat_summary_idle_secs`: 7 days.
 pub const MAX_CHAT_SUMMARY_IDLE_SECS: u32 = 7 * 24 * 3600;
 
@@ -407,6 +431,7 @@ impl Default for Config {
             reviewer_timeout_secs: default_reviewer_timeout_secs(),
             chat_summary_idle_secs: default_chat_summary_idle_secs(),
             devices: DevicesConfig::default(),
+            speech: crate::SpeechConfig::default(),
             browser: BrowserConfig::default(),
             models: std::collections::BTreeMap::new(),
         }
@@ -539,6 +564,7 @@ impl Config {
                 });
             }
         }
+        check_speech_model(&self.speech.model)?;
         if self.chat_summary_idle_secs > MAX_CHAT_SUMMARY_IDLE_SECS {
             return Err(ConfigError::Value {
                 field: "chat_summary_idle_secs".into(),

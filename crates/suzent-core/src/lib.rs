@@ -14,6 +14,7 @@ mod message;
 mod permission;
 mod plan;
 mod schedule;
+mod speech;
 pub mod text;
 
 pub use background::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
@@ -30,6 +31,10 @@ pub use canvas::{
 pub use config::{
     BrowserConfig, Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, DevicesConfig,
     LocalConfig, ModelSettings, ProviderConfig, ProvidersConfig, SandboxBackend,
+};
+pub use speech::{
+    MAX_SPEECH_CHARS, Pcm16, SPEECH_MIME, SPEECH_RATE_RANGE, SYSTEM_SPEECH, SpeechClip,
+    SpeechConfig, WavError, encode_wav, parse_wav, pcm_rate_of_mime,
 };
 pub use event::{AgentEvent, CompactionInfo, DecisionEvent, RunOutcome};
 pub use message::{ATTACHMENTS_DIR, Attachment, ChatMessage, ToolCall, parse_tool_arguments};

@@ -194,6 +194,7 @@ pub mod probe;
 pub mod recovery;
 pub mod resolve;
 pub mod schema;
+pub mod speech;
 pub mod tokens;
 mod turns;
 pub mod vision;

@@ -61,6 +61,7 @@ mod search;
 mod sessions;
 mod settings;
 mod skills;
+mod speech;
 #[cfg(test)]
 mod test_services;
 mod titles;

@@ -97,6 +97,8 @@ pub(crate) struct Services {
     skills: Arc<SkillService>,
     plans: Arc<PlanService>,
     canvas: Arc<CanvasService>,
+    /// Speech clips of `speak`: synthesis and the chats' audio folders (see `speech.rs`).
+    speech: Arc<crate::speech::SpeechService>,
     /// Paired devices: pairing, the device list, the peer outbox (see `devices/`).
     devices: Arc<Devices>,
     /// Full-text search over chat titles and messages (SQLite FTS5).
@@ -213,6 +215,10 @@ impl Services {
             Arc::clone(&chats),
             Arc::clone(&inbox),
         ));
+        let speech = Arc::new(crate::speech::SpeechService::new(
+            &paths,
+            Arc::clone(&settings),
+        ));
         let memory = Arc::new(MemoryService::new(
             &paths,
             store.clone(),
@@ -277,6 +283,7 @@ impl Services {
                 memory: Arc::clone(&memory),
                 skills: Arc::clone(&skills),
                 canvas: Arc::clone(&canvas),
+                speech: Arc::clone(&speech),
                 browser: Arc::clone(&browser),
                 local_models: Arc::clone(&local_models),
             };
@@ -336,6 +343,7 @@ impl Services {
             skills,
             plans,
             canvas,
+            speech,
             browser,
             local_models,
             audit,
@@ -594,9 +602,22 @@ impl Runtime {
 
     /// Deletes a chat with its transcript, approvals and session rules, and the end-of-chat
     /// summaries of it in archival memory (source `summary`); the chat is not summarized.
-    /// Entries archived on purpose (`memory_archive`, other sources) stay.
+    /// Entries archived on purpose (`memory_archive`, other sources) stay. Its speech clips are
+    /// deleted.
     pub async fn delete_chat(&self, chat_id: &str) -> Result<(), RuntimeError> {
-        self.s.chats.delete(chat_id).await
+        self.s.chats.delete(chat_id).await?;
+        self.s.speech.forget_chat(chat_id);
+        Ok(())
+    }
+
+    /// The file of speech clip `file` of `chat_id` (`SpeechClip::file`), for the app's player.
+    /// Errors when the names are not plain file names or no such clip exists.
+    pub fn speech_clip_path(
+        &self,
+        chat_id: &str,
+        file: &str,
+    ) -> Result<std::path::PathBuf, RuntimeError> {
+        self.s.speech.clip_path(chat_id, file)
     }
 
     /// Sets a chat's permission mode.

@@ -76,6 +76,9 @@ pub struct Settings {
     pub providers: ProvidersSettings,
     /// Which providers have a key.
     pub keys: KeyStatus,
+    /// Speech output of `speak` (`[speech]`): its backend, default voice and the app's
+    /// autoplay.
+    pub speech: suzent_core::SpeechConfig,
     /// The file these settings are saved to.
     pub config_file: String,
 }
@@ -103,6 +106,9 @@ pub struct SettingsPatch {
     /// New provider settings, replacing all four; an empty base URL clears it.
     #[serde(default)]
     pub providers: Option<ProvidersSettings>,
+    /// New speech settings, replacing `[speech]` whole (checked like `config.toml`).
+    #[serde(default)]
+    pub speech: Option<suzent_core::SpeechConfig>,
 }
 
 /// Owns the configuration in use: replaced as a whole by a save; runs take a snapshot when
@@ -234,6 +240,7 @@ impl SettingsService {
                 gemini: keys.api_key("gemini").is_some(),
             },
             config_file: self.paths.config_file().display().to_string(),
+            speech: config.speech.clone(),
         }
     }
 
@@ -302,6 +309,14 @@ fn apply_patch(mut config: Config, patch: SettingsPatch) -> Result<Config, Runti
             }
             Some(path)
         };
+    }
+    if let Some(mut speech) = patch.speech {
+        speech.model = speech.model.trim().to_string();
+        speech.voice = speech
+            .voice
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty());
+        config.speech = speech;
     }
     if let Some(max_steps) = patch.max_steps {
         config.max_steps = max_steps;

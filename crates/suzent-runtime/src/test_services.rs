@@ -270,6 +270,10 @@ impl TestServices {
                 memory,
                 skills: self.skills(),
                 canvas: self.canvas(),
+                speech: Arc::new(crate::speech::SpeechService::new(
+                    &self.paths,
+                    Arc::clone(&self.settings),
+                )),
                 browser,
                 local_models: Arc::clone(&self.local_models),
             };

@@ -82,8 +82,21 @@ async fn saved_settings_are_written_to_config_toml_and_used_by_the_runtime() {
                 },
                 ..Default::default()
             }),
+            speech: Some(suzent_core::SpeechConfig {
+                voice: Some(" en-gb ".into()),
+                autoplay: true,
+                ..Default::default()
+            }),
         })
         .expect("save");
+    assert_eq!(
+        saved.speech,
+        suzent_core::SpeechConfig {
+            model: "system".into(),
+            voice: Some("en-gb".into()),
+            autoplay: true
+        }
+    );
     let expected = runtime
         .registry()
         .expand_selection(&["read_file".into(), "GrepTool".into()])

@@ -119,3 +119,18 @@ pub trait BrowserHost: Send + Sync + std::fmt::Debug + 'static {
         expected_origin: Option<&str>,
     ) -> Result<String, String>;
 }
+
+/// Where `speak` sends its checked request (issue 20 item 4): the runtime's speech service,
+/// which synthesizes it with the configured backend (the OS voices or a provider's speech API)
+/// and stores the audio with the chat.
+#[async_trait]
+pub trait SpeechHost: Send + Sync + std::fmt::Debug + 'static {
+    /// Synthesizes `request` and stores it as a WAV clip of `chat_id`; the error is a message
+    /// for the model (what to install, the available voices, the provider's answer).
+    async fn speak(
+        &self,
+        chat_id: &str,
+        request: &crate::speech::SpeechRequest,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<suzent_core::SpeechClip, String>;
+}

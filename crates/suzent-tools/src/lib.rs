@@ -32,6 +32,7 @@ mod metadata;
 mod registry;
 mod search;
 pub mod skills;
+pub mod speech;
 mod tool;
 mod typed;
 mod virtual_paths;
@@ -54,6 +55,7 @@ pub use builtin::read_file::{ReadFileArgs, ReadFileTool};
 pub use builtin::render_ui::{RenderAction, RenderUiArgs, RenderUiTool};
 pub use builtin::run_command::{RunCommandArgs, RunCommandTool};
 pub use builtin::skill_execute::{SkillExecuteArgs, SkillExecuteTool};
+pub use builtin::speak::{SpeakArgs, SpeakTool};
 pub use builtin::tool_search::{ToolCatalogView, ToolSearchArgs, ToolSearchHost, ToolSearchTool};
 pub use builtin::web_search::{SearchEndpoints, SearchResult, WebSearchArgs, WebSearchTool};
 pub use builtin::webpage_fetch::{WebpageFetchArgs, WebpageFetchTool};
@@ -73,6 +75,7 @@ pub use exec::sandbox::{
 };
 pub use hosts::{
     BlockOperation, BrowserHost, CanvasHost, MemoryHit, MemoryHost, MemorySearchResult, PlanHost,
+    SpeechHost,
 };
 pub use metadata::{
     RegisterError, RegistryExt, ToolCategory, ToolMetadata, ToolSummary, metadata_of,
@@ -83,6 +86,7 @@ pub use registry::{
 };
 pub use search::{SearchEntry, SearchHit, ToolIndex, tokenize};
 pub use skills::{Skill, SkillProblem, SkillSet, SkillSource};
+pub use speech::{SpeechRequest, Synthesized, SystemSynth};
 pub use tool::{CallSubject, ReadStamp, ReadTracker, Tool, ToolContext, ToolError, ToolSpec};
 pub use typed::{TypedTool, args_schema, parse_args};
 pub use virtual_paths::{Skipped, check_path, check_read_path, display_path, to_host_path};

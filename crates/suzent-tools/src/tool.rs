@@ -156,6 +156,8 @@ pub struct ToolContext {
     /// Where `run_command` records its process group while it runs (issue 13 item 8); `None`:
     /// not recorded.
     pub processes: Option<Arc<dyn crate::exec::journal::ProcessJournal>>,
+    /// Where `speak` synthesizes and stores audio; `None`: no speech in this session.
+    pub speech: Option<Arc<dyn crate::hosts::SpeechHost>>,
 }
 
 impl ToolContext {
@@ -187,6 +189,7 @@ impl ToolContext {
             tool_call_id: None,
             skills: None,
             processes: None,
+            speech: None,
         }
     }
 }

@@ -99,7 +99,8 @@ fn tools_are_found_by_runtime_name_and_by_class_name() {
             "memory_block_update",
             "memory_archive",
             "skill_execute",
-            "render_ui"
+            "render_ui",
+            "speak"
         ]
     );
 }
@@ -288,6 +289,15 @@ fn the_catalog_has_the_configview_shape() {
             "tools": [
                 {"id": "RenderUiTool", "name": "Render UI", "description": d("render_ui"),
                  "runtimeName": "render_ui", "requiresApproval": false}
+            ]
+        },
+        {
+            "id": "output",
+            "label": "Output",
+            "description": "Speak text aloud: audio stored with the chat and played in the app.",
+            "tools": [
+                {"id": "SpeakTool", "name": "Speak", "description": d("speak"),
+                 "runtimeName": "speak", "requiresApproval": false}
             ]
         },
         {

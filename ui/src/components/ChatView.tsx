@@ -484,7 +484,7 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
               case "tool":
                 return (
                   <Fragment key={it.key}>
-                    <ToolCard item={it} chatId={chat.id} />
+                    <ToolCard item={it} chatId={chat.id} autoplaySpeech={state.settings?.speech.autoplay ?? false} />
                     {inlineOf(it.id).map((s) => (
                       <SurfaceView key={`inline-${s.surfaceId}`} surface={s} />
                     ))}

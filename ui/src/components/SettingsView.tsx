@@ -140,6 +140,89 @@ function LogSection() {
   );
 }
 
+/** `system`, or `openai/…`, `openai-compatible/…`, `gemini/…` (what `[speech] model` takes). */
+export function speechModelValid(model: string): boolean {
+  const m = model.trim();
+  return m === "system" || /^(openai|openai-compatible|gemini)\/\S+$/.test(m);
+}
+
+/** Settings → Speech: what `speak` synthesizes with, its default voice, and autoplay in the app. */
+export function SpeechSettings() {
+  const { t } = useTranslation();
+  const { state, dispatch, actions } = useStore();
+  const speech = state.settings?.speech;
+  const [model, setModel] = useState("system");
+  const [voice, setVoice] = useState("");
+  const [autoplay, setAutoplay] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [status, setStatus] = useState<string | null>(null);
+  useEffect(() => {
+    if (!speech) return;
+    setModel(speech.model);
+    setVoice(speech.voice ?? "");
+    setAutoplay(speech.autoplay);
+  }, [speech]);
+  if (!speech) return null;
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    setStatus(null);
+    if (!speechModelValid(model)) {
+      setError(t("settings.speech.modelInvalid"));
+      return;
+    }
+    setError(null);
+    try {
+      const saved = await api.saveSettings({ speech: { model: model.trim(), voice: voice.trim() || null, autoplay } });
+      dispatch({ type: "settings/set", settings: saved });
+      setStatus(t("settings.speech.saved"));
+    } catch (err) {
+      actions.reportError(err, t("settings.speech.saveFailed"));
+    }
+  };
+  return (
+    <form className="card" onSubmit={(e) => void save(e)} noValidate aria-labelledby="speech-h" data-testid="speech-settings">
+      <h2 id="speech-h">{t("settings.speech.title")}</h2>
+      <p className="muted small">{t("settings.speech.help")}</p>
+      <div className="grid">
+        <div className="field">
+          <label htmlFor="speech-model">{t("settings.speech.model")}</label>
+          <input id="speech-model" data-testid="speech-model" value={model} spellCheck={false} onChange={(e) => setModel(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="speech-voice">{t("settings.speech.voice")}</label>
+          <input
+            id="speech-voice"
+            data-testid="speech-voice"
+            value={voice}
+            placeholder={t("settings.speech.voicePlaceholder")}
+            spellCheck={false}
+            onChange={(e) => setVoice(e.target.value)}
+          />
+        </div>
+      </div>
+      <label className="check">
+        <input type="checkbox" data-testid="speech-autoplay" checked={autoplay} onChange={(e) => setAutoplay(e.target.checked)} />{" "}
+        {t("settings.speech.autoplay")}
+      </label>
+      {error && (
+        <p className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className="form-actions">
+        {status && (
+          <span className="ok-text" role="status">
+            {status}
+          </span>
+        )}
+        <button type="submit" className="btn primary" data-testid="speech-save">
+          {t("settings.speech.save")}
+        </button>
+      </div>
+    </form>
+  );
+}
+
 /** Settings: default model, provider base URLs, API keys (write-only), workspace folder. */
 export function SettingsView() {
   const { state, dispatch, actions } = useStore();
@@ -303,6 +386,7 @@ export function SettingsView() {
         </div>
       </section>
 
+      <SpeechSettings />
       <LanguageSwitch />
       <LogSection />
       <UpdatesSettings />

@@ -1,11 +1,12 @@
 import { diffLines } from "diff";
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { TFunction } from "i18next";
 import { api } from "../api";
 import { argsSummary, describeRule, formatDuration, modeLabel, prettyJson } from "../format";
 import type { ToolItem } from "../model";
 import type { JsonValue } from "../types";
+import { SpeechPlayer, speechClipOf } from "./SpeechPlayer";
 
 function statusLabel(status: ToolItem["status"], t: TFunction): string {
   switch (status) {
@@ -137,10 +138,16 @@ function DecisionNote({ item, chatId }: { item: ToolItem; chatId: string | null 
 
 const OUTPUT_PREVIEW = 4000;
 
-/** One tool call: name, arguments, status, output, duration; a diff for file edits. */
-export function ToolCard({ item, chatId = null }: { item: ToolItem; chatId?: string | null }) {
+/**
+ * One tool call: name, arguments, status, output, duration; a diff for file edits; a player for
+ * the audio of `speak`. With `autoplaySpeech` a clip plays by itself when the call finishes while
+ * the card is shown (a clip loaded with the chat's history never does).
+ */
+export function ToolCard({ item, chatId = null, autoplaySpeech = false }: { item: ToolItem; chatId?: string | null; autoplaySpeech?: boolean }) {
   const { t } = useTranslation();
   const [full, setFull] = useState(false);
+  const finishedWhenShown = useRef(item.status === "ok");
+  const clip = speechClipOf(item);
   const summary = argsSummary(item.args);
   const isEdit = item.name === "edit_file";
   const isWrite = item.name === "write_file";
@@ -187,6 +194,7 @@ export function ToolCard({ item, chatId = null }: { item: ToolItem; chatId?: str
           )}
         </div>
       </details>
+      {clip && <SpeechPlayer clip={clip} autoPlay={autoplaySpeech && !finishedWhenShown.current} />}
     </article>
   );
 }

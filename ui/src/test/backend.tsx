@@ -42,6 +42,7 @@ export const settings = (over: Partial<Settings> = {}): Settings => ({
   configFile: "/home/u/.config/suzent/config.toml",
   providers: { openai: { baseUrl: null }, anthropic: { baseUrl: null }, gemini: { baseUrl: null }, ollama: { baseUrl: null } },
   keys: { openai: true, anthropic: false, gemini: false },
+  speech: { model: "system", autoplay: false },
   ...over,
 });
 

@@ -64,6 +64,7 @@ impl TurnService {
         ctx.memory = Some(self.s.memory.host().await?);
         ctx.skills = Some(Arc::new(self.s.skills.load().await?));
         ctx.canvas = Some(self.s.canvas.host());
+        ctx.speech = Some(self.s.speech.host());
         ctx.browser = Some(Arc::clone(&self.s.browser) as Arc<dyn suzent_tools::BrowserHost>);
         Ok(ctx)
     }

@@ -126,6 +126,8 @@ pub(crate) struct TurnServices {
     pub(crate) memory: Arc<MemoryService>,
     pub(crate) skills: Arc<SkillService>,
     pub(crate) canvas: Arc<CanvasService>,
+    /// Speech output of `speak` (see `speech.rs`).
+    pub(crate) speech: Arc<crate::speech::SpeechService>,
     pub(crate) browser: Arc<crate::browser::BrowserService>,
     /// Local models: the in-process engine's context size, for fitting requests.
     pub(crate) local_models: Arc<crate::local_models::LocalModels>,

@@ -5,7 +5,8 @@
 //! in-memory tail for `run_command`, an on-disk spool for background commands).
 //!
 //! - [`Process`]: one started shell with its output reader; stops its tree when dropped.
-//! - `run.rs`: a command run to its end with a timeout (`run_command`).
+//! - `run.rs`: a command run to its end with a timeout (`run_command`), and a program run the
+//!   same way without a shell (`run_program`: the OS speech synthesizers of `speak`).
 //! - `background.rs`: the background command table (`start_command` and friends).
 //! - `output.rs`: the tail buffer and the output spool.
 //! - `sandbox/`: the sandbox backends (`bubblewrap.rs`, `seatbelt.rs`, `docker.rs`).
@@ -109,9 +110,39 @@ fn build_command(
         });
         (command, None)
     };
+    prepare(&mut command, request.cwd, out, err);
+    Ok((command, container))
+}
+
+/// A program run directly (no shell, so no quoting of its arguments): the OS speech
+/// synthesizers of `speak`. It gets the same session, empty stdin, environment and kill of its
+/// tree as a shell command; it never runs in the sandbox (it reads and writes only the files
+/// its caller names).
+#[derive(Debug, Clone, Copy)]
+pub struct ProgramRequest<'a> {
+    /// The program, looked up on `PATH` (`espeak-ng`, `say`, `powershell.exe`).
+    pub program: &'a str,
+    /// Its arguments, passed as they are.
+    pub args: &'a [String],
+    /// The working directory.
+    pub cwd: &'a Path,
+}
+
+fn build_program_command(request: &ProgramRequest<'_>, out: Stdio, err: Stdio) -> CommandWrap {
+    let args = request.args;
+    let mut command = CommandWrap::with_new(request.program, |c| {
+        c.args(args);
+    });
+    prepare(&mut command, request.cwd, out, err);
+    command
+}
+
+/// Working directory, stdin empty, output pipes, no prompts, its own session (a job object on
+/// Windows).
+fn prepare(command: &mut CommandWrap, cwd: &Path, out: Stdio, err: Stdio) {
     command
         .command_mut()
-        .current_dir(request.cwd)
+        .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -120,7 +151,6 @@ fn build_command(
     command.wrap(process_wrap::tokio::ProcessSession);
     #[cfg(windows)]
     command.wrap(process_wrap::tokio::JobObject);
-    Ok((command, container))
 }
 
 fn cannot_start(e: &std::io::Error) -> ExecError {
@@ -149,14 +179,49 @@ impl Process {
     pub(crate) fn spawn(
         request: &ShellRequest<'_>,
         reader_name: String,
+        sink: impl FnMut(&[u8]) + Send + 'static,
+    ) -> Result<Process, ExecError> {
+        Self::spawn_with(
+            |out, err| build_command(request, out, err),
+            cannot_start,
+            reader_name,
+            sink,
+        )
+    }
+
+    /// Starts a program directly, like [`Process::spawn`] does a shell. A program that is not
+    /// installed is an error naming it.
+    pub(crate) fn spawn_program(
+        request: &ProgramRequest<'_>,
+        reader_name: String,
+        sink: impl FnMut(&[u8]) + Send + 'static,
+    ) -> Result<Process, ExecError> {
+        let program = request.program;
+        Self::spawn_with(
+            |out, err| Ok((build_program_command(request, out, err), None)),
+            |e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    ExecError(format!("'{program}' is not installed (not found on PATH)"))
+                } else {
+                    ExecError(format!("cannot start '{program}': {e}"))
+                }
+            },
+            reader_name,
+            sink,
+        )
+    }
+
+    fn spawn_with(
+        build: impl FnOnce(Stdio, Stdio) -> Result<(CommandWrap, Option<DockerContainer>), ExecError>,
+        start_failed: impl Fn(&std::io::Error) -> ExecError,
+        reader_name: String,
         mut sink: impl FnMut(&[u8]) + Send + 'static,
     ) -> Result<Process, ExecError> {
         let (reader, writer) = std::io::pipe().map_err(|e| cannot_start(&e))?;
         let writer2 = writer.try_clone().map_err(|e| cannot_start(&e))?;
         let (child, container) = {
-            let (command, container) =
-                build_command(request, Stdio::from(writer), Stdio::from(writer2))?;
-            let child = spawner::spawn(command).map_err(|e| cannot_start(&e))?;
+            let (command, container) = build(Stdio::from(writer), Stdio::from(writer2))?;
+            let child = spawner::spawn(command).map_err(|e| start_failed(&e))?;
             (child, container)
             // `command` (holding our copies of the pipe's write end) is dropped here, so the
             // reader sees end-of-file once the processes of the tree are gone.

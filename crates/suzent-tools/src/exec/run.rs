@@ -6,7 +6,7 @@
 use super::journal::{JournalEntry, JournalTicket};
 use super::os::ProcessIdentity;
 use super::output::TailBuffer;
-use super::{ExecError, Process, ShellRequest};
+use super::{ExecError, Process, ProgramRequest, ShellRequest};
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -60,9 +60,45 @@ pub(crate) async fn run_capped(
     };
     // A Docker-sandboxed command's container is killed when the process is dropped before it
     // is marked exited (a timeout, a cancellation, or this future being dropped).
-    let mut process = Process::spawn(request, "run_command-output".into(), sink)?;
+    let process = Process::spawn(request, "run_command-output".into(), sink)?;
     let leader = process.pid().map(ProcessIdentity::of);
     let record = JournalEntry::record(journal, None, request.script, leader).await;
+    let run = wait_capped(process, timeout, cancel, &buffer).await;
+    if let Some(record) = record {
+        record.finish().await;
+    }
+    Ok(run)
+}
+
+/// Runs a program (no shell) until it exits, `timeout` expires or `cancel` fires, keeping the
+/// last `cap` bytes of its output (stdout and stderr together). Errors when it cannot start
+/// (not installed: the message names it).
+pub(crate) async fn run_program(
+    request: &ProgramRequest<'_>,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    cap: usize,
+) -> Result<Run, ExecError> {
+    let buffer = Arc::new(Mutex::new(TailBuffer::new(cap)));
+    let sink = {
+        let buffer = Arc::clone(&buffer);
+        move |chunk: &[u8]| {
+            if let Ok(mut b) = buffer.lock() {
+                b.push(chunk);
+            }
+        }
+    };
+    let process = Process::spawn_program(request, format!("{}-output", request.program), sink)?;
+    Ok(wait_capped(process, timeout, cancel, &buffer).await)
+}
+
+/// Waits for a started process as [`run_capped`] describes and collects its output.
+async fn wait_capped(
+    mut process: Process,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    buffer: &Mutex<TailBuffer>,
+) -> Run {
     let waited = tokio::select! {
         status = process.wait() => Ok(status),
         () = tokio::time::sleep(timeout) => Err(End::TimedOut),
@@ -78,20 +114,17 @@ pub(crate) async fn run_capped(
     };
     // The tree is gone (or was signalled); nothing left to kill on drop.
     process.release();
-    if let Some(record) = record {
-        record.finish().await;
-    }
     let (output, dropped_bytes) = match buffer.lock() {
         Ok(b) => b.finish(),
         Err(_) => (String::new(), 0),
     };
-    Ok(Run {
+    Run {
         end,
         status,
         output,
         dropped_bytes,
         stopped_leftovers,
-    })
+    }
 }
 
 #[cfg(all(test, unix))]
@@ -120,6 +153,50 @@ mod tests {
         assert_eq!(run.end, End::Exited);
         assert_eq!(run.output, "one\ntwo\n");
         assert_eq!(run.status.and_then(|s| s.code()), Some(3));
+    }
+
+    #[tokio::test]
+    async fn a_program_runs_with_its_arguments_unquoted() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = vec!["a b".to_string(), "$HOME;'x'".to_string()];
+        let request = ProgramRequest {
+            program: "printf",
+            args: &["%s|%s".to_string(), args[0].clone(), args[1].clone()],
+            cwd: dir.path(),
+        };
+        let run = run_program(
+            &request,
+            Duration::from_secs(30),
+            &CancellationToken::new(),
+            1000,
+        )
+        .await
+        .unwrap();
+        assert_eq!(run.end, End::Exited);
+        assert_eq!(run.output, "a b|$HOME;'x'");
+    }
+
+    #[tokio::test]
+    async fn a_program_that_is_not_installed_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let request = ProgramRequest {
+            program: "suzent-no-such-program",
+            args: &[],
+            cwd: dir.path(),
+        };
+        let err = run_program(
+            &request,
+            Duration::from_secs(30),
+            &CancellationToken::new(),
+            1000,
+        )
+        .await
+        .err()
+        .unwrap();
+        assert_eq!(
+            err.0,
+            "'suzent-no-such-program' is not installed (not found on PATH)"
+        );
     }
 
     #[tokio::test]
