@@ -290,6 +290,10 @@ pub struct Config {
     /// Paired devices (`[devices]`).
     #[serde(default)]
     pub devices: DevicesConfig,
+    /// Messaging channels (`[[channels]]`): names, platforms, allow-lists, on/off, profiles.
+    /// Their tokens are in the OS keychain, never here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<crate::ChannelConfig>,
 }
 
 /// Settings of one model (`[models."provider/model"]` in `config.toml`).
@@ -396,6 +400,7 @@ impl Default for Config {
             reviewer_timeout_secs: default_reviewer_timeout_secs(),
             chat_summary_idle_secs: default_chat_summary_idle_secs(),
             devices: DevicesConfig::default(),
+            channels: Vec::new(),
             browser: BrowserConfig::default(),
             models: std::collections::BTreeMap::new(),
         }
@@ -611,6 +616,7 @@ impl Config {
                 });
             }
         }
+        crate::channel::validate_channels(&self.channels)?;
         Ok(())
     }
 }

@@ -5,7 +5,7 @@
 //! [`Runtime`] is a thin facade over owned services, each in its own module with its own state:
 //! `chats`, `turn/` (the loop and one call's execution), `approvals`, `rules` (the rules in force,
 //! assembled in one place), `permissions` (the runtime's side of the permission gate and the
-//! reviewer), `inbox/` (with its dispatcher), `background`, `agents`, `memory/` (with end-of-chat
+//! reviewer), `inbox/` (with its dispatcher), `channels/` (messaging platforms), `background`, `agents`, `memory/` (with end-of-chat
 //! summaries), `skills`, `plans`, `canvas`, `mcp`, `toolset`, `doctor`, `settings`. Services
 //! reach each other through the handles they are given when the runtime opens, never through
 //! the facade.
@@ -31,6 +31,7 @@ mod audit_read;
 mod background;
 mod browser;
 mod canvas;
+mod channels;
 mod chats;
 mod connection;
 mod devices;
@@ -80,7 +81,13 @@ pub use agents::MAX_SUBAGENT_DEPTH;
 pub use audit_read::{AuditEntry, AuditFilter, AuditRead, MAX_AUDIT_LIMIT};
 pub use browser::{BrowserService, ChatBrowserMode};
 pub use canvas::{CANVAS_ACTION_KIND, CANVAS_SENDER, MAX_ACTION_CONTEXT_BYTES, action_text};
+pub use channels::{
+    CHANNEL_MESSAGE_KIND, ChannelCheck, ChannelState, ChannelStatus, ChannelView, Channels,
+    REFUSAL_TEXT, WAITING_TEXT,
+};
 pub use chats::CreateChat;
+pub use suzent_channels::{ChannelError, split_message};
+pub use suzent_core::{ChannelConfig, ChannelPlatform, ChannelProfile};
 pub use connection::{ConnectionCheck, ProviderCheck};
 pub use devices::{
     DeviceView, Devices, JoinOffer, NearbyView, PEER_MESSAGE_KIND, PEER_PREFIX, PairingOffer,
@@ -108,6 +115,9 @@ pub use suzent_mcp::{
 /// The permission audit log's writer handle (`suzent-permissions`: hash chain, rotation, verify).
 pub use suzent_permissions::audit::AuditLog;
 pub use suzent_permissions::{Explanation, MatchedRule, RuleFileProblem, SegmentView};
+pub use suzent_store::{
+    ChannelConversation, ChannelRequest, ChannelRequestStatus,
+};
 pub use suzent_store::{
     ApprovalRecord, ApprovalStatus, ChatNotes, ChatRecord, ChatSearchHit, DeviceRecord,
     DeviceScope, DeviceState, InboxMessage, InboxStatus, NewInboxMessage, PeerMessage,

@@ -54,6 +54,9 @@ pub use builtin::read_file::{ReadFileArgs, ReadFileTool};
 pub use builtin::render_ui::{RenderAction, RenderUiArgs, RenderUiTool};
 pub use builtin::run_command::{RunCommandArgs, RunCommandTool};
 pub use builtin::skill_execute::{SkillExecuteArgs, SkillExecuteTool};
+pub use builtin::social_message::{
+    MAX_CONTACTS_PAGE, MAX_SOCIAL_MESSAGE_CHARS, SocialMessageArgs, SocialMessageTool,
+};
 pub use builtin::tool_search::{ToolCatalogView, ToolSearchArgs, ToolSearchHost, ToolSearchTool};
 pub use builtin::web_search::{SearchEndpoints, SearchResult, WebSearchArgs, WebSearchTool};
 pub use builtin::webpage_fetch::{WebpageFetchArgs, WebpageFetchTool};
@@ -72,7 +75,7 @@ pub use exec::sandbox::{
     SandboxUnavailable, SandboxedCommand, sandbox_available, sbpl_string,
 };
 pub use hosts::{
-    BlockOperation, BrowserHost, CanvasHost, MemoryHit, MemoryHost, MemorySearchResult, PlanHost,
+    BlockOperation, BrowserHost, CanvasHost, MemoryHit, MemoryHost, MemorySearchResult, PlanHost, Contact, ContactPage, SocialHost,
 };
 pub use metadata::{
     RegisterError, RegistryExt, ToolCategory, ToolMetadata, ToolSummary, metadata_of,

@@ -52,6 +52,11 @@ pub const CAPABILITIES: &[CapabilityInfo] = &[
         description: "Control browser tabs through the Suzent extension or a managed browser.",
     },
     CapabilityInfo {
+        id: "social",
+        label: "Social & Output",
+        description: "List contacts and send messages on the connected messaging channels.",
+    },
+    CapabilityInfo {
         id: "agents",
         label: "Agent & Meta",
         description: "Start and talk to sub-agents; discover more tools.",
@@ -294,6 +299,7 @@ pub fn default_registry() -> ToolRegistry {
         Arc::new(crate::builtin::memory_tools::MemoryArchiveTool::new()),
         Arc::new(crate::builtin::skill_execute::SkillExecuteTool::new()),
         Arc::new(crate::builtin::render_ui::RenderUiTool::new()),
+        Arc::new(crate::builtin::social_message::SocialMessageTool::new()),
     ];
     let mut registry = ToolRegistry::new();
     for tool in tools {

@@ -65,6 +65,7 @@ impl TurnService {
         ctx.skills = Some(Arc::new(self.s.skills.load().await?));
         ctx.canvas = Some(self.s.canvas.host());
         ctx.browser = Some(Arc::clone(&self.s.browser) as Arc<dyn suzent_tools::BrowserHost>);
+        ctx.social = Some(Arc::clone(&self.s.channels) as Arc<dyn suzent_tools::SocialHost>);
         Ok(ctx)
     }
 
