@@ -36,7 +36,7 @@ pub struct TelegramChannel {
 impl std::fmt::Debug for TelegramChannel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TelegramChannel")
-            .field("api", &self.bot.api_url().as_str())
+            .field("api", &self.bot.api_url().to_string())
             .finish_non_exhaustive()
     }
 }
@@ -91,7 +91,7 @@ impl TelegramChannel {
     fn error(&self, e: RequestError) -> ChannelError {
         let message = scrub(&e.to_string(), &self.token);
         match e {
-            RequestError::Api(ApiError::InvalidToken | ApiError::NotFound) => {
+            RequestError::Api(ApiError::InvalidToken) => {
                 ChannelError::Unauthorized {
                     platform: PLATFORM,
                     message,

@@ -309,6 +309,7 @@ async fn no_channel_token_lands_in_the_database_logs_audit_events_or_settings_fi
     assert!(!seen_events.contains(TOKEN));
     let views = serde_json::to_string(&h.runtime.channels().list())?;
     assert!(!views.contains(TOKEN), "{views}");
+    h.runtime.audit_log().flush().await;
     h.runtime.shutdown().await;
 
     let mut files = vec![log_path.clone()];

@@ -196,8 +196,8 @@ mod tests {
             &json!({"recipient": "telegram:42", "message": "hi"}),
             &c
         ));
-        assert!(!tool.spec().deferrable);
-        assert_eq!(tool.spec().capability, "social");
+        assert!(!Tool::spec(&tool).deferrable);
+        assert_eq!(Tool::spec(&tool).capability, "social");
         for bad in [
             json!({"recipient": "42", "message": "hi"}),
             json!({"recipient": "telegram:42", "message": " "}),
