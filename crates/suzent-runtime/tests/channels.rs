@@ -507,3 +507,58 @@ async fn sending_to_a_conversation_the_channel_never_saw_is_refused_without_a_ru
     assert!(h.telegram.sent().is_empty());
     Ok(())
 }
+
+#[tokio::test]
+async fn with_the_ask_in_app_profile_a_channel_turn_waits_for_the_apps_approval_then_replies()
+-> anyhow::Result<()> {
+    let h = harness(
+        vec![
+            Turn::tool_call(
+                "c1",
+                "social_message",
+                r#"{"recipient": "telegram:42", "message": "ping"}"#,
+            ),
+            Turn::text("Done."),
+        ],
+        |config| config.channels[0].profile = ChannelProfile::AskInApp,
+    )
+    .await;
+    h.telegram.push_private(42, "Ada", "ping me");
+    let sent = h.telegram.wait_sent(1, WAIT).await;
+    assert_eq!(sent[0].text, suzent_runtime::WAITING_TEXT);
+    let chat = h.runtime.channels().conversations().await?[0].chat_id.clone();
+    let pending = h.runtime.pending_approvals(Some(&chat)).await?;
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].tool_name, "social_message");
+    let resumed = h
+        .runtime
+        .resume_approvals(
+            &chat,
+            vec![ApprovalResponse {
+                request_id: pending[0].id.clone(),
+                tool_call_id: None,
+                action_id: "allow_once".into(),
+                feedback: None,
+                rule: None,
+            }],
+            RunOptions::default(),
+        )
+        .await?;
+    assert_eq!(resumed.outcome, RunOutcome::Completed);
+    let sent: Vec<String> = h
+        .telegram
+        .wait_sent(3, WAIT)
+        .await
+        .into_iter()
+        .map(|m| m.text)
+        .collect();
+    assert_eq!(
+        sent,
+        vec![
+            suzent_runtime::WAITING_TEXT.to_string(),
+            "ping".to_string(),
+            "Done.".to_string()
+        ]
+    );
+    Ok(())
+}

@@ -136,11 +136,14 @@ pub(crate) fn client_for(
     token: &str,
 ) -> Result<Arc<dyn Channel>, ChannelError> {
     match config.platform {
-        ChannelPlatform::Telegram => Ok(Arc::new(TelegramChannel::with_long_poll(
-            token,
-            config.base_url.as_deref(),
-            long_poll_secs(),
-        )?)),
+        ChannelPlatform::Telegram => {
+            let client: Arc<dyn Channel> = Arc::new(TelegramChannel::with_long_poll(
+                token,
+                config.base_url.as_deref(),
+                long_poll_secs(),
+            )?);
+            Ok(client)
+        }
         other => Err(ChannelError::Invalid {
             field: "platform",
             message: format!(
