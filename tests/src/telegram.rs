@@ -1,6 +1,6 @@
 //! A Telegram Bot API server on loopback for tests: the documented JSON over HTTP
 //! (`https://core.telegram.org/bots/api`), `POST /bot<token>/<method>` with a JSON body,
-//! answers `{"ok":true,"result":...}` or `{"ok":false,"error_code":...,"description":...}`.
+//! (method names case-insensitive, as Telegram takes them) answers `{"ok":true,"result":...}` or `{"ok":false,"error_code":...,"description":...}`.
 //! It serves `getMe`, `getUpdates` (long polling: updates below the offset are confirmed and
 //! forgotten; with none pending it waits up to `timeout` seconds) and `sendMessage`. Tests push
 //! the messages people send and read what the bot sent.
@@ -227,8 +227,9 @@ async fn method(
             Err(e) => return failure(400, &format!("Bad Request: {e}")),
         }
     };
-    match method.as_str() {
-        "getMe" => ok(json!({
+    // Bot API method names are case-insensitive (teloxide sends `GetMe`).
+    match method.to_ascii_lowercase().as_str() {
+        "getme" => ok(json!({
             "id": TEST_BOT_ID,
             "is_bot": true,
             "first_name": "Suzent Test Bot",
@@ -239,7 +240,7 @@ async fn method(
             "can_connect_to_business": false,
             "has_main_web_app": false
         })),
-        "getUpdates" => {
+        "getupdates" => {
             let offset = args.get("offset").and_then(Value::as_i64).unwrap_or(0);
             let timeout = args.get("timeout").and_then(Value::as_u64).unwrap_or(0);
             let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout.min(60));
@@ -258,7 +259,7 @@ async fn method(
                 let _ = tokio::time::timeout_at(deadline, notified).await;
             }
         }
-        "sendMessage" => {
+        "sendmessage" => {
             let Some(chat_id) = args.get("chat_id").and_then(Value::as_i64) else {
                 return failure(400, "Bad Request: chat_id is empty");
             };

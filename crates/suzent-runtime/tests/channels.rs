@@ -264,12 +264,14 @@ async fn no_channel_token_lands_in_the_database_logs_audit_events_or_settings_fi
     let dir = tempfile::tempdir()?;
     let log_path = dir.path().join("suzent.log");
     let log_file = std::fs::File::create(&log_path)?;
-    let subscriber = tracing_subscriber::fmt()
+    // The process-wide subscriber (with `log` records bridged, as the app installs it): every
+    // test of this binary logs into the file, at every level.
+    tracing_subscriber::fmt()
         .with_writer(std::sync::Mutex::new(log_file))
         .with_max_level(tracing::Level::TRACE)
         .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+        .try_init()
+        .expect("the only subscriber of this test binary");
 
     let h = harness(
         vec![
