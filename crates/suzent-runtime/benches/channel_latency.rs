@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use suzent_core::{AgentEvent, Config};
 use suzent_runtime::provider::StaticKeys;
 use suzent_runtime::{ChannelConfig, ChannelPlatform, ChannelProfile, Paths, Runtime, RuntimeOptions};
@@ -82,7 +82,6 @@ async fn run(rounds: usize) {
         }
         // The reply goes out before the next round.
         telegram.wait_sent(i + 1, Duration::from_secs(20)).await;
-        let _ = Instant::now();
     }
     runtime.shutdown().await;
     samples.sort();

@@ -5,7 +5,6 @@
 
 use super::{Channels, WAITING_TEXT};
 use std::sync::Arc;
-use suzent_channels::Channel;
 use suzent_core::{AgentEvent, ChatMessage, RunOutcome};
 use tokio::sync::broadcast::error::RecvError;
 

@@ -5,7 +5,6 @@
 use super::Channels;
 use crate::rules::RuleScope;
 use async_trait::async_trait;
-use suzent_channels::Channel;
 use suzent_core::{Behavior, RuleMatcher};
 use suzent_tools::{Contact, ContactPage, SocialHost};
 
