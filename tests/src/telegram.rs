@@ -124,7 +124,14 @@ impl TelegramServer {
     }
 
     /// A person writes `text` in the group `chat_id` titled `title`.
-    pub fn push_group(&self, chat_id: i64, title: &str, from_id: i64, name: &str, text: &str) -> i64 {
+    pub fn push_group(
+        &self,
+        chat_id: i64,
+        title: &str,
+        from_id: i64,
+        name: &str,
+        text: &str,
+    ) -> i64 {
         self.push(
             json!({"id": chat_id, "type": "group", "title": title}),
             user(from_id, name, false),

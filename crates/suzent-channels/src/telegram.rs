@@ -9,11 +9,11 @@ use futures::stream::{self, BoxStream, StreamExt};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
+use teloxide_core::Bot;
 use teloxide_core::errors::{ApiError, RequestError};
 use teloxide_core::payloads::GetUpdatesSetters;
 use teloxide_core::requests::{Request, Requester};
 use teloxide_core::types::{AllowedUpdate, ChatId, Message, UpdateKind};
-use teloxide_core::Bot;
 
 /// The Bot API's public address.
 pub const TELEGRAM_API: &str = "https://api.telegram.org";
@@ -91,18 +91,16 @@ impl TelegramChannel {
     fn error(&self, e: RequestError) -> ChannelError {
         let message = scrub(&e.to_string(), &self.token);
         match e {
-            RequestError::Api(ApiError::InvalidToken) => {
-                ChannelError::Unauthorized {
-                    platform: PLATFORM,
-                    message,
-                }
-            }
-            RequestError::Api(_) | RequestError::MigrateToChatId(_) | RequestError::RetryAfter(_) => {
-                ChannelError::Api {
-                    platform: PLATFORM,
-                    message,
-                }
-            }
+            RequestError::Api(ApiError::InvalidToken) => ChannelError::Unauthorized {
+                platform: PLATFORM,
+                message,
+            },
+            RequestError::Api(_)
+            | RequestError::MigrateToChatId(_)
+            | RequestError::RetryAfter(_) => ChannelError::Api {
+                platform: PLATFORM,
+                message,
+            },
             _ => ChannelError::Network {
                 platform: PLATFORM,
                 message,
@@ -124,7 +122,11 @@ impl TelegramChannel {
         let mut next = offset;
         let mut out = Vec::new();
         for update in updates {
-            next = next.max(i32::try_from(update.id.0).unwrap_or(i32::MAX).saturating_add(1));
+            next = next.max(
+                i32::try_from(update.id.0)
+                    .unwrap_or(i32::MAX)
+                    .saturating_add(1),
+            );
             if let UpdateKind::Message(message) = update.kind
                 && let Some(incoming) = incoming(&message)
             {
@@ -178,12 +180,7 @@ impl Channel for TelegramChannel {
     }
 
     async fn connect(&self) -> Result<BotIdentity, ChannelError> {
-        let me = self
-            .bot
-            .get_me()
-            .send()
-            .await
-            .map_err(|e| self.error(e))?;
+        let me = self.bot.get_me().send().await.map_err(|e| self.error(e))?;
         Ok(BotIdentity {
             id: me.user.id.0.to_string(),
             name: me.user.full_name(),
@@ -236,7 +233,8 @@ mod tests {
 
     #[test]
     fn debug_and_errors_never_show_the_token() {
-        let bot = TelegramChannel::new("123:SECRET", Some("http://127.0.0.1:9")).map_err(|e| e.to_string());
+        let bot = TelegramChannel::new("123:SECRET", Some("http://127.0.0.1:9"))
+            .map_err(|e| e.to_string());
         let shown = format!("{bot:?}");
         assert!(!shown.contains("SECRET"), "{shown}");
         assert!(matches!(
@@ -245,7 +243,10 @@ mod tests {
         ));
         assert!(matches!(
             TelegramChannel::new("1:a", Some("ftp://x")),
-            Err(ChannelError::Invalid { field: "base_url", .. })
+            Err(ChannelError::Invalid {
+                field: "base_url",
+                ..
+            })
         ));
     }
 }

@@ -148,7 +148,9 @@ pub async fn run(cmd: ChannelsCommand, rt: Runtime) -> Result<ExitCode> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&list)?);
             } else if list.is_empty() {
-                println!("No channels. Add one with: suzent channels add telegram --allow YOUR_USER_ID");
+                println!(
+                    "No channels. Add one with: suzent channels add telegram --allow YOUR_USER_ID"
+                );
             } else {
                 for view in &list {
                     println!("{}", line(view));
@@ -259,7 +261,10 @@ pub async fn run(cmd: ChannelsCommand, rt: Runtime) -> Result<ExitCode> {
         }
         ChannelsCommand::Dismiss { name, user_id } => {
             let request = channels.dismiss(&name, &user_id).await?;
-            println!("dismissed {} ({}) on '{}'", request.user_id, request.name, request.channel);
+            println!(
+                "dismissed {} ({}) on '{}'",
+                request.user_id, request.name, request.channel
+            );
         }
     }
     rt.shutdown().await;

@@ -32,13 +32,21 @@ fn channels_approve_moves_a_pending_request_onto_the_allow_list() {
     );
     record_request(&env);
     let listed = env.run(&["channels", "requests", "--json"]);
-    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
     let requests: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(requests[0]["status"], "pending");
     assert_eq!(requests[0]["userId"], "7");
 
     let approved = env.run(&["channels", "approve", "telegram", "7"]);
-    assert!(approved.status.success(), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
     let listed = env.run(&["channels", "list", "--json"]);
     let channels: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(

@@ -206,8 +206,7 @@ pub use models::list_models;
 pub use openai::OpenAiProvider;
 pub use resolve::{
     CHANNEL_SECRET_PREFIX, EnvAndKeychain, KeySource, StaticKeys, build_provider, delete_api_key,
-    keychain_has_key,
-    parse_model, set_api_key, shared_client,
+    keychain_has_key, parse_model, set_api_key, shared_client,
 };
 pub use schema::normalize_schema;
 

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use suzent_core::{AgentEvent, Config};
 use suzent_runtime::provider::StaticKeys;
-use suzent_runtime::{ChannelConfig, ChannelPlatform, ChannelProfile, Paths, Runtime, RuntimeOptions};
+use suzent_runtime::{
+    ChannelConfig, ChannelPlatform, ChannelProfile, Paths, Runtime, RuntimeOptions,
+};
 use suzent_tests::{ScriptedServer, TelegramServer, Turn};
 
 const TOKEN: &str = "123456:BENCH-TOKEN";
@@ -32,7 +34,8 @@ async fn run(rounds: usize) {
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let telegram = TelegramServer::start(TOKEN).await;
-    let model = ScriptedServer::start((0..rounds).map(|i| Turn::text(format!("ok {i}"))).collect()).await;
+    let model =
+        ScriptedServer::start((0..rounds).map(|i| Turn::text(format!("ok {i}"))).collect()).await;
     let mut config = Config {
         default_model: Some("openai/gpt-test".into()),
         workspace: Some(ws),

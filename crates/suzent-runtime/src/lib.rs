@@ -86,8 +86,6 @@ pub use channels::{
     REFUSAL_TEXT, WAITING_TEXT,
 };
 pub use chats::CreateChat;
-pub use suzent_channels::{ChannelError, split_message};
-pub use suzent_core::{ChannelConfig, ChannelPlatform, ChannelProfile};
 pub use connection::{ConnectionCheck, ProviderCheck};
 pub use devices::{
     DeviceView, Devices, JoinOffer, NearbyView, PEER_MESSAGE_KIND, PEER_PREFIX, PairingOffer,
@@ -106,7 +104,9 @@ pub use runtime::{Runtime, RuntimeOptions};
 pub use search::{ChatSearch, MAX_QUERY_CHARS, MAX_SEARCH_HITS};
 pub use settings::{KeyStatus, ProviderSettings, ProvidersSettings, Settings, SettingsPatch};
 pub use skills::SKILL_DIRS_ENV;
+pub use suzent_channels::{ChannelError, split_message};
 pub use suzent_core::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
+pub use suzent_core::{ChannelConfig, ChannelPlatform, ChannelProfile};
 pub use suzent_core::{PhaseStatus, Plan, PlanPhase};
 pub use suzent_core::{Surface, SurfaceAction, SurfaceHistoryEntry};
 pub use suzent_mcp::{
@@ -116,14 +116,12 @@ pub use suzent_mcp::{
 pub use suzent_permissions::audit::AuditLog;
 pub use suzent_permissions::{Explanation, MatchedRule, RuleFileProblem, SegmentView};
 pub use suzent_store::{
-    ChannelConversation, ChannelRequest, ChannelRequestStatus,
-};
-pub use suzent_store::{
     ApprovalRecord, ApprovalStatus, ChatNotes, ChatRecord, ChatSearchHit, DeviceRecord,
     DeviceScope, DeviceState, InboxMessage, InboxStatus, NewInboxMessage, PeerMessage,
     PeerMessageStatus, PendingApproval, StoredMessage, ToolCallNote, ToolResolutionNote,
     TurnFailureNote, TurnUsageNote,
 };
+pub use suzent_store::{ChannelConversation, ChannelRequest, ChannelRequestStatus};
 pub use suzent_tools::CommandLifetime;
 pub use suzent_tools::{MemoryHit, MemorySearchResult, Skill, SkillSource};
 pub use titles::{DEFAULT_TITLE, MAX_TITLE_CHARS, title_from};

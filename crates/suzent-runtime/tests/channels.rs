@@ -13,8 +13,8 @@ use suzent_core::{
 };
 use suzent_runtime::provider::StaticKeys;
 use suzent_runtime::{
-    ChannelConfig, ChannelPlatform, ChannelProfile, ChannelRequestStatus, ChannelState,
-    CreateChat, Paths, REFUSAL_TEXT, RunOptions, Runtime, RuntimeOptions,
+    ChannelConfig, ChannelPlatform, ChannelProfile, ChannelRequestStatus, ChannelState, CreateChat,
+    Paths, REFUSAL_TEXT, RunOptions, Runtime, RuntimeOptions,
 };
 use suzent_tests::{ScriptedServer, SentMessage, TelegramServer, Turn};
 use tempfile::TempDir;
@@ -147,7 +147,11 @@ async fn a_message_from_an_allowed_user_gets_the_agents_reply_in_the_same_telegr
     assert_eq!(conversations.len(), 1);
     let c = &conversations[0];
     assert_eq!(
-        (c.channel.as_str(), c.conversation.as_str(), c.platform.as_str()),
+        (
+            c.channel.as_str(),
+            c.conversation.as_str(),
+            c.platform.as_str()
+        ),
         ("telegram", "42", "telegram")
     );
     let chat = h.runtime.chat(&c.chat_id).await?;
@@ -276,11 +280,7 @@ async fn no_channel_token_lands_in_the_database_logs_audit_events_or_settings_fi
     let h = harness(
         vec![
             // Ada's turn calls a tool (audited) and answers.
-            Turn::tool_call(
-                "c1",
-                "social_message",
-                r#"{"list_contacts": true}"#,
-            ),
+            Turn::tool_call("c1", "social_message", r#"{"list_contacts": true}"#),
             Turn::text("You are my only contact."),
         ],
         |_| {},
@@ -321,9 +321,17 @@ async fn no_channel_token_lands_in_the_database_logs_audit_events_or_settings_fi
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect();
     for expected in ["config.toml", "permission-audit.jsonl"] {
-        assert!(names.iter().any(|n| n == expected), "{expected} in {names:?}");
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
     }
-    assert!(names.iter().any(|n| n.ends_with(".db") || n.ends_with(".sqlite")), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .any(|n| n.ends_with(".db") || n.ends_with(".sqlite")),
+        "{names:?}"
+    );
     assert!(std::fs::metadata(&log_path)?.len() > 0);
     for file in &files {
         let bytes = std::fs::read(file)?;
@@ -372,7 +380,13 @@ async fn listing_contacts_needs_no_approval_and_gives_structured_pages() -> anyh
             page["total"].as_u64(),
             page["nextOffset"].is_null()
         ),
-        (Some("telegram"), Some("telegram:42"), Some("Ada"), Some(1), true)
+        (
+            Some("telegram"),
+            Some("telegram:42"),
+            Some("Ada"),
+            Some(1),
+            true
+        )
     );
     assert!(contact["lastSeen"].as_str().is_some_and(|s| s.len() >= 20));
     Ok(())
@@ -505,7 +519,11 @@ async fn sending_to_a_conversation_the_channel_never_saw_is_refused_without_a_ru
     let results = tool_results(&h.transcript(&chat).await);
     assert_eq!(results.len(), 1);
     assert!(results[0].1, "{results:?}");
-    assert!(results[0].0.contains("never seen 'telegram:77'"), "{}", results[0].0);
+    assert!(
+        results[0].0.contains("never seen 'telegram:77'"),
+        "{}",
+        results[0].0
+    );
     assert!(h.telegram.sent().is_empty());
     Ok(())
 }
@@ -528,7 +546,9 @@ async fn with_the_ask_in_app_profile_a_channel_turn_waits_for_the_apps_approval_
     h.telegram.push_private(42, "Ada", "ping me");
     let sent = h.telegram.wait_sent(1, WAIT).await;
     assert_eq!(sent[0].text, suzent_runtime::WAITING_TEXT);
-    let chat = h.runtime.channels().conversations().await?[0].chat_id.clone();
+    let chat = h.runtime.channels().conversations().await?[0]
+        .chat_id
+        .clone();
     let pending = h.runtime.pending_approvals(Some(&chat)).await?;
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].tool_name, "social_message");

@@ -75,7 +75,8 @@ pub use exec::sandbox::{
     SandboxUnavailable, SandboxedCommand, sandbox_available, sbpl_string,
 };
 pub use hosts::{
-    BlockOperation, BrowserHost, CanvasHost, MemoryHit, MemoryHost, MemorySearchResult, PlanHost, Contact, ContactPage, SocialHost,
+    BlockOperation, BrowserHost, CanvasHost, Contact, ContactPage, MemoryHit, MemoryHost,
+    MemorySearchResult, PlanHost, SocialHost,
 };
 pub use metadata::{
     RegisterError, RegistryExt, ToolCategory, ToolMetadata, ToolSummary, metadata_of,

@@ -99,7 +99,8 @@ pub(super) async fn run(
             Some(Err(e)) => {
                 tracing::warn!(channel = %name, "channel receive failed: {e}");
                 channels.set_status(&name, failed(&e));
-                if matches!(e, ChannelError::Unauthorized { .. }) || !wait(&stop, &mut backoff).await
+                if matches!(e, ChannelError::Unauthorized { .. })
+                    || !wait(&stop, &mut backoff).await
                 {
                     return;
                 }
@@ -157,11 +158,10 @@ impl Channels {
                 conversation.chat_id
             }
             None => {
-                let workspace = self
-                    .settings
-                    .config()
-                    .workspace
-                    .or_else(|| directories::UserDirs::new().map(|d| d.home_dir().to_path_buf()));
+                let workspace =
+                    self.settings.config().workspace.or_else(|| {
+                        directories::UserDirs::new().map(|d| d.home_dir().to_path_buf())
+                    });
                 let chat = self
                     .chats
                     .create(CreateChat {

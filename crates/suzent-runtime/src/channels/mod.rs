@@ -355,7 +355,13 @@ impl Channels {
         let client = match client_for(&config, &token) {
             Ok(client) => client,
             Err(e) => {
-                let state = if matches!(e, ChannelError::Invalid { field: "platform", .. }) {
+                let state = if matches!(
+                    e,
+                    ChannelError::Invalid {
+                        field: "platform",
+                        ..
+                    }
+                ) {
                     ChannelState::Unsupported
                 } else {
                     ChannelState::Failed
@@ -390,7 +396,12 @@ impl Channels {
                 error: None,
             },
         );
-        tokio::spawn(connector::run(Arc::clone(self), name.to_string(), client, stop));
+        tokio::spawn(connector::run(
+            Arc::clone(self),
+            name.to_string(),
+            client,
+            stop,
+        ));
     }
 
     /// Disconnects every channel (app exit). Queued inbox messages stay queued; unsent

@@ -107,9 +107,7 @@ impl Channels {
                 return;
             }
         }
-        if waiting
-            && let Err(e) = client.send(&conversation.conversation, WAITING_TEXT).await
-        {
+        if waiting && let Err(e) = client.send(&conversation.conversation, WAITING_TEXT).await {
             tracing::warn!(chat = %chat_id, "sending the waiting notice failed: {e}");
         }
     }

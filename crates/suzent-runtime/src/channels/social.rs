@@ -111,7 +111,9 @@ impl SocialHost for Channels {
             .send(conversation, message)
             .await
             .map_err(|e| format!("sending to '{recipient}' failed: {e}"))?;
-        let to = seen.map(|c| c.name).unwrap_or_else(|| recipient.to_string());
+        let to = seen
+            .map(|c| c.name)
+            .unwrap_or_else(|| recipient.to_string());
         Ok(format!(
             "sent to {to} ({recipient}) on {} in {} message{}",
             config.platform.label(),

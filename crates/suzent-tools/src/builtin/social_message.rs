@@ -148,7 +148,11 @@ impl TypedTool for SocialMessageTool {
                     args.limit
                 )));
             }
-            let query = args.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
+            let query = args
+                .query
+                .as_deref()
+                .map(str::trim)
+                .filter(|q| !q.is_empty());
             let page = host(ctx)?
                 .contacts(query, args.offset, args.limit)
                 .await
@@ -179,9 +183,8 @@ mod tests {
             dir.clone(),
             dir.clone(),
             std::sync::Arc::new(
-                suzent_permissions::PathPolicy::new(&dir, &[]).unwrap_or_else(|e| {
-                    panic!("path policy: {e}")
-                }),
+                suzent_permissions::PathPolicy::new(&dir, &[])
+                    .unwrap_or_else(|e| panic!("path policy: {e}")),
             ),
         )
     }
@@ -190,7 +193,11 @@ mod tests {
     fn listing_needs_no_approval_sending_does_and_bad_recipients_are_refused() {
         let tool = SocialMessageTool::new();
         let c = ctx();
-        assert!(!Tool::needs_approval(&tool, &json!({"list_contacts": true}), &c));
+        assert!(!Tool::needs_approval(
+            &tool,
+            &json!({"list_contacts": true}),
+            &c
+        ));
         assert!(Tool::needs_approval(
             &tool,
             &json!({"recipient": "telegram:42", "message": "hi"}),
