@@ -85,6 +85,9 @@ impl From<RuntimeError> for AppError {
             RuntimeError::Io { .. } => AppErrorKind::Io,
             RuntimeError::Mcp(_) => AppErrorKind::Mcp,
             RuntimeError::Device(_) => AppErrorKind::Device,
+            // A platform refused or could not be reached: the message says which and why (a
+            // kind of its own comes with the Settings → Channels panel).
+            RuntimeError::Channel(_) => AppErrorKind::InvalidInput,
         };
         let field = match &e {
             RuntimeError::InvalidInput { field, .. } => Some(field.clone()),

@@ -9,6 +9,7 @@
 
 mod audio;
 mod browser;
+pub mod channel_commands;
 pub mod commands;
 pub mod deep_links;
 pub mod device_commands;
@@ -42,6 +43,7 @@ pub const BINDINGS_PATH: &str = "ui/src/bindings.ts";
 
 /// The tauri-specta builder with every command and the event of the desktop contract.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
+    use channel_commands::*;
     use commands::*;
     use device_commands::*;
     tauri_specta::Builder::<tauri::Wry>::new()
@@ -124,6 +126,17 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             set_device_scope,
             revoke_device,
             device_outbox,
+            list_channels,
+            test_channel,
+            add_channel,
+            set_channel_token,
+            set_channel_allowed_users,
+            set_channel_enabled,
+            set_channel_profile,
+            remove_channel,
+            channel_requests,
+            approve_channel_request,
+            dismiss_channel_request,
             list_schedules,
             save_schedule,
             remove_schedule,

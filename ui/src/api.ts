@@ -6,6 +6,9 @@ import type {
   Attachment,
   BrowserMode,
   AuditFilter,
+  ChannelConfig,
+  ChannelPlatform,
+  ChannelProfile,
   CreateChatArgs,
   DeviceScope,
   DownloadProgress,
@@ -189,6 +192,22 @@ export const api = {
   setDeviceScope: (deviceId: string, scope: DeviceScope) => unwrap("set_device_scope", commands.setDeviceScope(deviceId, scope)),
   revokeDevice: (deviceId: string) => unwrap("revoke_device", commands.revokeDevice(deviceId)),
   deviceOutbox: (deviceId: string | null) => unwrap("device_outbox", commands.deviceOutbox(deviceId)),
+  listChannels: () => unwrap("list_channels", commands.listChannels()),
+  testChannel: (platform: ChannelPlatform, baseUrl: string | null, token: string) =>
+    unwrap("test_channel", commands.testChannel(platform, baseUrl, token)),
+  addChannel: (channel: ChannelConfig) => unwrap("add_channel", commands.addChannel(channel)),
+  setChannelToken: (name: string, token: string, sessionOnly: boolean) =>
+    unwrap("set_channel_token", commands.setChannelToken(name, token, sessionOnly)),
+  setChannelAllowedUsers: (name: string, users: string[]) =>
+    unwrap("set_channel_allowed_users", commands.setChannelAllowedUsers(name, users)),
+  setChannelEnabled: (name: string, enabled: boolean) => unwrap("set_channel_enabled", commands.setChannelEnabled(name, enabled)),
+  setChannelProfile: (name: string, profile: ChannelProfile) => unwrap("set_channel_profile", commands.setChannelProfile(name, profile)),
+  removeChannel: (name: string) => unwrap("remove_channel", commands.removeChannel(name)),
+  channelRequests: () => unwrap("channel_requests", commands.channelRequests()),
+  approveChannelRequest: (name: string, userId: string) =>
+    unwrap("approve_channel_request", commands.approveChannelRequest(name, userId)),
+  dismissChannelRequest: (name: string, userId: string) =>
+    unwrap("dismiss_channel_request", commands.dismissChannelRequest(name, userId)),
 };
 
 /** Progress of local model downloads and imports; resolves to the unsubscribe function. */

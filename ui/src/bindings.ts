@@ -275,6 +275,35 @@ export const commands = {
 	revokeDevice: (deviceId: string) => typedError<DeviceRecord, AppError>(__TAURI_INVOKE("revoke_device", { deviceId })),
 	/**  The messages sent to a device (or all) and what became of them. */
 	deviceOutbox: (deviceId: string | null) => typedError<PeerMessage[], AppError>(__TAURI_INVOKE("device_outbox", { deviceId })),
+	/**  Every configured channel with its connection (the token is never returned). */
+	listChannels: () => typedError<ChannelView[], AppError>(__TAURI_INVOKE("list_channels")),
+	/**  Checks a token against the platform without saving anything: who the bot is. */
+	testChannel: (platform: ChannelPlatform, baseUrl: string | null, token: string) => typedError<ChannelCheck, AppError>(__TAURI_INVOKE("test_channel", { platform, baseUrl, token })),
+	/**
+	 *  Adds a channel to the settings (it connects once it also has a token: see
+	 *  `set_channel_token`).
+	 */
+	addChannel: (channel: ChannelConfig) => typedError<ChannelView, AppError>(__TAURI_INVOKE("add_channel", { channel })),
+	/**
+	 *  Stores a channel's token: in the OS keychain, or with `session_only` (the choice offered
+	 *  when the keychain cannot store it) in memory until the app quits; then (re)connects it. A
+	 *  keychain failure is a `keychain` error naming the field `token`.
+	 */
+	setChannelToken: (name: string, token: string, sessionOnly: boolean) => typedError<ChannelView, AppError>(__TAURI_INVOKE("set_channel_token", { name, token, sessionOnly })),
+	/**  Replaces a channel's allow-list (platform user ids). */
+	setChannelAllowedUsers: (name: string, users: string[]) => typedError<ChannelView, AppError>(__TAURI_INVOKE("set_channel_allowed_users", { name, users })),
+	/**  Switches a channel on or off. */
+	setChannelEnabled: (name: string, enabled: boolean) => typedError<ChannelView, AppError>(__TAURI_INVOKE("set_channel_enabled", { name, enabled })),
+	/**  Sets a channel's permission profile (headless, or asking in the app). */
+	setChannelProfile: (name: string, profile: ChannelProfile) => typedError<ChannelView, AppError>(__TAURI_INVOKE("set_channel_profile", { name, profile })),
+	/**  Removes a channel and its token (its chats stay). */
+	removeChannel: (name: string) => typedError<null, AppError>(__TAURI_INVOKE("remove_channel", { name })),
+	/**  The requests of people not on an allow-list, latest first. */
+	channelRequests: () => typedError<ChannelRequest[], AppError>(__TAURI_INVOKE("channel_requests")),
+	/**  Approves a request: the user joins the channel's allow-list. */
+	approveChannelRequest: (name: string, userId: string) => typedError<ChannelRequest, AppError>(__TAURI_INVOKE("approve_channel_request", { name, userId })),
+	/**  Dismisses a request (the user stays refused, silently). */
+	dismissChannelRequest: (name: string, userId: string) => typedError<ChannelRequest, AppError>(__TAURI_INVOKE("dismiss_channel_request", { name, userId })),
 	/**  Every scheduled job with its next run and last run (the Schedules page). */
 	listSchedules: () => typedError<JobView[], AppError>(__TAURI_INVOKE("list_schedules")),
 	/**  Adds a job, or changes job `input.id`. */
@@ -1077,6 +1106,126 @@ export type CatchUpPolicy =
 "run_once" | 
 /**  Missed occurrences are recorded once as missed and not run. */
 "skip";
+
+/**  Who a test connection reached. */
+export type ChannelCheck = {
+	/**  The bot's id on the platform. */
+	botId: string,
+	/**  Its display name. */
+	botName: string,
+	/**  Its user name, where the platform has one. */
+	username: string | null,
+};
+
+/**  One channel (`[[channels]]` in `config.toml`). */
+export type ChannelConfig = {
+	/**  The channel's name: 1 to 32 of `a-z 0-9 - _`, unique (`telegram`, `work-slack`). */
+	name: string,
+	/**  The platform. */
+	platform: ChannelPlatform,
+	/**  Connect it (default true). */
+	enabled?: boolean,
+	/**
+	 *  The platform's user ids whose messages reach the agent. Everyone else gets one polite
+	 *  refusal and is recorded as a pending request.
+	 */
+	allowed_users?: string[],
+	/**  The permission profile of the turns its messages start (default headless). */
+	profile?: ChannelProfile,
+	/**
+	 *  The platform's API base URL (default: the platform's public API; tests point it at a
+	 *  server on loopback).
+	 */
+	base_url?: string | null,
+};
+
+/**  A messaging platform. */
+export type ChannelPlatform = 
+/**  Telegram through the Bot API (long polling). */
+"telegram" | 
+/**  Slack through the Web API and Socket Mode. */
+"slack" | 
+/**  Discord through the gateway and REST API. */
+"discord" | 
+/**  Matrix through the client-server API. */
+"matrix";
+
+/**  How a turn started by a channel message is allowed to act. */
+export type ChannelProfile = 
+/**
+ *  The headless profile (default): `auto` mode, and what would ask is refused at once with
+ *  the reason recorded.
+ */
+"headless" | 
+/**
+ *  `default` mode: what would ask waits for the user's answer in the app (the turn is
+ *  suspended; the reply goes out once the approvals are answered).
+ */
+"ask_in_app";
+
+/**  Someone who wrote to a channel without being on its allow-list. */
+export type ChannelRequest = {
+	/**  The channel's name. */
+	channel: string,
+	/**  The platform's user id (what the allow-list holds). */
+	userId: string,
+	/**  Their display name as the platform gave it. */
+	name: string,
+	/**  The conversation they wrote from. */
+	conversation: string,
+	/**  Pending, approved or dismissed. */
+	status: ChannelRequestStatus,
+	/**  How many messages they sent (none reached a chat). */
+	messages: number,
+	/**  Their first message. */
+	firstSeen: string,
+	/**  Their last message. */
+	lastSeen: string,
+};
+
+/**  Where the request of someone not on a channel's allow-list is. */
+export type ChannelRequestStatus = 
+/**  Waiting for the user's decision; their messages are refused. */
+"pending" | 
+/**  The user approved them: they are on the allow-list now. */
+"approved" | 
+/**  The user dismissed the request; their messages are still refused. */
+"dismissed";
+
+/**  Where a channel's connection is. */
+export type ChannelState = 
+/**  Switched off in the settings. */
+"off" | 
+/**  No token in the keychain (or this session). */
+"no_token" | 
+/**  Connecting (or reconnecting after an error). */
+"connecting" | 
+/**  Connected: messages are received. */
+"connected" | 
+/**  The platform refused the token or cannot be reached; `error` says why. */
+"failed" | 
+/**  The platform has no client in this build yet. */
+"unsupported";
+
+/**  A channel's connection as the app shows it. */
+export type ChannelStatus = {
+	/**  The state. */
+	state: ChannelState,
+	/**  The bot's name on the platform, once connected. */
+	bot: string | null,
+	/**  The last error (never with the token in it). */
+	error: string | null,
+};
+
+/**  One channel: its settings, whether it has a token, its connection. */
+export type ChannelView = {
+	/**  The settings (`config.toml`). */
+	config: ChannelConfig,
+	/**  A token is stored (keychain or session); the token itself is never returned. */
+	hasToken: boolean,
+	/**  The connection. */
+	status: ChannelStatus,
+};
 
 /**
  *  A chat's browser mode: its own choice (`None` follows `[browser] mode`), the configured

@@ -16,6 +16,7 @@ use suzent_core::{
 };
 mod background_cmd;
 mod browser_cmd;
+mod channels_cmd;
 mod content_cmd;
 mod devices_cmd;
 mod mcp_cmd;
@@ -128,6 +129,10 @@ enum Command {
     /// Pairs this install with other devices and manages the paired devices.
     #[command(subcommand)]
     Devices(devices_cmd::DevicesCommand),
+    /// Messaging channels (Telegram): list, add, token, test, allow, enable, remove, and the
+    /// requests of people not on an allow-list (requests, approve, dismiss).
+    #[command(subcommand)]
+    Channels(channels_cmd::ChannelsCommand),
     /// Scheduled jobs: add, list, rm, run, pause, history, preview, import, export, status.
     #[command(subcommand)]
     Schedule(schedule_cmd::ScheduleCommand),
@@ -489,6 +494,7 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Mcp(cmd) => mcp_cmd::run(cmd, open_runtime().await?).await,
         Command::Models(cmd) => models_cmd::run(cmd, open_runtime().await?).await,
         Command::Devices(cmd) => devices_cmd::run(cmd, open_runtime().await?).await,
+        Command::Channels(cmd) => channels_cmd::run(cmd, open_runtime().await?).await,
         Command::Skills(cmd) => content_cmd::skills(cmd, open_runtime().await?).await,
         Command::Memory(cmd) => content_cmd::memory(cmd, open_runtime().await?).await,
         Command::Doctor { model, json } => {

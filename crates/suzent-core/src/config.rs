@@ -293,6 +293,10 @@ pub struct Config {
     /// Speech output of `speak` (`[speech]`).
     #[serde(default)]
     pub speech: crate::SpeechConfig,
+    /// Messaging channels (`[[channels]]`): names, platforms, allow-lists, on/off, profiles.
+    /// Their tokens are in the OS keychain, never here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<crate::ChannelConfig>,
 }
 
 /// Settings of one model (`[models."provider/model"]` in `config.toml`).
@@ -432,6 +436,7 @@ impl Default for Config {
             chat_summary_idle_secs: default_chat_summary_idle_secs(),
             devices: DevicesConfig::default(),
             speech: crate::SpeechConfig::default(),
+            channels: Vec::new(),
             browser: BrowserConfig::default(),
             models: std::collections::BTreeMap::new(),
         }
@@ -669,6 +674,7 @@ impl Config {
                 });
             }
         }
+        crate::channel::validate_channels(&self.channels)?;
         Ok(())
     }
 }

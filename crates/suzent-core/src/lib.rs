@@ -8,6 +8,7 @@
 mod background;
 mod browser;
 mod canvas;
+mod channel;
 mod config;
 mod event;
 mod message;
@@ -27,6 +28,9 @@ pub use canvas::{
     SurfaceChange, SurfaceChangeKind, SurfaceHistoryEntry, SurfaceTarget, TabItem, TableColumn,
     Template, TextFieldType, TextUsageHint, apply_data_updates, classify_image_url, pointer_get,
     pointer_set, validate_components, validate_surface,
+};
+pub use channel::{
+    ChannelConfig, ChannelPlatform, ChannelProfile, MAX_CHANNEL_NAME, valid_channel_name,
 };
 pub use config::{
     BrowserConfig, Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, DevicesConfig,

@@ -207,8 +207,8 @@ pub use local::LocalProvider;
 pub use models::list_models;
 pub use openai::OpenAiProvider;
 pub use resolve::{
-    EnvAndKeychain, KeySource, StaticKeys, build_provider, delete_api_key, keychain_has_key,
-    parse_model, set_api_key, shared_client,
+    CHANNEL_SECRET_PREFIX, EnvAndKeychain, KeySource, StaticKeys, build_provider, delete_api_key,
+    keychain_has_key, parse_model, set_api_key, shared_client,
 };
 pub use schema::normalize_schema;
 

@@ -73,7 +73,18 @@ pub trait KeySource: Send + Sync {
     fn mcp_secret(&self, entry: &str) -> Option<String> {
         self.api_key(&format!("{MCP_SECRET_PREFIX}{entry}"))
     }
+
+    /// The token (or password) of the messaging channel `channel` (issue 20), if any: the
+    /// keychain account `channel:NAME`, its own namespace like MCP secrets. The default asks
+    /// [`KeySource::api_key`] for `channel:NAME`.
+    fn channel_token(&self, channel: &str) -> Option<String> {
+        self.api_key(&format!("{CHANNEL_SECRET_PREFIX}{channel}"))
+    }
 }
+
+/// Prefix of the keychain accounts that hold channel tokens: account `channel:NAME` of service
+/// [`KEYCHAIN_SERVICE`] (`suzent channels token NAME`).
+pub const CHANNEL_SECRET_PREFIX: &str = "channel:";
 
 /// Prefix of the keychain accounts that hold MCP secrets: `${keychain:ENTRY}` reads the account
 /// `mcp:ENTRY` of service [`KEYCHAIN_SERVICE`] (`suzent keys set mcp:ENTRY`).
@@ -103,6 +114,11 @@ impl KeySource for EnvAndKeychain {
     /// key.
     fn mcp_secret(&self, entry: &str) -> Option<String> {
         keychain_get(&format!("{MCP_SECRET_PREFIX}{entry}"))
+    }
+
+    /// The keychain account `channel:NAME` only, never an environment variable.
+    fn channel_token(&self, channel: &str) -> Option<String> {
+        keychain_get(&format!("{CHANNEL_SECRET_PREFIX}{channel}"))
     }
 }
 
@@ -191,6 +207,17 @@ pub fn delete_api_key(provider: &str) -> Result<bool, ProviderError> {
 /// can name it).
 fn keychain_account(name: &str) -> Result<String, ProviderError> {
     let name = name.trim();
+    if let Some(channel) = name.strip_prefix(CHANNEL_SECRET_PREFIX) {
+        if !suzent_core::valid_channel_name(channel) {
+            return Err(ProviderError::InvalidModel {
+                model: name.to_string(),
+                message: "a channel token is named channel:NAME, NAME a channel name \
+                          (a-z 0-9 - _)"
+                    .into(),
+            });
+        }
+        return Ok(name.to_string());
+    }
     if let Some(entry) = name.strip_prefix(MCP_SECRET_PREFIX) {
         if entry.is_empty()
             || entry
@@ -215,7 +242,7 @@ fn known_provider(provider: &str) -> Result<ProviderKind, ProviderError> {
         .ok_or_else(|| ProviderError::InvalidModel {
             model: provider.to_string(),
             message: "keys can be stored for openai, anthropic, gemini, openai-compatible and \
-                      local, and MCP secrets as mcp:ENTRY"
+                      local, MCP secrets as mcp:ENTRY and channel tokens as channel:NAME"
                 .into(),
         })
 }

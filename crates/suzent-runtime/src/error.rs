@@ -66,4 +66,7 @@ pub enum RuntimeError {
     /// A paired-device operation failed (key, pairing, transport).
     #[error(transparent)]
     Device(#[from] suzent_devices::DeviceError),
+    /// A messaging platform failed or refused (never with the token in the message).
+    #[error(transparent)]
+    Channel(#[from] suzent_channels::ChannelError),
 }

@@ -52,13 +52,17 @@ impl SessionKeys {
         }
     }
 
-    /// Keeps `key` for `provider` until the process ends (it wins over the fallback's).
+    /// Keeps `key` for `provider` (or the token of a channel, named `channel:NAME`) until the
+    /// process ends (it wins over the fallback's).
     ///
     /// Errors: [`RuntimeError::InvalidInput`] naming `provider` (unknown, or one without keys)
     /// or `key` (empty).
     pub fn set(&self, provider: &str, key: &str) -> Result<(), RuntimeError> {
         let kind = ProviderKind::from_name(provider).filter(|k| k.needs_key());
-        if kind.is_none() {
+        let channel = provider
+            .strip_prefix(crate::provider::CHANNEL_SECRET_PREFIX)
+            .is_some_and(suzent_core::valid_channel_name);
+        if kind.is_none() && !channel {
             return Err(RuntimeError::InvalidInput {
                 field: "provider".into(),
                 message: format!(
@@ -130,6 +134,17 @@ impl KeySource for SessionKeys {
 
     fn mcp_secret(&self, entry: &str) -> Option<String> {
         self.fallback.mcp_secret(entry)
+    }
+
+    fn channel_token(&self, channel: &str) -> Option<String> {
+        let account = format!("{}{channel}", crate::provider::CHANNEL_SECRET_PREFIX);
+        let session = self
+            .keys
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&account)
+            .cloned();
+        session.or_else(|| self.fallback.channel_token(channel))
     }
 }
 

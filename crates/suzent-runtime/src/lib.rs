@@ -5,7 +5,7 @@
 //! [`Runtime`] is a thin facade over owned services, each in its own module with its own state:
 //! `chats`, `turn/` (the loop and one call's execution), `approvals`, `rules` (the rules in force,
 //! assembled in one place), `permissions` (the runtime's side of the permission gate and the
-//! reviewer), `inbox/` (with its dispatcher), `background`, `agents`, `memory/` (with end-of-chat
+//! reviewer), `inbox/` (with its dispatcher), `channels/` (messaging platforms), `background`, `agents`, `memory/` (with end-of-chat
 //! summaries), `skills`, `plans`, `canvas`, `mcp`, `toolset`, `doctor`, `settings`. Services
 //! reach each other through the handles they are given when the runtime opens, never through
 //! the facade.
@@ -32,6 +32,7 @@ mod audit_read;
 mod background;
 mod browser;
 mod canvas;
+mod channels;
 mod chats;
 mod connection;
 pub mod deep_link;
@@ -84,6 +85,10 @@ pub use agents::MAX_SUBAGENT_DEPTH;
 pub use audit_read::{AuditEntry, AuditFilter, AuditRead, MAX_AUDIT_LIMIT};
 pub use browser::{BrowserService, ChatBrowserMode};
 pub use canvas::{CANVAS_ACTION_KIND, CANVAS_SENDER, MAX_ACTION_CONTEXT_BYTES, action_text};
+pub use channels::{
+    CHANNEL_MESSAGE_KIND, ChannelCheck, ChannelState, ChannelStatus, ChannelView, Channels,
+    REFUSAL_TEXT, WAITING_TEXT,
+};
 pub use chats::CreateChat;
 pub use connection::{ConnectionCheck, ProviderCheck};
 pub use devices::{
@@ -103,7 +108,9 @@ pub use runtime::{Runtime, RuntimeOptions};
 pub use search::{ChatSearch, MAX_QUERY_CHARS, MAX_SEARCH_HITS};
 pub use settings::{KeyStatus, ProviderSettings, ProvidersSettings, Settings, SettingsPatch};
 pub use skills::SKILL_DIRS_ENV;
+pub use suzent_channels::{ChannelError, split_message};
 pub use suzent_core::{BackgroundTask, BackgroundTaskKind, BackgroundTaskStatus};
+pub use suzent_core::{ChannelConfig, ChannelPlatform, ChannelProfile};
 pub use suzent_core::{PhaseStatus, Plan, PlanPhase};
 pub use suzent_core::{Surface, SurfaceAction, SurfaceHistoryEntry};
 pub use suzent_mcp::{
@@ -118,6 +125,7 @@ pub use suzent_store::{
     PeerMessageStatus, PendingApproval, StoredMessage, ToolCallNote, ToolResolutionNote,
     TurnFailureNote, TurnUsageNote,
 };
+pub use suzent_store::{ChannelConversation, ChannelRequest, ChannelRequestStatus};
 pub use suzent_tools::CommandLifetime;
 pub use suzent_tools::{MemoryHit, MemorySearchResult, Skill, SkillSource};
 pub use titles::{DEFAULT_TITLE, MAX_TITLE_CHARS, title_from};

@@ -101,6 +101,8 @@ pub(crate) struct Services {
     speech: Arc<crate::speech::SpeechService>,
     /// Paired devices: pairing, the device list, the peer outbox (see `devices/`).
     devices: Arc<Devices>,
+    /// Messaging channels: connectors, conversations, requests, replies (see `channels/`).
+    channels: Arc<crate::channels::Channels>,
     /// Full-text search over chat titles and messages (SQLite FTS5).
     search: crate::ChatSearch,
     /// What the app shows beside the transcript after a restart (see `notes.rs`).
@@ -255,6 +257,14 @@ impl Services {
             Arc::clone(&permissions),
         ));
         let devices = Arc::new(Devices::new(store.clone(), &paths.data_dir));
+        let channels = Arc::new(crate::channels::Channels::new(
+            store.clone(),
+            Arc::clone(&settings),
+            Arc::clone(&inbox),
+            Arc::clone(&chats),
+            Arc::clone(&rules),
+            events.clone(),
+        ));
         let turn = Arc::new_cyclic(|turn: &Weak<TurnService>| {
             let agents = Arc::new(AgentService::new(
                 turn.clone(),
@@ -286,6 +296,7 @@ impl Services {
                 speech: Arc::clone(&speech),
                 browser: Arc::clone(&browser),
                 local_models: Arc::clone(&local_models),
+                channels: Arc::clone(&channels),
             };
             TurnService::new(services, agents)
         });
@@ -318,6 +329,7 @@ impl Services {
         let schedules = crate::schedules::Schedules::new(store.clone(), events.clone());
         let goals = crate::goals::Goals::new(store.clone(), events.clone());
         Ok(Services {
+            channels,
             schedules,
             goals,
             devices,
@@ -417,7 +429,21 @@ impl Runtime {
         if let Err(e) = self.s.goals.resume_active().await {
             tracing::warn!("resuming goals: {e}");
         }
+        self.s.channels.start();
         status
+    }
+
+    /// The messaging channels (Telegram, ...): settings, tokens, connections, pending requests
+    /// of people not on an allow-list, and the conversations that have chats.
+    pub fn channels(&self) -> &Arc<crate::channels::Channels> {
+        &self.s.channels
+    }
+
+    /// Connects the enabled messaging channels (once): their messages go through the inbox,
+    /// so the dispatcher must run too ([`Runtime::start_dispatcher`]).
+    /// [`Runtime::start_unattended`] calls it.
+    pub fn start_channels(&self) {
+        self.s.channels.start()
     }
 
     // ---- configuration and settings ----
@@ -895,6 +921,7 @@ impl Runtime {
     /// cancelled; queued inbox messages stay queued for the next start.
     pub async fn shutdown(&self) {
         self.s.schedules.stop().await;
+        self.s.channels.stop();
         self.s.dispatcher.stop();
         self.s.background.shutdown().await;
         self.s.devices.shutdown().await;

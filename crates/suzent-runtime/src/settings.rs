@@ -203,6 +203,28 @@ impl SettingsService {
         Ok(())
     }
 
+    /// Changes the configuration with `change`, validates the result, writes `config.toml`
+    /// atomically and makes it the configuration in use (the channel settings are saved this
+    /// way). Returns the new configuration.
+    ///
+    /// Errors: what `change` returns, [`RuntimeError::Config`] (nothing is written),
+    /// [`RuntimeError::Io`].
+    pub(crate) fn update(
+        &self,
+        change: impl FnOnce(&mut Config) -> Result<(), RuntimeError>,
+    ) -> Result<Config, RuntimeError> {
+        let mut config = self.config();
+        change(&mut config)?;
+        config.validate()?;
+        let text = toml::to_string_pretty(&config).map_err(|e| RuntimeError::InvalidInput {
+            field: "settings".into(),
+            message: format!("cannot be written as TOML: {e}"),
+        })?;
+        write_atomically(&self.paths.config_file(), &text)?;
+        self.replace_config(config.clone());
+        Ok(config)
+    }
+
     /// Replaces the configuration in memory (after a save wrote it).
     fn replace_config(&self, config: Config) {
         match self.config.write() {

@@ -276,6 +276,14 @@ impl TestServices {
                 )),
                 browser,
                 local_models: Arc::clone(&self.local_models),
+                channels: Arc::new(crate::channels::Channels::new(
+                    self.store.clone(),
+                    Arc::clone(&self.settings),
+                    Arc::clone(&self.inbox),
+                    Arc::clone(&self.chats),
+                    Arc::clone(&self.rules),
+                    self.events.clone(),
+                )),
             };
             TurnService::new(services, agents)
         })

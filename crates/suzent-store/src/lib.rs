@@ -14,6 +14,7 @@
 
 mod approvals;
 mod browser_pairings;
+mod channels;
 mod chats;
 mod compactions;
 mod consolidation;
@@ -35,6 +36,9 @@ mod transcript;
 mod types;
 
 pub use browser_pairings::{BrowserPairing, NewBrowserPairing};
+pub use channels::{
+    ChannelConversation, ChannelRequest, ChannelRequestStatus, NewChannelConversation,
+};
 pub use compactions::{CompactionRecord, NewCompaction};
 pub use consolidation::{Consolidated, Merge};
 pub use devices::{

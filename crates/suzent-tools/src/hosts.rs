@@ -134,3 +134,48 @@ pub trait SpeechHost: Send + Sync + std::fmt::Debug + 'static {
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<suzent_core::SpeechClip, String>;
 }
+
+/// One person or group a channel can reach (`social_message` with `list_contacts`).
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Contact {
+    /// The channel's name (`telegram`).
+    pub channel: String,
+    /// The address `social_message` sends to: `CHANNEL:CONVERSATION` (`telegram:42`).
+    pub recipient: String,
+    /// Who or what it is (a person's or a group's name).
+    pub name: String,
+    /// When their last message arrived (RFC 3339).
+    pub last_seen: String,
+}
+
+/// One page of contacts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContactPage {
+    /// The contacts of this page, the most recently seen first.
+    pub contacts: Vec<Contact>,
+    /// How many contacts match the query in all.
+    pub total: usize,
+    /// The offset of the next page, when there is one.
+    pub next_offset: Option<usize>,
+}
+
+/// The runtime's messaging channels, seen from `social_message`. Errors are messages for the
+/// model.
+#[async_trait]
+pub trait SocialHost: Send + Sync + std::fmt::Debug + 'static {
+    /// The contacts whose name, channel or recipient contains `query` (any case; all when
+    /// `None`), the most recently seen first, `limit` of them from `offset`.
+    async fn contacts(
+        &self,
+        query: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<ContactPage, String>;
+    /// Sends `message` to `recipient` (`CHANNEL:CONVERSATION`) for chat `chat_id`; returns
+    /// what to tell the model. Refuses a recipient the channel has never seen unless a rule
+    /// allows it.
+    async fn send(&self, chat_id: &str, recipient: &str, message: &str) -> Result<String, String>;
+}

@@ -55,6 +55,9 @@ pub use builtin::read_file::{ReadFileArgs, ReadFileTool};
 pub use builtin::render_ui::{RenderAction, RenderUiArgs, RenderUiTool};
 pub use builtin::run_command::{RunCommandArgs, RunCommandTool};
 pub use builtin::skill_execute::{SkillExecuteArgs, SkillExecuteTool};
+pub use builtin::social_message::{
+    MAX_CONTACTS_PAGE, MAX_SOCIAL_MESSAGE_CHARS, SocialMessageArgs, SocialMessageTool,
+};
 pub use builtin::speak::{SpeakArgs, SpeakTool};
 pub use builtin::tool_search::{ToolCatalogView, ToolSearchArgs, ToolSearchHost, ToolSearchTool};
 pub use builtin::web_search::{SearchEndpoints, SearchResult, WebSearchArgs, WebSearchTool};
@@ -74,8 +77,8 @@ pub use exec::sandbox::{
     SandboxUnavailable, SandboxedCommand, sandbox_available, sbpl_string,
 };
 pub use hosts::{
-    BlockOperation, BrowserHost, CanvasHost, MemoryHit, MemoryHost, MemorySearchResult, PlanHost,
-    SpeechHost,
+    BlockOperation, BrowserHost, CanvasHost, Contact, ContactPage, MemoryHit, MemoryHost,
+    MemorySearchResult, PlanHost, SocialHost, SpeechHost,
 };
 pub use metadata::{
     RegisterError, RegistryExt, ToolCategory, ToolMetadata, ToolSummary, metadata_of,

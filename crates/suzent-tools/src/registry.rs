@@ -52,6 +52,11 @@ pub const CAPABILITIES: &[CapabilityInfo] = &[
         description: "Control browser tabs through the Suzent extension or a managed browser.",
     },
     CapabilityInfo {
+        id: "social",
+        label: "Social",
+        description: "List contacts and send messages on the connected messaging channels.",
+    },
+    CapabilityInfo {
         id: "output",
         label: "Output",
         description: "Speak text aloud: audio stored with the chat and played in the app.",
@@ -299,6 +304,7 @@ pub fn default_registry() -> ToolRegistry {
         Arc::new(crate::builtin::memory_tools::MemoryArchiveTool::new()),
         Arc::new(crate::builtin::skill_execute::SkillExecuteTool::new()),
         Arc::new(crate::builtin::render_ui::RenderUiTool::new()),
+        Arc::new(crate::builtin::social_message::SocialMessageTool::new()),
         Arc::new(crate::builtin::speak::SpeakTool::new()),
     ];
     let mut registry = ToolRegistry::new();

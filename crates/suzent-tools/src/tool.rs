@@ -149,6 +149,8 @@ pub struct ToolContext {
     pub canvas: Option<Arc<dyn crate::hosts::CanvasHost>>,
     /// The chat's browser (`browser_action`); `None`: no browser in this session.
     pub browser: Option<Arc<dyn crate::hosts::BrowserHost>>,
+    /// The messaging channels (`social_message`); `None`: no channels in this session.
+    pub social: Option<Arc<dyn crate::hosts::SocialHost>>,
     /// Id of the tool call being run, when the runtime runs one (`render_ui` records it).
     pub tool_call_id: Option<String>,
     /// The skills the user enabled (`skill_execute`); `None`: no skills.
@@ -186,6 +188,7 @@ impl ToolContext {
             memory: None,
             canvas: None,
             browser: None,
+            social: None,
             tool_call_id: None,
             skills: None,
             processes: None,

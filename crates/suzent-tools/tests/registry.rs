@@ -100,6 +100,7 @@ fn tools_are_found_by_runtime_name_and_by_class_name() {
             "memory_archive",
             "skill_execute",
             "render_ui",
+            "social_message",
             "speak"
         ]
     );
@@ -289,6 +290,16 @@ fn the_catalog_has_the_configview_shape() {
             "tools": [
                 {"id": "RenderUiTool", "name": "Render UI", "description": d("render_ui"),
                  "runtimeName": "render_ui", "requiresApproval": false}
+            ]
+        },
+        {
+            "id": "social",
+            "label": "Social",
+            "description": "List contacts and send messages on the connected messaging channels.",
+            "tools": [
+                {"id": "SocialMessageTool", "name": "Social message",
+                 "description": d("social_message"), "runtimeName": "social_message",
+                 "requiresApproval": true}
             ]
         },
         {

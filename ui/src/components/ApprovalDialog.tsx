@@ -84,6 +84,21 @@ export function urlsOf(args: JsonValue): { url: string; origin: string }[] {
   return out;
 }
 
+/** A `social_message` send: the channel and recipient (`CHANNEL:CONVERSATION`) and the text. */
+export function socialOf(
+  approval: Pick<PendingApproval, "toolName" | "args">,
+): { channel: string; recipient: string; message: string } | null {
+  if (approval.toolName !== "social_message") return null;
+  const recipient = str(approval.args, "recipient");
+  if (recipient === null) return null;
+  const cut = recipient.indexOf(":");
+  return {
+    channel: cut > 0 ? recipient.slice(0, cut) : recipient,
+    recipient,
+    message: str(approval.args, "message") ?? "",
+  };
+}
+
 /** What the call would change or run, shown so the user can decide without leaving the dialog. */
 function Subject({ approval }: { approval: PendingApproval }) {
   const { t } = useTranslation();
@@ -101,6 +116,20 @@ function Subject({ approval }: { approval: PendingApproval }) {
       <section className="approval-subject" data-testid="approval-diff">
         <h3>{t("approval.writeOf", { path: path ?? "" })}</h3>
         <DiffView before="" after={str(approval.args, "content") ?? ""} />
+      </section>
+    );
+  }
+  const social = socialOf(approval);
+  if (social !== null) {
+    return (
+      <section className="approval-subject" data-testid="approval-social">
+        <h3>
+          {t("approval.socialTo")} <code data-testid="approval-social-recipient">{social.recipient}</code>{" "}
+          {t("approval.socialOn")} <code data-testid="approval-social-channel">{social.channel}</code>
+        </h3>
+        <pre className="approval-summary" data-testid="approval-social-message">
+          {social.message}
+        </pre>
       </section>
     );
   }

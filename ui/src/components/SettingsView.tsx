@@ -2,6 +2,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { api, ApiError, errorMessage } from "../api";
 import { baseUrlError, modelError, providerLabel, PROVIDERS, type ProviderId } from "../providers";
+import { ChannelsSettings } from "./ChannelsSettings";
 import { DevicesSettings } from "./DevicesSettings";
 import { LanguageSwitch } from "./LanguageSwitch";
 import { useStore } from "../store";
@@ -393,6 +394,7 @@ export function SettingsView() {
       <DesktopSettings />
 
       <DevicesSettings />
+      <ChannelsSettings />
       <BrowserSettings />
     </section>
   );

@@ -310,3 +310,19 @@ describe("approvals in the app", () => {
     expect(be.callsOf("resume_approvals")).toHaveLength(1);
   });
 });
+
+describe("approval dialog for social_message", () => {
+  it("names the channel and the recipient of a message and shows its text", () => {
+    const approval = writeApproval({
+      id: "call-9",
+      toolCallId: "call-9",
+      toolName: "social_message",
+      args: { recipient: "telegram:42", message: "The build is green." },
+    });
+    render(<ApprovalDialog approvals={[approval]} onResolve={() => {}} />);
+    expect(screen.getByTestId("approval-social-channel")).toHaveTextContent("telegram");
+    expect(screen.getByTestId("approval-social-recipient")).toHaveTextContent("telegram:42");
+    expect(screen.getByTestId("approval-social-message")).toHaveTextContent("The build is green.");
+    expect(screen.getByTestId("approval-social")).toHaveTextContent("Send a message to telegram:42 on the channel telegram");
+  });
+});

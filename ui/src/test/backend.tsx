@@ -148,6 +148,8 @@ export function backend(handlers: Record<string, Handler> = {}) {
       addrs: [],
     }),
     list_devices: () => [],
+    list_channels: () => [],
+    channel_requests: () => [],
     nearby_devices: () => [],
     list_schedules: () => [],
     chat_heartbeat: () => null,

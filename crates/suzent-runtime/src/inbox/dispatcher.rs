@@ -265,7 +265,22 @@ impl Dispatcher {
         // runs under the peer profile (at most the user's default mode, never full access,
         // what would ask is refused, its decisions audited as from `peer:<device>`).
         let mut headless = chat.clone();
-        let options = if message.kind == crate::devices::PEER_MESSAGE_KIND {
+        let options = if message.kind == crate::channels::CHANNEL_MESSAGE_KIND {
+            // A channel's message runs under the channel's profile: headless by default (auto,
+            // what would ask is refused), or asking in the app (the turn waits for the user).
+            let (mode, ask_in_app) =
+                crate::channels::turn_profile(&self.settings.config(), message);
+            headless.mode = mode;
+            RunOptions {
+                origin: Some(message.sender.clone()),
+                on_ask: if ask_in_app {
+                    crate::turn::OnAsk::Suspend
+                } else {
+                    crate::turn::OnAsk::Deny
+                },
+                ..headless_options()
+            }
+        } else if message.kind == crate::devices::PEER_MESSAGE_KIND {
             headless.mode =
                 crate::devices::peer_mode(chat.mode, self.settings.config().default_mode);
             RunOptions {

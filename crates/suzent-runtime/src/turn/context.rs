@@ -66,6 +66,7 @@ impl TurnService {
         ctx.canvas = Some(self.s.canvas.host());
         ctx.speech = Some(self.s.speech.host());
         ctx.browser = Some(Arc::clone(&self.s.browser) as Arc<dyn suzent_tools::BrowserHost>);
+        ctx.social = Some(Arc::clone(&self.s.channels) as Arc<dyn suzent_tools::SocialHost>);
         Ok(ctx)
     }
 

@@ -131,6 +131,8 @@ pub(crate) struct TurnServices {
     pub(crate) browser: Arc<crate::browser::BrowserService>,
     /// Local models: the in-process engine's context size, for fitting requests.
     pub(crate) local_models: Arc<crate::local_models::LocalModels>,
+    /// The messaging channels (`social_message`).
+    pub(crate) channels: Arc<crate::channels::Channels>,
 }
 
 /// Runs turns.

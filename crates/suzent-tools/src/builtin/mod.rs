@@ -12,6 +12,7 @@ pub mod read_file;
 pub mod render_ui;
 pub mod run_command;
 pub mod skill_execute;
+pub mod social_message;
 pub mod speak;
 pub mod tool_search;
 mod walk;

@@ -1,0 +1,171 @@
+//! Suzent's messaging channels: a [`Channel`] is one bot account on one platform (Telegram
+//! now) that connects, yields the messages people send it as a stream, and sends text back,
+//! split at the platform's length limit in order (never cut silently, see [`split_message`]).
+//!
+//! This crate knows platforms, not agents: who may talk to the agent, which chat a
+//! conversation goes to and what the reply is are the runtime's channel service's business.
+//! Every client takes a base URL, so tests point it at a server on loopback.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), suzent_channels::ChannelError> {
+//! use futures::StreamExt;
+//! use std::sync::Arc;
+//! use suzent_channels::{Channel, TelegramChannel};
+//! let bot = Arc::new(TelegramChannel::new("123:token", None)?);
+//! let me = bot.connect().await?;
+//! println!("connected as {}", me.name);
+//! let mut incoming = Arc::clone(&bot).receive();
+//! while let Some(Ok(message)) = incoming.next().await {
+//!     bot.send(&message.conversation, &format!("you said: {}", message.text)).await?;
+//! }
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod split;
+mod telegram;
+
+pub use split::{LengthUnit, MessageLimit, split_message};
+pub use suzent_core::ChannelPlatform;
+pub use telegram::{TELEGRAM_API, TELEGRAM_LIMIT, TelegramChannel};
+
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use std::sync::Arc;
+
+/// Who the channel's bot account is on its platform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotIdentity {
+    /// The platform's id of the bot account.
+    pub id: String,
+    /// Its display name.
+    pub name: String,
+    /// Its user name (`@name` on Telegram), where the platform has one.
+    pub username: Option<String>,
+}
+
+/// A text message someone sent to the channel's bot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incoming {
+    /// The platform's message id, unique within the conversation.
+    pub message_id: String,
+    /// The conversation it was sent in (a Telegram chat id); replies go there.
+    pub conversation: String,
+    /// Who or what the conversation is with: the person in a private conversation, else the
+    /// group's title.
+    pub conversation_name: String,
+    /// The platform's id of the sender (what allow-lists hold).
+    pub sender: String,
+    /// The sender's display name.
+    pub sender_name: String,
+    /// The text.
+    pub text: String,
+    /// A one-to-one conversation with the bot.
+    pub private: bool,
+}
+
+/// What went wrong talking to a platform. Messages never contain the token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChannelError {
+    /// The platform refused the credentials (a wrong or revoked token).
+    #[error("{platform} refused the token: {message}")]
+    Unauthorized {
+        /// The platform.
+        platform: &'static str,
+        /// What it said.
+        message: String,
+    },
+    /// The platform answered with an error.
+    #[error("{platform} answered with an error: {message}")]
+    Api {
+        /// The platform.
+        platform: &'static str,
+        /// What it said.
+        message: String,
+    },
+    /// The platform could not be reached (network, timeout, a bad answer).
+    #[error("{platform} cannot be reached: {message}")]
+    Network {
+        /// The platform.
+        platform: &'static str,
+        /// What failed.
+        message: String,
+    },
+    /// The configuration cannot work (an empty token, a bad base URL).
+    #[error("invalid {field}: {message}")]
+    Invalid {
+        /// The bad setting.
+        field: &'static str,
+        /// Why.
+        message: String,
+    },
+    /// Part of a long message was not sent; the parts before it were.
+    #[error("part {part} of {parts} was not sent ({sent} sent before it): {source}")]
+    Partial {
+        /// The 1-based number of the part that failed.
+        part: usize,
+        /// How many parts the message has.
+        parts: usize,
+        /// How many went out.
+        sent: usize,
+        /// Why it failed.
+        source: Box<ChannelError>,
+    },
+}
+
+/// One bot account on one messaging platform.
+#[async_trait]
+pub trait Channel: Send + Sync + std::fmt::Debug + 'static {
+    /// The platform.
+    fn platform(&self) -> ChannelPlatform;
+
+    /// The longest text one message may hold on this platform.
+    fn limit(&self) -> MessageLimit;
+
+    /// Checks the credentials and says who the bot is (Telegram `getMe`).
+    async fn connect(&self) -> Result<BotIdentity, ChannelError>;
+
+    /// The messages people send to the bot, in order, for as long as the stream is polled. A
+    /// message is acknowledged to the platform only when the next one is asked for, so one
+    /// taken from the stream and not yet handled when the process dies is delivered again
+    /// (the runtime's inbox ids make that harmless). An error item is one failed poll; the
+    /// stream goes on after it (the caller decides how long to wait).
+    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Incoming, ChannelError>>;
+
+    /// Sends one message of at most [`Channel::limit`]; returns the platform's message id.
+    async fn send_one(&self, conversation: &str, text: &str) -> Result<String, ChannelError>;
+
+    /// Sends `text` to `conversation` in as many messages as the platform's limit needs, in
+    /// order ([`split_message`]); returns their ids. Empty text sends nothing.
+    ///
+    /// Errors: [`ChannelError::Partial`] when a part after the first fails (the parts before
+    /// it were sent), else the error of the first part.
+    async fn send(&self, conversation: &str, text: &str) -> Result<Vec<String>, ChannelError> {
+        let parts = split_message(text, self.limit());
+        let mut ids = Vec::with_capacity(parts.len());
+        for (i, part) in parts.iter().enumerate() {
+            match self.send_one(conversation, part).await {
+                Ok(id) => ids.push(id),
+                Err(e) if i == 0 => return Err(e),
+                Err(e) => {
+                    return Err(ChannelError::Partial {
+                        part: i + 1,
+                        parts: parts.len(),
+                        sent: i,
+                        source: Box::new(e),
+                    });
+                }
+            }
+        }
+        Ok(ids)
+    }
+}
+
+/// Replaces every occurrence of `secret` in `text` with `<token>` (platform client errors may
+/// quote a URL that holds the token).
+pub(crate) fn scrub(text: &str, secret: &str) -> String {
+    if secret.is_empty() {
+        return text.to_string();
+    }
+    text.replace(secret, "<token>")
+}

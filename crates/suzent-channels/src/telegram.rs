@@ -1,0 +1,252 @@
+//! Telegram through the Bot API (`teloxide-core`): `getMe` to connect, `getUpdates` long
+//! polling to receive, `sendMessage` to send. Only text messages are passed on.
+
+use crate::{
+    BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
+};
+use async_trait::async_trait;
+use futures::stream::{self, BoxStream, StreamExt};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+use teloxide_core::Bot;
+use teloxide_core::errors::{ApiError, RequestError};
+use teloxide_core::payloads::GetUpdatesSetters;
+use teloxide_core::requests::{Request, Requester};
+use teloxide_core::types::{AllowedUpdate, ChatId, Message, UpdateKind};
+
+/// The Bot API's public address.
+pub const TELEGRAM_API: &str = "https://api.telegram.org";
+/// Telegram's longest message: 4096 characters, counted in UTF-16 code units.
+pub const TELEGRAM_LIMIT: MessageLimit = MessageLimit {
+    max: 4096,
+    unit: LengthUnit::Utf16,
+};
+/// How long one `getUpdates` waits for a message (seconds).
+const LONG_POLL_SECS: u32 = 25;
+const PLATFORM: &str = "Telegram";
+
+/// A Telegram bot (its token from @BotFather). `Debug` never shows the token.
+pub struct TelegramChannel {
+    bot: Bot,
+    token: String,
+    long_poll: u32,
+}
+
+impl std::fmt::Debug for TelegramChannel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TelegramChannel")
+            .field("api", &self.bot.api_url().to_string())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TelegramChannel {
+    /// A bot with `token` against `base_url` (default [`TELEGRAM_API`]).
+    ///
+    /// Errors: [`ChannelError::Invalid`] naming `token` (empty, or with whitespace) or
+    /// `base_url` (not an http(s) URL), or the HTTP client cannot be built.
+    pub fn new(token: &str, base_url: Option<&str>) -> Result<TelegramChannel, ChannelError> {
+        TelegramChannel::with_long_poll(token, base_url, LONG_POLL_SECS)
+    }
+
+    /// As [`TelegramChannel::new`], with `getUpdates` waiting at most `long_poll_secs` (tests
+    /// and benchmarks use a short wait so that a stop is quick).
+    pub fn with_long_poll(
+        token: &str,
+        base_url: Option<&str>,
+        long_poll_secs: u32,
+    ) -> Result<TelegramChannel, ChannelError> {
+        let token = token.trim();
+        if token.is_empty() || token.contains(char::is_whitespace) || token.contains('/') {
+            return Err(ChannelError::Invalid {
+                field: "token",
+                message: "a Telegram bot token is one word like 123456:ABC-DEF (from @BotFather)"
+                    .into(),
+            });
+        }
+        let base = base_url.unwrap_or(TELEGRAM_API);
+        let url = url::Url::parse(base)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && !u.cannot_be_a_base())
+            .ok_or_else(|| ChannelError::Invalid {
+                field: "base_url",
+                message: format!("'{base}' is not an http(s) URL"),
+            })?;
+        // The long poll must end before the client gives up on it.
+        let client = teloxide_core::net::default_reqwest_settings()
+            .timeout(Duration::from_secs(u64::from(long_poll_secs) + 15))
+            .build()
+            .map_err(|e| ChannelError::Invalid {
+                field: "client",
+                message: format!("the HTTP client cannot be built: {e}"),
+            })?;
+        Ok(TelegramChannel {
+            bot: Bot::with_client(token, client).set_api_url(url),
+            token: token.to_string(),
+            long_poll: long_poll_secs,
+        })
+    }
+
+    fn error(&self, e: RequestError) -> ChannelError {
+        let message = scrub(&e.to_string(), &self.token);
+        match e {
+            RequestError::Api(ApiError::InvalidToken) => ChannelError::Unauthorized {
+                platform: PLATFORM,
+                message,
+            },
+            RequestError::Api(_)
+            | RequestError::MigrateToChatId(_)
+            | RequestError::RetryAfter(_) => ChannelError::Api {
+                platform: PLATFORM,
+                message,
+            },
+            _ => ChannelError::Network {
+                platform: PLATFORM,
+                message,
+            },
+        }
+    }
+
+    /// One `getUpdates` from `offset`: the text messages in it and the next offset.
+    async fn poll(&self, offset: i32) -> Result<(Vec<Incoming>, i32), ChannelError> {
+        let updates = self
+            .bot
+            .get_updates()
+            .offset(offset)
+            .timeout(self.long_poll)
+            .allowed_updates(vec![AllowedUpdate::Message])
+            .send()
+            .await
+            .map_err(|e| self.error(e))?;
+        let mut next = offset;
+        let mut out = Vec::new();
+        for update in updates {
+            next = next.max(
+                i32::try_from(update.id.0)
+                    .unwrap_or(i32::MAX)
+                    .saturating_add(1),
+            );
+            if let UpdateKind::Message(message) = update.kind
+                && let Some(incoming) = incoming(&message)
+            {
+                out.push(incoming);
+            }
+        }
+        Ok((out, next))
+    }
+}
+
+/// A text message from a person as an [`Incoming`]; `None` for anything else (media, service
+/// messages, other bots, anonymous senders).
+fn incoming(message: &Message) -> Option<Incoming> {
+    let text = message.text()?;
+    let from = message.from.as_ref().filter(|u| !u.is_bot)?;
+    let private = message.chat.is_private();
+    let conversation_name = if private {
+        from.full_name()
+    } else {
+        message
+            .chat
+            .title()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("chat {}", message.chat.id))
+    };
+    Some(Incoming {
+        message_id: message.id.0.to_string(),
+        conversation: message.chat.id.0.to_string(),
+        conversation_name,
+        sender: from.id.0.to_string(),
+        sender_name: from.full_name(),
+        text: text.to_string(),
+        private,
+    })
+}
+
+struct PollState {
+    channel: Arc<TelegramChannel>,
+    offset: i32,
+    queued: VecDeque<Incoming>,
+}
+
+#[async_trait]
+impl Channel for TelegramChannel {
+    fn platform(&self) -> ChannelPlatform {
+        ChannelPlatform::Telegram
+    }
+
+    fn limit(&self) -> MessageLimit {
+        TELEGRAM_LIMIT
+    }
+
+    async fn connect(&self) -> Result<BotIdentity, ChannelError> {
+        let me = self.bot.get_me().send().await.map_err(|e| self.error(e))?;
+        Ok(BotIdentity {
+            id: me.user.id.0.to_string(),
+            name: me.user.full_name(),
+            username: me.user.username.clone(),
+        })
+    }
+
+    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Incoming, ChannelError>> {
+        let state = PollState {
+            channel: self,
+            offset: 0,
+            queued: VecDeque::new(),
+        };
+        stream::unfold(state, |mut state| async move {
+            loop {
+                if let Some(next) = state.queued.pop_front() {
+                    return Some((Ok(next), state));
+                }
+                // Asking from the next offset acknowledges what was handed out before.
+                match state.channel.poll(state.offset).await {
+                    Ok((messages, next)) => {
+                        state.offset = next;
+                        state.queued.extend(messages);
+                    }
+                    Err(e) => return Some((Err(e), state)),
+                }
+            }
+        })
+        .boxed()
+    }
+
+    async fn send_one(&self, conversation: &str, text: &str) -> Result<String, ChannelError> {
+        let chat: i64 = conversation.parse().map_err(|_| ChannelError::Invalid {
+            field: "conversation",
+            message: format!("'{conversation}' is not a Telegram chat id"),
+        })?;
+        let sent = self
+            .bot
+            .send_message(ChatId(chat), text)
+            .send()
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(sent.id.0.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_and_errors_never_show_the_token() {
+        let bot = TelegramChannel::new("123:SECRET", Some("http://127.0.0.1:9"))
+            .map_err(|e| e.to_string());
+        let shown = format!("{bot:?}");
+        assert!(!shown.contains("SECRET"), "{shown}");
+        assert!(matches!(
+            TelegramChannel::new("", None),
+            Err(ChannelError::Invalid { field: "token", .. })
+        ));
+        assert!(matches!(
+            TelegramChannel::new("1:a", Some("ftp://x")),
+            Err(ChannelError::Invalid {
+                field: "base_url",
+                ..
+            })
+        ));
+    }
+}
