@@ -34,9 +34,7 @@ pub fn respond(
     let path = request.uri().path().trim_start_matches('/');
     let decoded: Vec<String> = path
         .split('/')
-        .map(|p| {
-            percent_decode(p).unwrap_or_else(|| "\u{0}".to_string())
-        })
+        .map(|p| percent_decode(p).unwrap_or_else(|| "\u{0}".to_string()))
         .collect();
     let [chat_id, file] = decoded.as_slice() else {
         return plain(
@@ -93,7 +91,10 @@ fn parse_range(value: &str, len: u64) -> Option<Result<(u64, u64), ()>> {
             (len.saturating_sub(n), len.checked_sub(1)?)
         }
         (s, "") => (s.parse().ok()?, len.checked_sub(1)?),
-        (s, e) => (s.parse().ok()?, e.parse::<u64>().ok()?.min(len.checked_sub(1)?)),
+        (s, e) => (
+            s.parse().ok()?,
+            e.parse::<u64>().ok()?.min(len.checked_sub(1)?),
+        ),
     };
     if start > end || start >= len {
         return Some(Err(()));
@@ -220,15 +221,31 @@ mod tests {
     #[test]
     fn a_range_is_served_as_partial_content() {
         let c = clip();
-        let r = get("suzent-audio://localhost/chat-1/a.wav", Some("bytes=4-7"), &c);
+        let r = get(
+            "suzent-audio://localhost/chat-1/a.wav",
+            Some("bytes=4-7"),
+            &c,
+        );
         assert_eq!(r.status(), StatusCode::PARTIAL_CONTENT);
         assert_eq!(r.headers()[header::CONTENT_RANGE], "bytes 4-7/14");
         assert_eq!(r.body(), b"0123");
-        let r = get("suzent-audio://localhost/chat-1/a.wav", Some("bytes=10-"), &c);
+        let r = get(
+            "suzent-audio://localhost/chat-1/a.wav",
+            Some("bytes=10-"),
+            &c,
+        );
         assert_eq!(r.body(), b"6789");
-        let r = get("suzent-audio://localhost/chat-1/a.wav", Some("bytes=-2"), &c);
+        let r = get(
+            "suzent-audio://localhost/chat-1/a.wav",
+            Some("bytes=-2"),
+            &c,
+        );
         assert_eq!(r.body(), b"89");
-        let r = get("suzent-audio://localhost/chat-1/a.wav", Some("bytes=99-"), &c);
+        let r = get(
+            "suzent-audio://localhost/chat-1/a.wav",
+            Some("bytes=99-"),
+            &c,
+        );
         assert_eq!(r.status(), StatusCode::RANGE_NOT_SATISFIABLE);
         assert_eq!(r.headers()[header::CONTENT_RANGE], "bytes */14");
     }

@@ -48,8 +48,10 @@ fn the_tool_card_of_speak_plays_the_stored_clip_through_the_app() {
                 let deadline = Instant::now() + Duration::from_secs(30);
                 let duration = loop {
                     let v: Value = d
-                        .js("const a = document.querySelector('[data-testid=speech-audio]'); \
-                             return [a.readyState, a.duration, a.error ? a.error.code : null];")
+                        .js(
+                            "const a = document.querySelector('[data-testid=speech-audio]'); \
+                             return [a.readyState, a.duration, a.error ? a.error.code : null];",
+                        )
                         .await?;
                     if v[0].as_u64().unwrap_or(0) >= 1 {
                         break v[1].as_f64().unwrap_or(0.0);

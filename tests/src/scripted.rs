@@ -627,9 +627,11 @@ fn speech_response(
             json.pointer("/contents/0/parts/0/text")
                 .and_then(Value::as_str)
                 .unwrap_or(""),
-            json.pointer("/generationConfig/speechConfig/voiceConfig/prebuiltVoiceConfig/voiceName")
-                .and_then(Value::as_str)
-                .unwrap_or(""),
+            json.pointer(
+                "/generationConfig/speechConfig/voiceConfig/prebuiltVoiceConfig/voiceName",
+            )
+            .and_then(Value::as_str)
+            .unwrap_or(""),
         )
     };
     if input.is_empty() || voice == REFUSED_VOICE {

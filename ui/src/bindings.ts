@@ -2893,6 +2893,11 @@ export type Settings = {
 	providers: ProvidersSettings,
 	/**  Which providers have a key. */
 	keys: KeyStatus,
+	/**
+	 *  Speech output of `speak` (`[speech]`): its backend, default voice and the app's
+	 *  autoplay.
+	 */
+	speech: SpeechConfig,
 	/**  The file these settings are saved to. */
 	configFile: string,
 };
@@ -2911,6 +2916,8 @@ export type SettingsPatch = {
 	maxSteps?: number | null,
 	/**  New provider settings, replacing all four; an empty base URL clears it. */
 	providers?: ProvidersSettings | null,
+	/**  New speech settings, replacing `[speech]` whole (checked like `config.toml`). */
+	speech?: SpeechConfig | null,
 };
 
 /**  One skill. */
@@ -2935,6 +2942,59 @@ export type SkillSource =
 "external" | 
 /**  The user's own skills folder. */
 "user";
+
+/**
+ *  A stored speech clip: what a `speak` call returns (as JSON, to the model and the app) and what
+ *  channels send as a voice message. The file lives in the chat's speech folder under Suzent's
+ *  data directory (`<data>/speech/<chat id>/<file>`), never in the workspace.
+ */
+export type SpeechClip = {
+	/**  The chat the clip belongs to. */
+	chatId: string,
+	/**
+	 *  File name in the chat's speech folder (`<uuid>.wav`); the app plays
+	 *  `suzent-audio://localhost/<chat id>/<file>`.
+	 */
+	file: string,
+	/**  Absolute path of the file. */
+	path: string,
+	/**  Always [`SPEECH_MIME`] (`audio/wav`). */
+	mimeType: string,
+	/**  Length of the audio in milliseconds. */
+	durationMs: number,
+	/**  Size of the file in bytes. */
+	bytes: number,
+	/**  Samples per second. */
+	sampleRate: number,
+	/**  The voice used (as the backend names it). */
+	voice: string,
+	/**
+	 *  What synthesized it: `espeak-ng`, `say`, `system.speech`, `openai`, `openai-compatible`
+	 *  or `gemini`.
+	 */
+	backend: string,
+	/**  Characters of text spoken. */
+	characters: number,
+};
+
+/**  What `speak` synthesizes with (`[speech]` in `config.toml`). */
+export type SpeechConfig = {
+	/**
+	 *  `system` (the default: the OS's own voices — espeak-ng on Linux, `say` on macOS,
+	 *  System.Speech on Windows) or a provider's speech model as `provider/model`:
+	 *  `openai/gpt-4o-mini-tts`, `openai-compatible/tts-1` (`POST {base_url}/audio/speech`) or
+	 *  `gemini/gemini-2.5-flash-preview-tts` (`generateContent` with audio output). The
+	 *  provider's base URL and key are the chat providers' (`[providers.*]`, `suzent keys set`).
+	 */
+	model?: string,
+	/**  Voice when a call names none (default: the backend's own default voice). */
+	voice?: string | null,
+	/**
+	 *  Play a new clip in the app as soon as it is stored (default false: the player waits for
+	 *  a click).
+	 */
+	autoplay?: boolean,
+};
 
 /**  One transcript message as stored. */
 export type StoredMessage = {

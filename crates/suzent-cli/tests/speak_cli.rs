@@ -27,7 +27,12 @@ fn a_headless_run_prints_the_path_of_the_spoken_clip() {
     env.write_config("tools = [\"SpeakTool\"]\n");
     let out = env.run(&["run", "say it", "--model", "openai/gpt-test"]);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let line = stdout
         .lines()
         .find(|l| l.trim_start().starts_with("✓ audio: "))
@@ -38,7 +43,8 @@ fn a_headless_run_prints_the_path_of_the_spoken_clip() {
         .unwrap()
         .to_string();
     assert!(
-        path.starts_with(&env.home.join("data/speech").display().to_string()) && path.ends_with(".wav"),
+        path.starts_with(&env.home.join("data/speech").display().to_string())
+            && path.ends_with(".wav"),
         "{path}"
     );
     let bytes = std::fs::read(&path).unwrap();
@@ -55,6 +61,9 @@ fn json_output_carries_the_clip_in_the_tool_result() {
     assert_eq!(end["value"]["ok"], json!(true));
     let clip: suzent_core::SpeechClip =
         serde_json::from_str(end["value"]["output"].as_str().unwrap()).unwrap();
-    assert_eq!((clip.mime_type.as_str(), clip.backend.as_str()), ("audio/wav", "espeak-ng"));
+    assert_eq!(
+        (clip.mime_type.as_str(), clip.backend.as_str()),
+        ("audio/wav", "espeak-ng")
+    );
     assert_eq!(std::fs::metadata(&clip.path).unwrap().len(), clip.bytes);
 }

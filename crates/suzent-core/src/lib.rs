@@ -36,10 +36,6 @@ pub use config::{
     BrowserConfig, Config, ConfigError, DEFAULT_SANDBOX_IMAGE, DEFAULT_TOOLS, DevicesConfig,
     LocalConfig, ModelSettings, ProviderConfig, ProvidersConfig, SandboxBackend,
 };
-pub use speech::{
-    MAX_SPEECH_CHARS, Pcm16, SPEECH_MIME, SPEECH_RATE_RANGE, SYSTEM_SPEECH, SpeechClip,
-    SpeechConfig, WavError, encode_wav, parse_wav, pcm_rate_of_mime,
-};
 pub use event::{AgentEvent, CompactionInfo, DecisionEvent, RunOutcome};
 pub use message::{ATTACHMENTS_DIR, Attachment, ChatMessage, ToolCall, parse_tool_arguments};
 pub use permission::{
@@ -50,6 +46,10 @@ pub use permission::{
 pub use plan::{PhaseDraft, PhaseStatus, Plan, PlanError, PlanPhase};
 pub use schedule::{
     CatchUpPolicy, Delivery, DeniedCall, GoalStatus, JobKind, OverlapPolicy, RunStatus, RunTrigger,
+};
+pub use speech::{
+    MAX_SPEECH_CHARS, Pcm16, SPEECH_MIME, SPEECH_RATE_RANGE, SYSTEM_SPEECH, SpeechClip,
+    SpeechConfig, WavError, encode_wav, parse_wav, pcm_rate_of_mime,
 };
 
 /// A fresh random identifier (UUID v7, time-ordered), as a string.

@@ -312,7 +312,10 @@ mod tests {
 
     #[test]
     fn the_rate_of_a_gemini_pcm_mime_type_is_read() {
-        assert_eq!(pcm_rate_of_mime("audio/L16;codec=pcm;rate=24000"), Some(24000));
+        assert_eq!(
+            pcm_rate_of_mime("audio/L16;codec=pcm;rate=24000"),
+            Some(24000)
+        );
         assert_eq!(pcm_rate_of_mime("audio/wav"), None);
     }
 }

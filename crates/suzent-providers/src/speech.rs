@@ -113,16 +113,21 @@ pub fn gemini_speech_body(call: &SpeechCall<'_>) -> Value {
     })
 }
 
-async fn read_capped(provider: &str, mut response: reqwest::Response) -> Result<Vec<u8>, ProviderError> {
+async fn read_capped(
+    provider: &str,
+    mut response: reqwest::Response,
+) -> Result<Vec<u8>, ProviderError> {
     let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| transport(provider, &e))? {
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| transport(provider, &e))?
+    {
         bytes.extend_from_slice(&chunk);
         if bytes.len() > MAX_SPEECH_RESPONSE_BYTES {
             return Err(ProviderError::Protocol {
                 provider: provider.to_string(),
-                message: format!(
-                    "the speech response is over {MAX_SPEECH_RESPONSE_BYTES} bytes"
-                ),
+                message: format!("the speech response is over {MAX_SPEECH_RESPONSE_BYTES} bytes"),
             });
         }
     }

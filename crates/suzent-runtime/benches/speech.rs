@@ -12,7 +12,8 @@ use suzent_tools::speech::{SpeechRequest, SystemSynth, synthesize_system};
 use tokio_util::sync::CancellationToken;
 
 const RUNS: usize = 10;
-const SENTENCE: &str = "The quick brown fox jumps over the lazy dog, and then it rests for a while. ";
+const SENTENCE: &str =
+    "The quick brown fox jumps over the lazy dog, and then it rests for a while. ";
 
 fn text(chars: usize) -> String {
     SENTENCE.chars().cycle().take(chars).collect()
@@ -20,7 +21,10 @@ fn text(chars: usize) -> String {
 
 fn stats(mut v: Vec<Duration>) -> (Duration, Duration) {
     v.sort();
-    (v[v.len() / 2], v[((v.len() as f64 - 1.0) * 0.9).round() as usize])
+    (
+        v[v.len() / 2],
+        v[((v.len() as f64 - 1.0) * 0.9).round() as usize],
+    )
 }
 
 fn per_100(d: Duration, chars: usize) -> f64 {
@@ -61,9 +65,15 @@ async fn main() {
                 speed: 1.0,
             };
             let start = Instant::now();
-            openai_speech(&client, "openai-compatible", &server.openai_base(), None, &call)
-                .await
-                .unwrap();
+            openai_speech(
+                &client,
+                "openai-compatible",
+                &server.openai_base(),
+                None,
+                &call,
+            )
+            .await
+            .unwrap();
             provider.push(start.elapsed());
         }
         let (em, e90) = stats(espeak);

@@ -23,8 +23,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use suzent_core::{SPEECH_MIME, SYSTEM_SPEECH, SpeechClip, SpeechConfig, encode_wav};
-use suzent_tools::speech::{SpeechRequest, Synthesized, SystemSynth, synthesize_system};
 use suzent_tools::SpeechHost;
+use suzent_tools::speech::{SpeechRequest, Synthesized, SystemSynth, synthesize_system};
 use tokio_util::sync::CancellationToken;
 
 /// Synthesizes and stores speech clips.
@@ -81,7 +81,9 @@ impl SpeechService {
             message,
         };
         if !plain_component(file) || !file.ends_with(".wav") {
-            return Err(invalid(format!("{file:?} is not a speech clip's file name")));
+            return Err(invalid(format!(
+                "{file:?} is not a speech clip's file name"
+            )));
         }
         let dir = self.chat_dir(chat_id).map_err(invalid)?;
         let path = dir.join(file);
@@ -120,7 +122,8 @@ impl SpeechService {
         if config.model == SYSTEM_SPEECH {
             return synthesize_system(SystemSynth::here(), &request, work, cancel).await;
         }
-        let (kind, model) = parse_model(&config.model).map_err(|e| format!("[speech] model: {e}"))?;
+        let (kind, model) =
+            parse_model(&config.model).map_err(|e| format!("[speech] model: {e}"))?;
         let full = self.settings.config();
         let providers = self.settings.providers(&full);
         let base = crate::provider::resolve::base_url(kind, &providers);
@@ -229,7 +232,9 @@ impl SpeechHost for SpeechService {
             .prefix(".synth-")
             .tempdir_in(&dir)
             .map_err(|e| io("create a scratch folder in", &dir, e))?;
-        let synthesized = self.synthesize(&config, request, work.path(), cancel).await?;
+        let synthesized = self
+            .synthesize(&config, request, work.path(), cancel)
+            .await?;
         if synthesized.pcm.data.is_empty() {
             return Err(format!("{} produced no audio", synthesized.backend));
         }
@@ -240,7 +245,8 @@ impl SpeechHost for SpeechService {
         tmp.write_all(&wav)
             .and_then(|()| tmp.as_file().sync_all())
             .map_err(|e| io("write", &path, e))?;
-        tmp.persist(&path).map_err(|e| io("write", &path, e.error))?;
+        tmp.persist(&path)
+            .map_err(|e| io("write", &path, e.error))?;
         Ok(SpeechClip {
             chat_id: chat_id.to_string(),
             file,

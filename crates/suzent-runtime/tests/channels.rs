@@ -159,7 +159,7 @@ async fn a_message_from_an_allowed_user_gets_the_agents_reply_in_the_same_telegr
     let transcript = h.transcript(&c.chat_id).await;
     assert_eq!(transcript.len(), 2);
     match &transcript[0] {
-        ChatMessage::User { text } => {
+        ChatMessage::User { text, .. } => {
             assert!(text.contains("channel:telegram:42"), "{text}");
             assert!(text.ends_with("\nhello there"), "{text}");
         }

@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use suzent_core::{
-    AgentEvent, Behavior, ChatMessage, Config, PermissionMode, RunOutcome, SpeechClip,
-    SpeechConfig,
+    AgentEvent, Behavior, ChatMessage, Config, PermissionMode, RunOutcome, SpeechClip, SpeechConfig,
 };
 use suzent_runtime::provider::StaticKeys;
 use suzent_runtime::{CreateChat, Paths, RunOptions, Runtime, RuntimeOptions};
@@ -128,7 +127,11 @@ fn sox_stat(file: &Path) -> (f64, f64, f64) {
         .args(["-n", "stat"])
         .output()
         .expect("sox runs (scripts/setup-tests installs it)");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // `stat` reports on stderr.
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
     let field = |name: &str| -> f64 {
@@ -159,7 +162,11 @@ fn files_in(dir: &Path) -> Vec<String> {
 /// The clip is a file named in the chat's speech folder, described truthfully.
 fn check_stored(h: &Harness, chat: &str, clip: &SpeechClip) {
     let dir = h.speech_dir(chat);
-    assert_eq!(files_in(&dir), vec![clip.file.clone()], "one clip, no leftovers");
+    assert_eq!(
+        files_in(&dir),
+        vec![clip.file.clone()],
+        "one clip, no leftovers"
+    );
     let path = dir.join(&clip.file);
     assert_eq!(clip.path, path.display().to_string());
     assert_eq!(clip.chat_id, chat);
@@ -198,7 +205,10 @@ async fn espeak_ng_speaks_a_wav_whose_length_fits_the_text_and_is_not_silence() 
         clip.duration_ms
     );
     let (seconds, rms, max) = sox_stat(Path::new(&clip.path));
-    assert!((seconds * 1000.0 - clip.duration_ms as f64).abs() < 50.0, "sox says {seconds} s");
+    assert!(
+        (seconds * 1000.0 - clip.duration_ms as f64).abs() < 50.0,
+        "sox says {seconds} s"
+    );
     assert!(rms > 0.01 && max > 0.1, "silence? rms {rms}, max {max}");
     // speak asks nobody: it touches no file of the user's (capability Output).
     assert_eq!(
@@ -250,7 +260,10 @@ async fn an_unknown_voice_is_an_error_that_lists_the_available_voices() {
         "{content}"
     );
     for voice in ["en-us", "en-gb", "de", "fr"] {
-        assert!(content.contains(&format!(" {voice},")), "{voice} listed: {content}");
+        assert!(
+            content.contains(&format!(" {voice},")),
+            "{voice} listed: {content}"
+        );
     }
     assert_eq!(files_in(&h.speech_dir(&chat)), Vec::<String>::new());
 }
@@ -282,7 +295,11 @@ async fn the_openai_speech_route_returns_audio_stored_the_same_way() {
     let h = Harness::open(&server, speech).await;
     let chat = h.chat().await;
     let ((ok, content), _) = h
-        .speak(&server, &chat, json!({"text": TEXT, "rate": 1.25, "volume": 0.5}))
+        .speak(
+            &server,
+            &chat,
+            json!({"text": TEXT, "rate": 1.25, "volume": 0.5}),
+        )
         .await;
     assert!(ok, "{content}");
     let clip: SpeechClip = serde_json::from_str(&content).unwrap();
@@ -322,7 +339,11 @@ async fn a_speech_server_error_reaches_the_model_and_stores_nothing() {
     let h = Harness::open(&server, speech).await;
     let chat = h.chat().await;
     let ((ok, content), _) = h
-        .speak(&server, &chat, json!({"text": "hello", "voice": REFUSED_VOICE}))
+        .speak(
+            &server,
+            &chat,
+            json!({"text": "hello", "voice": REFUSED_VOICE}),
+        )
         .await;
     assert!(!ok);
     assert!(
@@ -380,7 +401,9 @@ async fn deleting_a_chat_deletes_its_clips_and_other_names_are_never_served() {
     let server = ScriptedServer::start(vec![]).await;
     let h = Harness::open(&server, SpeechConfig::default()).await;
     let chat = h.chat().await;
-    let ((ok, content), _) = h.speak(&server, &chat, json!({"text": "hello there"})).await;
+    let ((ok, content), _) = h
+        .speak(&server, &chat, json!({"text": "hello there"}))
+        .await;
     assert!(ok, "{content}");
     let clip: SpeechClip = serde_json::from_str(&content).unwrap();
     for (c, f) in [

@@ -451,14 +451,29 @@ mod tests {
         );
         assert_eq!(
             args,
-            ["-v", "en-us+f3", "-s", "210", "-a", "50", "-w", "/t/out.wav", "-f", "/t/text.txt"]
+            [
+                "-v",
+                "en-us+f3",
+                "-s",
+                "210",
+                "-a",
+                "50",
+                "-w",
+                "/t/out.wav",
+                "-f",
+                "/t/text.txt"
+            ]
         );
     }
 
     #[test]
     fn say_writes_16_bit_wav_at_22050_hz_and_takes_volume_in_the_text() {
         let r = request(Some("Bad News"), 0.5, 0.25);
-        let args = say_args(&r, &PathBuf::from("/t/text.txt"), &PathBuf::from("/t/out.wav"));
+        let args = say_args(
+            &r,
+            &PathBuf::from("/t/text.txt"),
+            &PathBuf::from("/t/out.wav"),
+        );
         assert_eq!(
             args,
             [
@@ -493,7 +508,10 @@ mod tests {
              $s.SetOutputToWaveFile('C:\\t\\it''s.wav'); \
              $s.Speak([IO.File]::ReadAllText('C:\\t\\text.txt', [Text.Encoding]::UTF8)); $s.Dispose()"
         );
-        assert_eq!((sapi_rate(0.5), sapi_rate(1.0), sapi_rate(3.0)), (-6, 0, 10));
+        assert_eq!(
+            (sapi_rate(0.5), sapi_rate(1.0), sapi_rate(3.0)),
+            (-6, 0, 10)
+        );
     }
 
     #[test]
@@ -504,7 +522,15 @@ mod tests {
                        2  en-us           --/M      English_(America)  gmw/en-US            (en 3)\n";
         assert_eq!(
             parse_espeak_voices(listing),
-            ["af", "gmw/af", "en-gb", "gmw/en", "en", "en-us", "gmw/en-US"]
+            [
+                "af",
+                "gmw/af",
+                "en-gb",
+                "gmw/en",
+                "en",
+                "en-us",
+                "gmw/en-US"
+            ]
         );
         let variants = "Pty Language       Age/Gender VoiceName          File                 Other Languages\n \
                         5  variant         --/M      Alex               !v/Alex              \n \
@@ -512,9 +538,24 @@ mod tests {
         assert_eq!(parse_espeak_variants(variants), ["Alex", "f3"]);
         let voices = parse_espeak_voices(listing);
         let variants = parse_espeak_variants(variants);
-        assert!(voice_known(SystemSynth::EspeakNg, "EN-US+f3", &voices, &variants));
-        assert!(!voice_known(SystemSynth::EspeakNg, "en+f9", &voices, &variants));
-        assert!(!voice_known(SystemSynth::EspeakNg, "klingon", &voices, &variants));
+        assert!(voice_known(
+            SystemSynth::EspeakNg,
+            "EN-US+f3",
+            &voices,
+            &variants
+        ));
+        assert!(!voice_known(
+            SystemSynth::EspeakNg,
+            "en+f9",
+            &voices,
+            &variants
+        ));
+        assert!(!voice_known(
+            SystemSynth::EspeakNg,
+            "klingon",
+            &voices,
+            &variants
+        ));
     }
 
     #[test]

@@ -159,9 +159,9 @@ export function SpeechSettings() {
   const [status, setStatus] = useState<string | null>(null);
   useEffect(() => {
     if (!speech) return;
-    setModel(speech.model);
+    setModel(speech.model ?? "system");
     setVoice(speech.voice ?? "");
-    setAutoplay(speech.autoplay);
+    setAutoplay(speech.autoplay ?? false);
   }, [speech]);
   if (!speech) return null;
   const save = async (e: FormEvent) => {

@@ -65,6 +65,7 @@ const settings: Settings = {
   configFile: "/home/me/.config/suzent/config.toml",
   providers: { openai: { baseUrl: null }, anthropic: { baseUrl: null }, gemini: { baseUrl: null }, ollama: { baseUrl: "http://127.0.0.1:11434" } },
   keys: { openai: true, anthropic: false, gemini: false },
+  speech: { model: "system", autoplay: false },
 };
 
 const chats: ChatRecord[] = [
