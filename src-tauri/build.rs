@@ -13,6 +13,7 @@ const COMMANDS: &[&str] = &[
     "delete_chat",
     "get_messages",
     "send_message",
+    "add_attachment",
     "resume_approvals",
     "pending_approvals",
     "cancel_run",

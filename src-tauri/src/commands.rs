@@ -9,7 +9,8 @@ use crate::events::LocalModelProgress;
 use crate::state::AppState;
 use std::path::{Path, PathBuf};
 use suzent_core::{
-    ApprovalResponse, BackgroundTask, BrowserMode, CompactionInfo, PermissionMode, Rule, RuleDraft,
+    ApprovalResponse, Attachment, BackgroundTask, BrowserMode, CompactionInfo, PermissionMode,
+    Rule, RuleDraft,
 };
 use suzent_runtime::{
     AuditEntry, AuditFilter, ChatBrowserMode, ChatRecord, CreateChat, EmbeddingStatus,
@@ -101,20 +102,49 @@ pub async fn get_messages(
     Ok(state.runtime()?.messages(&chat_id).await?)
 }
 
-/// Sends a user message; resolves when the run ends (streaming arrives as `RuntimeEvent`s).
-/// Calls that need approval suspend the run.
+/// Sends a user message with the files attached to it (each from `add_attachment`; may be
+/// empty); resolves when the run ends (streaming arrives as `RuntimeEvent`s). Calls that need
+/// approval suspend the run.
 #[tauri::command]
 #[specta::specta]
 pub async fn send_message(
     state: State<'_, AppState>,
     chat_id: String,
     text: String,
+    attachments: Vec<Attachment>,
 ) -> Result<RunSummary, AppError> {
     let runtime = state.runtime()?;
     let summary = runtime
-        .send_message(&chat_id, &text, RunOptions::default())
+        .send_with_attachments(&chat_id, &text, attachments, RunOptions::default())
         .await?;
     Ok(summary)
+}
+
+/// Attaches a dropped or pasted file to the chat's next message: `data` is the file's bytes in
+/// base64 (standard alphabet); the file is copied into the chat's workspace under
+/// `.attachments/<chat id>/`. Errors: bad base64, an empty file or one over 25 MiB
+/// (`invalid_input`), an unknown chat.
+#[tauri::command]
+#[specta::specta]
+pub async fn add_attachment(
+    state: State<'_, AppState>,
+    chat_id: String,
+    name: String,
+    data: String,
+) -> Result<Attachment, AppError> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.as_bytes())
+        .map_err(|e| {
+            AppError::new(
+                AppErrorKind::InvalidInput,
+                format!("the attachment '{name}' is not valid base64: {e}"),
+            )
+        })?;
+    Ok(state
+        .runtime()?
+        .add_attachment(&chat_id, &name, &bytes)
+        .await?)
 }
 
 /// Retries the chat's failed turn (issue #13 item 2): the model is asked again from the

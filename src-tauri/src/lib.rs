@@ -51,6 +51,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             delete_chat,
             get_messages,
             send_message,
+            add_attachment,
             retry_turn,
             compact_chat,
             chat_compactions,

@@ -65,6 +65,7 @@ fn main() {
             providers: suzent_core::ProvidersConfig {
                 openai: suzent_core::ProviderConfig {
                     base_url: Some(server.openai_base()),
+                    ..Default::default()
                 },
                 ..Default::default()
             },

@@ -43,6 +43,7 @@ fn request(messages: Vec<ChatMessage>) -> ModelRequest {
 fn ask() -> Vec<ChatMessage> {
     vec![ChatMessage::User {
         text: "read it".into(),
+        attachments: Vec::new(),
     }]
 }
 

@@ -68,6 +68,7 @@ fn request(model_id: &str, messages: Vec<ChatMessage>) -> ModelRequest {
 fn hello() -> Vec<ChatMessage> {
     vec![ChatMessage::User {
         text: "hello".into(),
+        attachments: Vec::new(),
     }]
 }
 
@@ -397,6 +398,7 @@ fn tool_round_history() -> Vec<ChatMessage> {
     vec![
         ChatMessage::User {
             text: "read both".into(),
+            attachments: Vec::new(),
         },
         ChatMessage::Assistant {
             text: "Reading.".into(),

@@ -3,6 +3,7 @@
 import { commands, events } from "./bindings";
 import type {
   ApprovalResponse,
+  Attachment,
   BrowserMode,
   AuditFilter,
   ChannelConfig,
@@ -121,7 +122,9 @@ export const api = {
   deleteChat: (chatId: string) => unwrap("delete_chat", commands.deleteChat(chatId)),
   getMessages: (chatId: string) => unwrap("get_messages", commands.getMessages(chatId)),
   chatNotes: (chatId: string) => unwrap("chat_notes", commands.chatNotes(chatId)),
-  sendMessage: (chatId: string, text: string) => unwrap("send_message", commands.sendMessage(chatId, text)),
+  sendMessage: (chatId: string, text: string, attachments: Attachment[] = []) =>
+    unwrap("send_message", commands.sendMessage(chatId, text, attachments)),
+  addAttachment: (chatId: string, name: string, data: string) => unwrap("add_attachment", commands.addAttachment(chatId, name, data)),
   retryTurn: (chatId: string) => unwrap("retry_turn", commands.retryTurn(chatId)),
   compactChat: (chatId: string) => unwrap("compact_chat", commands.compactChat(chatId)),
   chatCompactions: (chatId: string) => unwrap("chat_compactions", commands.chatCompactions(chatId)),

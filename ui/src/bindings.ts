@@ -30,10 +30,18 @@ export const commands = {
 	/**  A chat's stored transcript. */
 	getMessages: (chatId: string) => typedError<StoredMessage[], AppError>(__TAURI_INVOKE("get_messages", { chatId })),
 	/**
-	 *  Sends a user message; resolves when the run ends (streaming arrives as `RuntimeEvent`s).
-	 *  Calls that need approval suspend the run.
+	 *  Sends a user message with the files attached to it (each from `add_attachment`; may be
+	 *  empty); resolves when the run ends (streaming arrives as `RuntimeEvent`s). Calls that need
+	 *  approval suspend the run.
 	 */
-	sendMessage: (chatId: string, text: string) => typedError<RunSummary, AppError>(__TAURI_INVOKE("send_message", { chatId, text })),
+	sendMessage: (chatId: string, text: string, attachments: Attachment[]) => typedError<RunSummary, AppError>(__TAURI_INVOKE("send_message", { chatId, text, attachments })),
+	/**
+	 *  Attaches a dropped or pasted file to the chat's next message: `data` is the file's bytes in
+	 *  base64 (standard alphabet); the file is copied into the chat's workspace under
+	 *  `.attachments/<chat id>/`. Errors: bad base64, an empty file or one over 25 MiB
+	 *  (`invalid_input`), an unknown chat.
+	 */
+	addAttachment: (chatId: string, name: string, data: string) => typedError<Attachment, AppError>(__TAURI_INVOKE("add_attachment", { chatId, name, data })),
 	/**
 	 *  Retries the chat's failed turn (issue #13 item 2): the model is asked again from the
 	 *  transcript as it is; resolves when the run ends.
@@ -746,6 +754,24 @@ export type ApprovalResponse = {
 };
 
 /**
+ *  A file attached to a user message (issue 19 item 4): copied into the chat's workspace under
+ *  [`ATTACHMENTS_DIR`] and referenced by path. Images also go to models that take images.
+ */
+export type Attachment = {
+	/**
+	 *  The file's path relative to the chat's workspace, `/`-separated
+	 *  (e.g. `.attachments/3f2a9c1d/report.pdf`).
+	 */
+	path: string,
+	/**  The name the file had when the user attached it. */
+	name: string,
+	/**  Its media type, from the file's extension (`application/octet-stream` when unknown). */
+	mime: string,
+	/**  Its size in bytes. */
+	bytes: number,
+};
+
+/**
  *  One audit entry: a decision of the engine (`kind` = `evaluation`) or a user's answer to an
  *  approval (`kind` = `resolution`).
  */
@@ -1183,7 +1209,12 @@ export type ChatMessage =
 /**  What the user wrote (or an inbox message addressed to the agent). */
 { role: "user"; 
 /**  The text. */
-text: string } | 
+text: string; 
+/**
+ *  Files the user attached (dropped or pasted), already copied into the chat's
+ *  workspace. Older transcripts have none.
+ */
+attachments?: Attachment[] } | 
 /**  What the model answered in one step. */
 { role: "assistant"; 
 /**  Streamed text (may be empty when the step only calls tools). */

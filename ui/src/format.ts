@@ -112,3 +112,16 @@ export function formatShort(iso: string): string {
   if (d.toDateString() === today.toDateString()) return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
   return d.toLocaleString([], { dateStyle: "short", timeStyle: "short" });
 }
+
+/** A size for people in SI units, as the backend writes them: `512 B`, `1.2 kB`, `3.1 MB`. */
+export function humanBytes(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ["kB", "MB", "GB", "TB"];
+  let value = bytes / 1000;
+  let unit = 0;
+  while (value >= 999.95 && unit + 1 < units.length) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}

@@ -1,6 +1,6 @@
 // View model of a chat transcript, built from stored messages and runtime events. These are UI
 // shapes (what a card shows), not backend types: those come from ./types.
-import type { ApprovalActionId, ChatNotes, CompactionInfo, JsonValue, PendingApproval, PermissionDecision, PermissionMode, Rule, StoredMessage } from "./types";
+import type { ApprovalActionId, Attachment, ChatNotes, CompactionInfo, JsonValue, PendingApproval, PermissionDecision, PermissionMode, Rule, StoredMessage } from "./types";
 
 /** How the user answered a tool call's approval (`tool_permission_resolution`). */
 export interface Resolution {
@@ -12,7 +12,7 @@ export interface Resolution {
 export type ToolStatus = "running" | "ok" | "error" | "denied" | "waiting";
 
 export type Item =
-  | { kind: "user"; key: string; text: string; runId?: string | null }
+  | { kind: "user"; key: string; text: string; runId?: string | null; attachments?: Attachment[] }
   | { kind: "assistant"; key: string; text: string; runId: string | null }
   | {
       kind: "tool";
@@ -100,7 +100,12 @@ export function itemsFromMessages(messages: StoredMessage[], pending: PendingApp
     const msg = m.message;
     if (msg.role === "user") {
       const source = inboxSource(msg.text);
-      items.push(source ? { kind: "event", key: `m${m.seq}`, source } : { kind: "user", key: `m${m.seq}`, text: msg.text, runId: m.runId });
+      const attachments = msg.attachments ?? [];
+      items.push(
+        source
+          ? { kind: "event", key: `m${m.seq}`, source }
+          : { kind: "user", key: `m${m.seq}`, text: msg.text, runId: m.runId, ...(attachments.length ? { attachments } : {}) },
+      );
     } else if (msg.role === "assistant") {
       if (msg.text) items.push({ kind: "assistant", key: `m${m.seq}`, text: msg.text, runId: m.runId });
       for (const call of msg.toolCalls ?? []) {

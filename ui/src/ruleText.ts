@@ -4,6 +4,59 @@
 // a literal star; globs, patterns and exact JSON as written.
 import type { JsonValue, RuleMatcher } from "./types";
 
+/**
+ * Why a path glob would not compile, or `null` when it would: the syntax errors of the engine's
+ * glob library (globset 0.4, with `\\` escapes, as `compile_glob` in
+ * crates/suzent-permissions/src/rules.rs builds it), found while the user types. The engine
+ * checks again when the rule is saved.
+ */
+export function globProblem(glob: string): string | null {
+  const chars = [...glob];
+  let depth = 0;
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i];
+    if (c === "\\") {
+      if (i + 1 >= chars.length) return "dangling '\\' at the end (write '\\\\' for a backslash)";
+      i++;
+    } else if (c === "{") {
+      if (++depth > 100) return "more than 100 nested '{' groups";
+    } else if (c === "}") {
+      if (depth === 0) return "'}' without an opening '{' (write '[}]' for a literal brace)";
+      depth--;
+    } else if (c === "[") {
+      let j = i + 1;
+      if (chars[j] === "!" || chars[j] === "^") j++;
+      let first = true;
+      let inRange = false;
+      let start: string | null = null;
+      let closed = false;
+      for (; j < chars.length; j++) {
+        const d = chars[j];
+        if (d === "]" && !first) {
+          closed = true;
+          break;
+        }
+        if (d === "-" && !first && !inRange) {
+          inRange = true;
+        } else if (d === "[" && !inRange && chars[j + 1] === ":" && chars.slice(j).join("").match(/^\[:[a-z]+:\]/)) {
+          j += chars.slice(j).join("").indexOf(":]") + 1;
+          start = null;
+        } else if (inRange) {
+          if (start !== null && d < start) return `invalid range '${start}-${d}' in '[…]' ('${d}' comes before '${start}')`;
+          inRange = false;
+        } else {
+          start = d;
+        }
+        first = false;
+      }
+      if (!closed) return "'[' without a closing ']' (write '[[]' for a literal bracket)";
+      i = j;
+    }
+  }
+  if (depth > 0) return "'{' without a closing '}' (write '[{]' for a literal brace)";
+  return null;
+}
+
 /** Splits prefix text into rule words: quotes removed, literal stars (and backslashes) escaped. */
 export function splitRuleWords(text: string): { words: string[] } | { error: string } {
   const words: string[] = [];
@@ -123,8 +176,11 @@ export function parseMatcherText(like: RuleMatcher, text: string): { matcher: Ru
       if (empty >= 0) return { error: `word ${empty + 1} is empty` };
       return { matcher: { kind: "prefix", words: r.words } };
     }
-    case "path":
-      return text.trim() ? { matcher: { kind: "path", glob: text } } : { error: "empty glob" };
+    case "path": {
+      if (!text.trim()) return { error: "empty glob" };
+      const problem = globProblem(text);
+      return problem ? { error: problem } : { matcher: { kind: "path", glob: text } };
+    }
     case "destination":
       if (!text.trim()) return { error: "empty pattern" };
       // As the engine's `validate_pattern`: a destination never holds spaces or control characters.

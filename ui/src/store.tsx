@@ -5,6 +5,7 @@ import { api, ApiError, errorMessage, listenRuntimeEvents } from "./api";
 import { compactedItem, compactionBoundary, errorsFromNotes, itemsFromMessages, mergeErrors, mergeReloaded, userCount, withNotes, type InboxSource, type Item, type StopOutcome, type ToolItem, type TurnError } from "./model";
 import type {
   ApprovalResponse,
+  Attachment,
   BackgroundTask,
   Capability,
   ChatNotes,
@@ -98,7 +99,7 @@ export type Action =
   | { type: "chats/remove"; chatId: string }
   | { type: "chat/select"; chatId: string | null }
   | { type: "chat/loaded"; chatId: string; messages: StoredMessage[]; pending: PendingApproval[]; notes: ChatNotes; epoch: number; compactions?: CompactionInfo[] }
-  | { type: "chat/userSent"; chatId: string; text: string }
+  | { type: "chat/userSent"; chatId: string; text: string; attachments: Attachment[] }
   | { type: "chat/runStarting"; chatId: string }
   | { type: "chat/runEnded"; chatId: string }
   | { type: "chat/inlineError"; chatId: string; message: string }
@@ -424,7 +425,10 @@ export function reducer(state: State, action: Action): State {
       return withView(state, action.chatId, (v) => ({
         ...v,
         running: true,
-        items: [...v.items, { kind: "user", key: key("u"), text: action.text }],
+        items: [
+          ...v.items,
+          { kind: "user", key: key("u"), text: action.text, ...(action.attachments.length ? { attachments: action.attachments } : {}) },
+        ],
       }));
     case "chat/runStarting":
       return withView(state, action.chatId, (v) => ({ ...v, running: true }));
@@ -504,7 +508,8 @@ export interface Actions {
   renameChat: (chatId: string, title: string) => Promise<void>;
   deleteChat: (chatId: string) => Promise<void>;
   /** Sends a message; resolves `false` when it was not accepted (the text was not stored). */
-  send: (chatId: string, text: string) => Promise<boolean>;
+  /** Sends a message with the files attached to it (from `api.addAttachment`). */
+  send: (chatId: string, text: string, attachments?: Attachment[]) => Promise<boolean>;
   /** Retries the chat's failed turn (the model is asked again from the transcript). */
   retry: (chatId: string) => Promise<void>;
   stop: (chatId: string) => Promise<void>;
@@ -690,10 +695,10 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
           reportError(e, translate("store.deleteTheChat"));
         }
       },
-      send: async (chatId, text) => {
-        dispatch({ type: "chat/userSent", chatId, text });
+      send: async (chatId, text, attachments = []) => {
+        dispatch({ type: "chat/userSent", chatId, text, attachments });
         try {
-          const summary = await api.sendMessage(chatId, text);
+          const summary = await api.sendMessage(chatId, text, attachments);
           if (summary.outcome === "suspended") dispatch({ type: "pending/set", chatId, pending: summary.pending });
           return true;
         } catch (e) {

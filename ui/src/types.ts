@@ -1,6 +1,7 @@
 // The one place UI code imports backend types from. Every type here is generated from Rust
 // (tauri-specta, ./bindings.ts); the UI never re-declares them.
 export type {
+  Attachment,
   BrowserMode,
   ChatBrowserMode,
   ChatNotes,

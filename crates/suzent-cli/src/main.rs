@@ -199,6 +199,11 @@ struct RunArgs {
     /// their completion messages before it exits.
     #[arg(long)]
     no_wait: bool,
+    /// A file to attach to the task (repeatable): copied into the chat's workspace under
+    /// `.attachments/<chat id>/` and named to the model; images also go to models that take
+    /// images.
+    #[arg(long = "attach", value_name = "FILE")]
+    attach: Vec<std::path::PathBuf>,
 }
 
 #[derive(Args)]
@@ -826,10 +831,20 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         on_ask: args.on_ask.into(),
         ..RunOptions::default()
     };
+    let mut attachments = Vec::with_capacity(args.attach.len());
+    for file in &args.attach {
+        let bytes = std::fs::read(file)
+            .with_context(|| format!("cannot read the file to attach '{}'", file.display()))?;
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        attachments.push(rt.add_attachment(&chat_id, &name, &bytes).await?);
+    }
     let summary = with_events(
         &rt,
         args.json,
-        rt.send_message(&chat_id, &args.task, options),
+        rt.send_with_attachments(&chat_id, &args.task, attachments, options),
     )
     .await;
     let summary = match summary {

@@ -163,7 +163,9 @@ fn peer_texts(env: &Env, chat: &str) -> Vec<String> {
     env.transcript(chat)
         .into_iter()
         .filter_map(|m| match m {
-            ChatMessage::User { text } if text.starts_with("[message from the paired device") => {
+            ChatMessage::User { text, .. }
+                if text.starts_with("[message from the paired device") =>
+            {
                 Some(text.rsplit('\n').next().unwrap_or_default().to_string())
             }
             _ => None,

@@ -25,7 +25,9 @@ fn inbox_user_messages(transcript: &[ChatMessage]) -> Vec<String> {
     transcript
         .iter()
         .filter_map(|m| match m {
-            ChatMessage::User { text } if text.starts_with("[inbox message") => Some(text.clone()),
+            ChatMessage::User { text, .. } if text.starts_with("[inbox message") => {
+                Some(text.clone())
+            }
             _ => None,
         })
         .collect()

@@ -117,7 +117,7 @@ fn suzent_run_waits_for_a_background_command_and_the_agent_gets_its_wake_up_turn
     let wake_up = transcript
         .iter()
         .find_map(|m| match m {
-            ChatMessage::User { text } if text.starts_with("[inbox message command:") => {
+            ChatMessage::User { text, .. } if text.starts_with("[inbox message command:") => {
                 Some(text.clone())
             }
             _ => None,
@@ -356,7 +356,7 @@ fn sigkill_of_serve_leaves_no_tool_process_after_a_restart_and_both_are_recorded
     let delivered = wait_for(60, || {
         let transcript = env.transcript(&chat);
         let told = transcript.iter().any(
-            |m| matches!(m, ChatMessage::User { text } if text.contains("(command_interrupted)")),
+            |m| matches!(m, ChatMessage::User { text, .. } if text.contains("(command_interrupted)")),
         );
         let answered = matches!(
             transcript.last(),
@@ -403,7 +403,7 @@ fn sigkill_of_serve_leaves_no_tool_process_after_a_restart_and_both_are_recorded
     assert!(
         transcript
             .iter()
-            .any(|m| matches!(m, ChatMessage::User { text }
+            .any(|m| matches!(m, ChatMessage::User { text, .. }
             if text.contains("(command_interrupted)") && text.contains("sleep 600.123"))),
         "{transcript:?}"
     );

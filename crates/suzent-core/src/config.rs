@@ -305,6 +305,17 @@ pub struct ModelSettings {
     /// and what the provider reports (256..=10,000,000). Requests are compacted to fit it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u32>,
+    /// Whether the model is sent the images of attachments, overriding the built-in table of
+    /// vision models (e.g. `true` for a vision model behind an OpenAI-compatible server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<bool>,
+    /// Its price in US dollars per million input (prompt) tokens, overriding the built-in list
+    /// prices (set it with `output_price` for a model the table lacks; `0` for a free one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_price: Option<f64>,
+    /// Its price in US dollars per million output tokens (with `input_price`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_price: Option<f64>,
 }
 
 /// Settings of paired devices (`[devices]` in `config.toml`).
@@ -503,6 +514,27 @@ impl Config {
             }
         }
         for (model, settings) in &self.models {
+            match (settings.input_price, settings.output_price) {
+                (None, None) => {}
+                (Some(i), Some(o)) if i.is_finite() && o.is_finite() && i >= 0.0 && o >= 0.0 => {}
+                (Some(_), Some(_)) => {
+                    return Err(ConfigError::Value {
+                        field: format!("models.\"{model}\".input_price"),
+                        message: "prices are US dollars per million tokens, 0 or more".into(),
+                    });
+                }
+                (i, _) => {
+                    let missing = if i.is_none() {
+                        "input_price"
+                    } else {
+                        "output_price"
+                    };
+                    return Err(ConfigError::Value {
+                        field: format!("models.\"{model}\".{missing}"),
+                        message: "set input_price and output_price together".into(),
+                    });
+                }
+            }
             if let Some(window) = settings.context_window
                 && !(256..=10_000_000).contains(&window)
             {
@@ -643,6 +675,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_models_prices_are_read_and_must_come_in_pairs() {
+        let read = |text: &str| Config::from_toml(text, Path::new("c.toml"));
+        let config = read(
+            "[models.\"openai-compatible/my-model\"]\ninput_price = 0.5\noutput_price = 1.5\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let m = &config.models["openai-compatible/my-model"];
+        assert_eq!((m.input_price, m.output_price), (Some(0.5), Some(1.5)));
+        let half = read("[models.\"a/b\"]\ninput_price = 0.5\n").unwrap_err();
+        assert!(
+            half.to_string().contains("models.\"a/b\".output_price")
+                && half
+                    .to_string()
+                    .contains("set input_price and output_price together"),
+            "{half}"
+        );
+        let negative = read("[models.\"a/b\"]\ninput_price = -1\noutput_price = 1\n").unwrap_err();
+        assert!(negative.to_string().contains("0 or more"), "{negative}");
+    }
+
+    #[test]
     fn a_models_context_window_is_read_and_checked() {
         let c = Config::from_toml(
             "[models.\"openai/gpt-4.1\"]\ncontext_window = 64000\n",
@@ -652,7 +705,8 @@ mod tests {
         assert_eq!(
             c.models.get("openai/gpt-4.1"),
             Some(&ModelSettings {
-                context_window: Some(64_000)
+                context_window: Some(64_000),
+                ..Default::default()
             })
         );
         let err = Config::from_toml(

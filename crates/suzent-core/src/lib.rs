@@ -36,7 +36,7 @@ pub use config::{
     LocalConfig, ModelSettings, ProviderConfig, ProvidersConfig, SandboxBackend,
 };
 pub use event::{AgentEvent, CompactionInfo, DecisionEvent, RunOutcome};
-pub use message::{ChatMessage, ToolCall, parse_tool_arguments};
+pub use message::{ATTACHMENTS_DIR, Attachment, ChatMessage, ToolCall, parse_tool_arguments};
 pub use permission::{
     ApprovalAction, ApprovalActionId, ApprovalResponse, Behavior, DecisionSource,
     PermissionDecision, PermissionMode, ReasonCode, Risk, Rule, RuleDestination, RuleDraft,

@@ -91,9 +91,33 @@ pub fn tail_chars_lossy(bytes: &[u8], max_chars: usize) -> String {
     tail_chars(&text, max_chars).to_string()
 }
 
+/// A size for people, in SI units with one decimal: `512 B`, `1.2 kB`, `3.1 MB`, `2.0 GB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["kB", "MB", "GB", "TB"];
+    if bytes < 1000 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1000.0;
+    let mut unit = 0;
+    while value >= 999.95 && unit + 1 < UNITS.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_read_in_si_units() {
+        assert_eq!(human_bytes(0), "0 B");
+        assert_eq!(human_bytes(999), "999 B");
+        assert_eq!(human_bytes(1200), "1.2 kB");
+        assert_eq!(human_bytes(999_960), "1.0 MB");
+        assert_eq!(human_bytes(3 * 1024 * 1024), "3.1 MB");
+    }
 
     #[test]
     fn a_byte_prefix_never_splits_a_character() {

@@ -84,6 +84,7 @@ fn embedded(model: &Path, threads: u32) -> (Vec<Sample>, u64) {
             system: "You are a helpful assistant.".into(),
             messages: vec![ChatMessage::User {
                 text: question(run),
+                attachments: Vec::new(),
             }],
             tools: Vec::new(),
             tool_choice: ToolChoice::None,
@@ -217,6 +218,7 @@ fn server(model: &Path, binary: &Path, threads: u32) -> (Vec<Sample>, u64) {
             "You are a helpful assistant.",
             &[ChatMessage::User {
                 text: question(run),
+                attachments: Vec::new(),
             }],
             &[],
         ) {

@@ -20,7 +20,7 @@
 //! let engine = LocalEngine::new(EngineOptions::default());
 //! let request = GenerateRequest {
 //!     system: "Answer briefly.".into(),
-//!     messages: vec![ChatMessage::User { text: "Name a colour.".into() }],
+//!     messages: vec![ChatMessage::user("Name a colour.")],
 //!     tools: Vec::new(),
 //!     tool_choice: ToolChoice::Auto,
 //!     max_tokens: 32,

@@ -300,7 +300,11 @@ fn native_messages(messages: &[ChatMessage], format: ToolFormat) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
-            ChatMessage::User { text } => push_merged(&mut out, "user", text),
+            ChatMessage::User { .. } => push_merged(
+                &mut out,
+                "user",
+                &message.user_text_for_model().unwrap_or_default(),
+            ),
             ChatMessage::Assistant { text, tool_calls } if tool_calls.is_empty() => {
                 push_merged(&mut out, "assistant", text)
             }
@@ -344,7 +348,11 @@ pub fn plain_messages(messages: &[ChatMessage]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
-            ChatMessage::User { text } => push_merged(&mut out, "user", text),
+            ChatMessage::User { .. } => push_merged(
+                &mut out,
+                "user",
+                &message.user_text_for_model().unwrap_or_default(),
+            ),
             ChatMessage::Assistant { text, tool_calls } => {
                 let mut content = String::new();
                 if !text.trim().is_empty() {
@@ -477,6 +485,7 @@ mod tests {
                 &[
                     ChatMessage::User {
                         text: "Read a.txt".into(),
+                        attachments: Vec::new(),
                     },
                     ChatMessage::Assistant {
                         text: String::new(),

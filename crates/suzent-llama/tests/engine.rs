@@ -23,7 +23,10 @@ fn engine() -> LocalEngine {
 fn ask(text: &str, max_tokens: u32) -> GenerateRequest {
     GenerateRequest {
         system: "You are a helpful assistant.".into(),
-        messages: vec![ChatMessage::User { text: text.into() }],
+        messages: vec![ChatMessage::User {
+            text: text.into(),
+            attachments: Vec::new(),
+        }],
         tools: Vec::new(),
         tool_choice: ToolChoice::Auto,
         max_tokens,
@@ -150,6 +153,7 @@ fn the_next_step_reuses_the_prompt_already_evaluated() -> anyhow::Result<()> {
     });
     next.messages.push(ChatMessage::User {
         text: "Now to four.".into(),
+        attachments: Vec::new(),
     });
     let second = engine.generate(&model, next, &mut |_| {})?;
     assert!(

@@ -14,6 +14,7 @@ fn conversation() -> Vec<ChatMessage> {
     vec![
         ChatMessage::User {
             text: "What does notes.txt say?".into(),
+            attachments: Vec::new(),
         },
         ChatMessage::Assistant {
             text: String::new(),
@@ -198,7 +199,14 @@ fn gemma_2_without_a_system_role_gets_the_system_prompt_in_the_first_user_turn()
 fn the_template_stored_in_a_real_gguf_renders() -> anyhow::Result<()> {
     let source = gguf_chat_template(&common::smollm2())?;
     let template = ChatTemplate::new(&source, "<|im_start|>", "<|im_end|>")?;
-    let prompt = template.render("Be brief.", &[ChatMessage::User { text: "Hi".into() }], &[])?;
+    let prompt = template.render(
+        "Be brief.",
+        &[ChatMessage::User {
+            text: "Hi".into(),
+            attachments: Vec::new(),
+        }],
+        &[],
+    )?;
     assert_eq!(
         prompt,
         "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"

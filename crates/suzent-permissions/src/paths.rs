@@ -218,11 +218,21 @@ impl PathPolicy {
         if self.suzent_state(resolved, false).is_some() {
             return Some(ReadRefusal::SuzentState);
         }
-        // A folder the rule covers as a whole (`secret/**` covers `secret`) is refused too.
-        let probe = resolved.join(crate::rules::DIRECTORY_PROBE);
+        // Searches ask this of every entry they walk: nothing is built when no read rule exists.
+        if self.read_rules.is_empty() {
+            return None;
+        }
+        // A folder the rule covers as a whole (`secret/**` covers `secret`) is refused too; the
+        // probe path is built only when a rule does not match the path itself.
+        let mut probe: Option<PathBuf> = None;
         self.read_rules
             .iter()
-            .find(|r| r.glob.is_match(resolved) || r.glob.is_match(&probe))
+            .find(|r| {
+                r.glob.is_match(resolved)
+                    || r.glob.is_match(
+                        probe.get_or_insert_with(|| resolved.join(crate::rules::DIRECTORY_PROBE)),
+                    )
+            })
             .map(|r| ReadRefusal::Rule(r.summary.clone()))
     }
 

@@ -107,3 +107,42 @@ fn a_wildcard_in_the_middle_is_accepted_with_a_warning_showing_what_else_it_cove
         &w(&["git", "--force", "anything", "main"])
     ));
 }
+
+/// The same globs as `globProblem` in ui/src/test/ruleText.test.ts: the app refuses, while the
+/// user types, exactly the path rules the engine would refuse when saving them.
+#[test]
+fn path_globs_the_app_refuses_are_the_ones_the_engine_refuses() {
+    let refused = [
+        "[", "[]", "[!", "[!]", "[z-a]", "[z--]", "{a,b", "{a,{b,c}", "a,b}", "{a,b}}", "src/\\",
+    ];
+    let accepted = [
+        "~/project/**",
+        "src/**/*.{ts,tsx}",
+        "[]]",
+        "[-a]",
+        "[a-]",
+        "[!a-c]x",
+        "[[:alpha:]]",
+        "a\\*b",
+        "{a,{b,c}}",
+        "*.[ch]",
+    ];
+    let path = |glob: &str| RuleDraft {
+        tool: "write_file".into(),
+        behavior: Behavior::Allow,
+        matcher: RuleMatcher::Path { glob: glob.into() },
+        destination: RuleDestination::Global,
+        description: None,
+    };
+    let wrong: Vec<String> = refused
+        .iter()
+        .filter(|g| suzent_permissions::validate_rule(&path(g)).is_ok())
+        .map(|g| format!("{g} was accepted"))
+        .chain(accepted.iter().filter_map(|g| {
+            suzent_permissions::validate_rule(&path(g))
+                .err()
+                .map(|e| format!("{g} was refused: {e}"))
+        }))
+        .collect();
+    assert_eq!(wrong, Vec::<String>::new());
+}

@@ -123,12 +123,19 @@ fn request_body(request: &ModelRequest) -> Value {
 /// a user message after them) are merged, so roles alternate; empty messages are left out.
 fn map_messages(messages: &[ChatMessage]) -> Vec<Value> {
     let turns = messages.iter().map(|message| match message {
-        ChatMessage::User { text } => {
-            let blocks = if text.is_empty() {
-                Vec::new()
-            } else {
-                vec![json!({"type": "text", "text": text})]
-            };
+        ChatMessage::User { .. } => {
+            // Images first, as Anthropic's vision guide advises, then the text.
+            let mut blocks: Vec<Value> = message
+                .inline_images()
+                .into_iter()
+                .map(|(mime, data)| {
+                    json!({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}})
+                })
+                .collect();
+            let text = message.user_text_for_model().unwrap_or_default();
+            if !text.is_empty() {
+                blocks.push(json!({"type": "text", "text": text}));
+            }
             ("user", blocks)
         }
         ChatMessage::Assistant { text, tool_calls } => {
@@ -399,6 +406,7 @@ mod tests {
         let messages = vec![
             ChatMessage::User {
                 text: "do it".into(),
+                attachments: Vec::new(),
             },
             ChatMessage::Assistant {
                 text: "ok".into(),
@@ -429,6 +437,7 @@ mod tests {
             },
             ChatMessage::User {
                 text: "next".into(),
+                attachments: Vec::new(),
             },
         ];
         let out = map_messages(&messages);

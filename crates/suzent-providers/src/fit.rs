@@ -72,7 +72,10 @@ fn request_tokens(request: &ModelRequest) -> usize {
     }
     for message in &request.messages {
         total += 6 + match message {
-            ChatMessage::User { text } => estimate_tokens(text),
+            ChatMessage::User { .. } => {
+                estimate_tokens(&message.user_text_for_model().unwrap_or_default())
+                    + crate::tokens::IMAGE_TOKENS * message.inline_images().len()
+            }
             ChatMessage::Assistant { text, tool_calls } => {
                 estimate_tokens(text)
                     + tool_calls
@@ -503,7 +506,10 @@ mod tests {
         let mut request = ModelRequest {
             model: "m".into(),
             system: "s".into(),
-            messages: vec![ChatMessage::User { text: "hi".into() }],
+            messages: vec![ChatMessage::User {
+                text: "hi".into(),
+                attachments: Vec::new(),
+            }],
             tools: [
                 "read_file",
                 "web_search",
@@ -575,6 +581,7 @@ mod tests {
             messages: vec![
                 ChatMessage::User {
                     text: "u".repeat(2000),
+                    attachments: Vec::new(),
                 },
                 call("a"),
                 result("a", 20_000),
@@ -592,7 +599,7 @@ mod tests {
             .iter()
             .map(|m| match m {
                 ChatMessage::Tool { content, .. } => content.len(),
-                ChatMessage::User { text } => text.len(),
+                ChatMessage::User { text, .. } => text.len(),
                 _ => 0,
             })
             .collect();

@@ -156,14 +156,17 @@ fn map_messages(messages: &[ChatMessage]) -> Vec<Value> {
     // Tool names by call id, for results whose name is missing.
     let mut names: HashMap<&str, &str> = HashMap::new();
     let turns = messages.iter().map(|message| match message {
-        ChatMessage::User { text } => (
-            "user",
-            if text.is_empty() {
-                Vec::new()
-            } else {
-                vec![json!({"text": text})]
-            },
-        ),
+        ChatMessage::User { .. } => {
+            let text = message.user_text_for_model().unwrap_or_default();
+            let mut parts = Vec::new();
+            if !text.is_empty() {
+                parts.push(json!({"text": text}));
+            }
+            for (mime, data) in message.inline_images() {
+                parts.push(json!({"inlineData": {"mimeType": mime, "data": data}}));
+            }
+            ("user", parts)
+        }
         ChatMessage::Assistant { text, tool_calls } => {
             let mut parts = Vec::new();
             if !text.is_empty() {
@@ -337,7 +340,10 @@ mod tests {
     #[test]
     fn results_go_back_by_name_and_merge() {
         let messages = vec![
-            ChatMessage::User { text: "go".into() },
+            ChatMessage::User {
+                text: "go".into(),
+                attachments: Vec::new(),
+            },
             ChatMessage::Assistant {
                 text: String::new(),
                 tool_calls: vec![

@@ -196,6 +196,7 @@ pub mod resolve;
 pub mod schema;
 pub mod tokens;
 mod turns;
+pub mod vision;
 pub mod window;
 mod wire;
 

@@ -390,7 +390,10 @@ mod tests {
 
     #[test]
     fn a_call_repeated_since_the_user_spoke_asks_for_the_answer() {
-        let user = ChatMessage::User { text: "q".into() };
+        let user = ChatMessage::User {
+            text: "q".into(),
+            attachments: Vec::new(),
+        };
         let a = r#"{"file_path": "a"}"#;
         assert!(!repeats_a_call(&[user.clone(), call(a), result()]));
         assert!(repeats_a_call(&[

@@ -308,7 +308,22 @@ fn request_body(request: &ModelRequest, kind: ProviderKind, max_tokens: u32, mod
 
 fn map_message(message: &ChatMessage) -> Value {
     match message {
-        ChatMessage::User { text } => json!({"role": "user", "content": text}),
+        ChatMessage::User { .. } => {
+            let text = message.user_text_for_model().unwrap_or_default();
+            let images = message.inline_images();
+            if images.is_empty() {
+                return json!({"role": "user", "content": text});
+            }
+            // Chat Completions content parts: text, then each image as a data URL.
+            let mut parts = vec![json!({"type": "text", "text": text})];
+            for (mime, data) in images {
+                parts.push(json!({
+                    "type": "image_url",
+                    "image_url": {"url": format!("data:{mime};base64,{data}")}
+                }));
+            }
+            json!({"role": "user", "content": parts})
+        }
         ChatMessage::Assistant { text, tool_calls } => {
             let mut m = Map::new();
             m.insert("role".into(), json!("assistant"));
@@ -912,7 +927,10 @@ mod tests {
         let request = ModelRequest {
             model: "m".into(),
             system: String::new(),
-            messages: vec![ChatMessage::User { text: "hi".into() }],
+            messages: vec![ChatMessage::User {
+                text: "hi".into(),
+                attachments: Vec::new(),
+            }],
             tools: vec![],
         };
         let mode = Mode {
@@ -959,7 +977,10 @@ mod tests {
             model: "m".into(),
             system: "sys".into(),
             messages: vec![
-                ChatMessage::User { text: "hi".into() },
+                ChatMessage::User {
+                    text: "hi".into(),
+                    attachments: Vec::new(),
+                },
                 ChatMessage::Assistant {
                     text: String::new(),
                     tool_calls: vec![ToolCall {

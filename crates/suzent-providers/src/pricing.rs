@@ -64,10 +64,10 @@ pub fn price(model: &str) -> Option<Price> {
         })
 }
 
-/// What `usage` of `model` costs in US dollars at list price, or `None` for a model not in
-/// the table.
-pub fn cost_usd(model: &str, usage: &Usage) -> Option<f64> {
-    let p = price(model)?;
+/// What `usage` of `model` costs in US dollars: at `configured` (the model's `input_price` and
+/// `output_price` settings) when set, else at list price; `None` for a model in neither.
+pub fn cost_usd(model: &str, configured: Option<Price>, usage: &Usage) -> Option<f64> {
+    let p = configured.or_else(|| price(model))?;
     Some(
         (usage.input_tokens as f64 * p.input_per_million
             + usage.output_tokens as f64 * p.output_per_million)
@@ -109,7 +109,21 @@ mod tests {
             input_tokens: 1_000_000,
             output_tokens: 500_000,
         };
-        assert_eq!(cost_usd("gpt-4.1", &usage), Some(2.00 + 4.00));
-        assert_eq!(cost_usd("scripted-small", &usage), None);
+        assert_eq!(cost_usd("gpt-4.1", None, &usage), Some(2.00 + 4.00));
+        assert_eq!(cost_usd("scripted-small", None, &usage), None);
+    }
+
+    #[test]
+    fn a_configured_price_wins_and_prices_a_model_the_table_lacks() {
+        let usage = Usage {
+            input_tokens: 2_000_000,
+            output_tokens: 1_000_000,
+        };
+        let own = Price {
+            input_per_million: 0.5,
+            output_per_million: 1.5,
+        };
+        assert_eq!(cost_usd("my-model", Some(own), &usage), Some(1.0 + 1.5));
+        assert_eq!(cost_usd("gpt-4.1", Some(own), &usage), Some(1.0 + 1.5));
     }
 }

@@ -143,6 +143,7 @@ pub async fn probe_model(
         system: String::new(),
         messages: vec![ChatMessage::User {
             text: "Reply with OK.".into(),
+            attachments: Vec::new(),
         }],
         tools: Vec::new(),
     };

@@ -23,6 +23,10 @@ pub const TOOL_OVERHEAD: usize = 12;
 /// Tokens added once per request (system prompt framing, reply priming).
 pub const REQUEST_OVERHEAD: usize = 16;
 
+/// The tokens one image is counted as: about what OpenAI, Anthropic and Gemini charge for an
+/// image of 1–1.5 megapixels (Anthropic's `width * height / 750` for 1092×1092 is 1,590).
+pub const IMAGE_TOKENS: usize = 1_600;
+
 /// The estimated tokens of `text`: its UTF-8 bytes divided by [`BYTES_PER_TOKEN`], rounded up.
 pub fn text_tokens(text: &str) -> usize {
     text.len().div_ceil(BYTES_PER_TOKEN)
@@ -32,7 +36,10 @@ pub fn text_tokens(text: &str) -> usize {
 pub fn message_tokens(message: &ChatMessage) -> usize {
     MESSAGE_OVERHEAD
         + match message {
-            ChatMessage::User { text } => text_tokens(text),
+            ChatMessage::User { .. } => {
+                text_tokens(&message.user_text_for_model().unwrap_or_default())
+                    + IMAGE_TOKENS * message.inline_images().len()
+            }
             ChatMessage::Assistant { text, tool_calls } => {
                 text_tokens(text)
                     + tool_calls
@@ -84,6 +91,7 @@ mod tests {
         let messages = [
             ChatMessage::User {
                 text: "a".repeat(30),
+                attachments: Vec::new(),
             },
             ChatMessage::Assistant {
                 text: String::new(),

@@ -32,6 +32,7 @@ fn history(target_tokens: usize) -> Vec<StoredMessage> {
         let messages = [
             ChatMessage::User {
                 text: format!("Step {turn}: look at the next file and tell me what it does."),
+                attachments: Vec::new(),
             },
             ChatMessage::Assistant {
                 text: String::new(),
@@ -109,6 +110,7 @@ fn per_step(c: &mut Criterion) {
                     run_id: None,
                     message: ChatMessage::User {
                         text: "and the next one".into(),
+                        attachments: Vec::new(),
                     },
                     created_at: chrono::Utc::now(),
                 });
@@ -145,6 +147,7 @@ fn runtime(server: &ScriptedServer, home: &std::path::Path, window: u32) -> Runt
         "openai/gpt-test".into(),
         ModelSettings {
             context_window: Some(window),
+            ..Default::default()
         },
     );
     let rt = tokio::runtime::Handle::current();

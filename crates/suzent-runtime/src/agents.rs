@@ -197,7 +197,7 @@ fn shorten(text: &str, max_chars: usize) -> String {
 
 fn render_message(m: &ChatMessage) -> String {
     match m {
-        ChatMessage::User { text } => format!("user: {text}"),
+        ChatMessage::User { text, .. } => format!("user: {text}"),
         ChatMessage::Assistant { text, tool_calls } => {
             let mut out = format!("assistant: {text}");
             for c in tool_calls {
@@ -409,6 +409,7 @@ impl AgentHost for AgentService {
         };
         let task_message = ChatMessage::User {
             text: request.task.clone(),
+            attachments: Vec::new(),
         };
         let child = rt
             .store
@@ -558,6 +559,7 @@ mod tests {
         for message in [
             ChatMessage::User {
                 text: "run the tests".into(),
+                attachments: Vec::new(),
             },
             ChatMessage::Assistant {
                 text: "all 12 pass".into(),

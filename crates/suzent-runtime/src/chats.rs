@@ -113,6 +113,31 @@ impl ChatService {
             .ok_or_else(|| RuntimeError::ChatNotFound(chat_id.to_string()))
     }
 
+    /// Copies a file the user attached into the chat's workspace (see `attachments.rs`); the
+    /// write runs off the async threads.
+    pub(crate) async fn add_attachment(
+        &self,
+        chat_id: &str,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<suzent_core::Attachment, RuntimeError> {
+        let chat = self.get(chat_id).await?;
+        let (id, name, bytes) = (chat.id.clone(), name.to_string(), bytes.to_vec());
+        tokio::task::spawn_blocking(move || {
+            crate::attachments::Attachments.add(
+                std::path::Path::new(&chat.workspace),
+                &id,
+                &name,
+                &bytes,
+            )
+        })
+        .await
+        .map_err(|e| RuntimeError::Io {
+            path: crate::attachments::folder_hint(chat_id),
+            message: format!("the attachment write stopped: {e}"),
+        })?
+    }
+
     /// Every chat, most recently updated first.
     pub(crate) async fn list(&self) -> Result<Vec<ChatRecord>, RuntimeError> {
         Ok(self.store.list_chats().await?)

@@ -151,6 +151,7 @@ impl ProviderCheck {
             system: String::new(),
             messages: vec![ChatMessage::User {
                 text: "This is a connection test. Reply with the word OK.".into(),
+                attachments: Vec::new(),
             }],
             tools: Vec::new(),
         };

@@ -27,6 +27,7 @@
 
 mod agents;
 mod approvals;
+mod attachments;
 mod audit_read;
 mod background;
 mod browser;

@@ -127,7 +127,7 @@ pub fn bounded_transcript(messages: &[ChatMessage]) -> String {
         .iter()
         .map(|m| {
             let (role, text) = match m {
-                ChatMessage::User { text } => ("user", text.clone()),
+                ChatMessage::User { text, .. } => ("user", text.clone()),
                 ChatMessage::Assistant { text, tool_calls } => {
                     let calls: Vec<String> = tool_calls
                         .iter()
@@ -178,7 +178,10 @@ Answer with the JSON object only.",
     ModelRequest {
         model: model_id.to_string(),
         system: system_prompt(&begin, &end),
-        messages: vec![ChatMessage::User { text: user }],
+        messages: vec![ChatMessage::User {
+            text: user,
+            attachments: Vec::new(),
+        }],
         tools: Vec::new(),
     }
 }
@@ -339,6 +342,7 @@ mod tests {
         let messages: Vec<ChatMessage> = (0..30)
             .map(|i| ChatMessage::User {
                 text: format!("message {i} {}", "x".repeat(5000)),
+                attachments: Vec::new(),
             })
             .collect();
         let t = bounded_transcript(&messages);

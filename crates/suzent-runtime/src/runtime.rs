@@ -669,7 +669,39 @@ impl Runtime {
         text: &str,
         options: RunOptions,
     ) -> Result<RunSummary, RuntimeError> {
-        self.s.turn.send_message(chat_id, text, options).await
+        self.s
+            .turn
+            .send_message(chat_id, text, Vec::new(), options)
+            .await
+    }
+
+    /// [`Runtime::send_message`] with files the user attached: each one returned by
+    /// [`Runtime::add_attachment`] for this chat (checked again: a path outside the chat's
+    /// attachments folder is `InvalidInput`). The text may be empty when files are attached.
+    pub async fn send_with_attachments(
+        &self,
+        chat_id: &str,
+        text: &str,
+        attachments: Vec<suzent_core::Attachment>,
+        options: RunOptions,
+    ) -> Result<RunSummary, RuntimeError> {
+        self.s
+            .turn
+            .send_message(chat_id, text, attachments, options)
+            .await
+    }
+
+    /// Copies a file the user attached (`name`, `bytes`) into the chat's workspace under
+    /// `.attachments/<chat id>/` and returns its reference for [`Runtime::send_with_attachments`].
+    /// Errors: an unknown chat, an empty file or one over 25 MiB (`InvalidInput`), a workspace
+    /// that cannot be written (`Io`).
+    pub async fn add_attachment(
+        &self,
+        chat_id: &str,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<suzent_core::Attachment, RuntimeError> {
+        self.s.chats.add_attachment(chat_id, name, bytes).await
     }
 
     /// Answers pending approvals and continues the suspended turn (seed 000 `resume_approvals`).

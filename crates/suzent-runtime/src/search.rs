@@ -73,7 +73,10 @@ mod tests {
         let s = crate::test_services::TestServices::open(suzent_core::Config::default()).await;
         let wanted = s.chat().await;
         let other = s.chat().await;
-        let say = |text: &str| suzent_core::ChatMessage::User { text: text.into() };
+        let say = |text: &str| suzent_core::ChatMessage::User {
+            text: text.into(),
+            attachments: Vec::new(),
+        };
         s.store
             .append_message(&wanted.id, None, &say("the flamingo migration failed"))
             .await?;

@@ -36,7 +36,7 @@ async fn transcript(s: &TestServices, chat: &ChatRecord) -> Vec<ChatMessage> {
 }
 
 async fn send(turn: &Arc<TurnService>, chat: &ChatRecord, text: &str) -> crate::RunSummary {
-    turn.send_message(&chat.id, text, RunOptions::default())
+    turn.send_message(&chat.id, text, Vec::new(), RunOptions::default())
         .await
         .unwrap()
 }
@@ -67,7 +67,8 @@ async fn a_turn_streams_the_models_answer_stores_it_and_ends_completed() -> anyh
         transcript(&s, &chat).await,
         vec![
             ChatMessage::User {
-                text: "Say hello".into()
+                text: "Say hello".into(),
+                attachments: Vec::new(),
             },
             ChatMessage::Assistant {
                 text: "Hello from the model.".into(),
@@ -194,11 +195,11 @@ async fn an_empty_message_or_an_unknown_chat_is_refused_before_the_model_is_call
     let turn = s.turn();
     let chat = s.chat().await;
     let empty = turn
-        .send_message(&chat.id, "   ", RunOptions::default())
+        .send_message(&chat.id, "   ", Vec::new(), RunOptions::default())
         .await
         .unwrap_err();
     let unknown = turn
-        .send_message("no-such-chat", "hi", RunOptions::default())
+        .send_message("no-such-chat", "hi", Vec::new(), RunOptions::default())
         .await
         .unwrap_err();
     assert!(

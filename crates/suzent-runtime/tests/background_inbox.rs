@@ -99,7 +99,7 @@ impl Harness {
             .await
             .into_iter()
             .filter_map(|m| match m {
-                ChatMessage::User { text } if text.starts_with("[inbox message") => Some(text),
+                ChatMessage::User { text, .. } if text.starts_with("[inbox message") => Some(text),
                 _ => None,
             })
             .collect()
@@ -317,7 +317,9 @@ async fn a_command_that_ends_during_a_turn_is_reported_in_place_before_the_next_
     let at: Vec<usize> = transcript
         .iter()
         .enumerate()
-        .filter(|(_, m)| matches!(m, ChatMessage::User { text } if text.contains("inplace-marker")))
+        .filter(
+            |(_, m)| matches!(m, ChatMessage::User { text, .. } if text.contains("inplace-marker")),
+        )
         .map(|(i, _)| i)
         .collect();
     assert_eq!(at.len(), 1, "{transcript:?}");
@@ -680,6 +682,7 @@ async fn an_inbox_message_to_a_chat_killed_mid_turn_comes_after_a_result_for_eve
             Some("run-dead"),
             &ChatMessage::User {
                 text: "do two things".into(),
+                attachments: Vec::new(),
             },
         )
         .await

@@ -139,7 +139,7 @@ fn canvas_messages(transcript: &[ChatMessage]) -> Vec<(usize, String)> {
         .iter()
         .enumerate()
         .filter_map(|(i, m)| match m {
-            ChatMessage::User { text } if text.contains("[canvas] action") => {
+            ChatMessage::User { text, .. } if text.contains("[canvas] action") => {
                 Some((i, text.clone()))
             }
             _ => None,

@@ -44,6 +44,7 @@ async fn harness(server: &ScriptedServer, window: Option<u32>) -> Harness {
             "openai/gpt-test".into(),
             ModelSettings {
                 context_window: Some(w),
+                ..Default::default()
             },
         );
     }
@@ -103,7 +104,10 @@ fn estimate(body: &Value) -> usize {
     for m in body["messages"].as_array().into_iter().flatten() {
         match m["role"].as_str() {
             Some("system") => request.system = text(m),
-            Some("user") => request.messages.push(ChatMessage::User { text: text(m) }),
+            Some("user") => request.messages.push(ChatMessage::User {
+                text: text(m),
+                attachments: Vec::new(),
+            }),
             Some("assistant") => request.messages.push(ChatMessage::Assistant {
                 text: text(m),
                 tool_calls: m["tool_calls"]

@@ -116,7 +116,7 @@ impl Install {
             .await?
             .into_iter()
             .filter_map(|m| match m {
-                ChatMessage::User { text }
+                ChatMessage::User { text, .. }
                     if text.starts_with("[message from the paired device") =>
                 {
                     Some(text)
@@ -541,7 +541,7 @@ async fn a_peer_message_to_a_busy_full_access_chat_waits_for_its_own_peer_turn()
     let slept = transcript
         .iter()
         .position(|m| matches!(m, ChatMessage::Assistant { text, .. } if text == "slept"));
-    let peer = transcript.iter().position(|m| matches!(m, ChatMessage::User { text } if text.starts_with("[message from the paired device")));
+    let peer = transcript.iter().position(|m| matches!(m, ChatMessage::User { text, .. } if text.starts_with("[message from the paired device")));
     assert!(slept.is_some() && peer > slept, "{transcript:#?}");
     assert!(!b.ws.join("from-peer.txt").exists());
     let audit = std::fs::read_to_string(b.home.join("config/permission-audit.jsonl"))?;

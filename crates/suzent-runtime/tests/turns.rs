@@ -663,3 +663,33 @@ async fn each_steps_tokens_and_price_are_announced_and_the_runs_total_is_kept() 
     assert!((usage[0].cost_usd.unwrap_or(0.0) - 2.0 * price).abs() < 1e-12);
     Ok(())
 }
+
+/// A model's own prices (`[models."…"] input_price`, `output_price`) price the turn of a model
+/// the built-in table does not know.
+#[tokio::test]
+async fn a_models_configured_price_prices_its_turns() -> anyhow::Result<()> {
+    let server = ScriptedServer::start(vec![Turn::text("Hi.")]).await;
+    let h = harness_with(&server, |c| {
+        c.default_model = Some("openai/house-model".into());
+        c.models.insert(
+            "openai/house-model".into(),
+            suzent_core::ModelSettings {
+                input_price: Some(1.0),
+                output_price: Some(3.0),
+                ..Default::default()
+            },
+        );
+    })
+    .await;
+    let chat = h.chat().await;
+    let mut rx = h.runtime.subscribe();
+    h.send(&chat, "hello").await;
+    let mut costs = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        if let AgentEvent::ModelUsage { cost_usd, .. } = ev {
+            costs.push(cost_usd);
+        }
+    }
+    assert_eq!(costs, vec![Some((12.0 * 1.0 + 7.0 * 3.0) / 1_000_000.0)]);
+    Ok(())
+}

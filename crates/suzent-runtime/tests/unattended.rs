@@ -239,7 +239,7 @@ async fn a_scheduled_call_that_would_ask_is_denied_at_once_and_the_run_record_sa
         ("Nightly push", PermissionMode::Auto)
     );
     let messages = h.runtime.messages(&chat_id).await?;
-    let ChatMessage::User { text } = &messages[0].message else {
+    let ChatMessage::User { text, .. } = &messages[0].message else {
         bail!("{messages:?}");
     };
     assert!(
@@ -521,7 +521,9 @@ async fn a_goal_is_met_in_three_turns_and_its_counts_are_stored() -> Result<()> 
         .await?
         .into_iter()
         .filter_map(|m| match m.message {
-            ChatMessage::User { text } => Some(text.lines().next().unwrap_or_default().to_string()),
+            ChatMessage::User { text, .. } => {
+                Some(text.lines().next().unwrap_or_default().to_string())
+            }
             _ => None,
         })
         .collect();

@@ -677,6 +677,7 @@ mod tests {
     fn task() -> ChatMessage {
         ChatMessage::User {
             text: "do it".into(),
+            attachments: Vec::new(),
         }
     }
 

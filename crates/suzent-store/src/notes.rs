@@ -464,6 +464,7 @@ mod tests {
                 Some("r1"),
                 &ChatMessage::User {
                     text: "hello".into(),
+                    attachments: Vec::new(),
                 },
             )
             .await?;

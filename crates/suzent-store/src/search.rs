@@ -190,6 +190,7 @@ mod tests {
             let message = if i % 2 == 0 {
                 ChatMessage::User {
                     text: (*text).into(),
+                    attachments: Vec::new(),
                 }
             } else {
                 ChatMessage::Assistant {

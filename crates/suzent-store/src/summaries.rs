@@ -190,6 +190,7 @@ mod tests {
                     None,
                     &ChatMessage::User {
                         text: format!("m{i}"),
+                        attachments: Vec::new(),
                     },
                 )
                 .await
@@ -258,7 +259,14 @@ mod tests {
         );
 
         store
-            .append_message(&chat, None, &ChatMessage::User { text: "m3".into() })
+            .append_message(
+                &chat,
+                None,
+                &ChatMessage::User {
+                    text: "m3".into(),
+                    attachments: Vec::new(),
+                },
+            )
             .await
             .unwrap();
         let now = Utc::now() + chrono::TimeDelta::seconds(1);

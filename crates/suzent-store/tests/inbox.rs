@@ -191,6 +191,7 @@ async fn a_delivery_is_recorded_in_the_transcript_once() {
     let (_d, store) = store_with_chats(&["a"]).await;
     let text = ChatMessage::User {
         text: "[inbox from x] hi".into(),
+        attachments: Vec::new(),
     };
     let seq = store
         .record_inbox_delivery("m", "a", None, &text)

@@ -46,6 +46,7 @@ fn new_chat(id: &str) -> NewChat {
 fn user(text: &str) -> ChatMessage {
     ChatMessage::User {
         text: text.to_string(),
+        attachments: Vec::new(),
     }
 }
 

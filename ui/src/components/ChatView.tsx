@@ -1,16 +1,17 @@
 import { Fragment, useEffect, useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { formatUsage, modeExplanation, modeLabel } from "../format";
+import { formatUsage, humanBytes, modeExplanation, modeLabel } from "../format";
 import { CHAT_MIN_WIDTH, OVERLAY_BELOW, usePanel, useWindowWidth } from "../layout";
 import { useActiveChat, useStore } from "../store";
-import type { PermissionMode } from "../types";
-import { api } from "../api";
+import type { Attachment, PermissionMode } from "../types";
+import { api, errorMessage } from "../api";
 import { ApprovalDialog } from "./ApprovalDialog";
 import { ChatAutomation } from "./ChatAutomation";
 import { CANVAS_MIN_WIDTH, CanvasPanel } from "./canvas/CanvasPanel";
 import { SurfaceView } from "./canvas/SurfaceView";
 import { CopyButton } from "./CopyButton";
 import { EventCard } from "./EventCard";
+import { Icon } from "./Icon";
 import { Markdown } from "./Markdown";
 import { ModelPicker } from "./ModelPicker";
 import { BrowserModePicker } from "./BrowserModePicker";
@@ -43,12 +44,88 @@ function ModeSwitch({ chatId, mode }: { chatId: string; mode: PermissionMode }) 
   );
 }
 
+/** A file on its way into the chat's next message. */
+interface Pending {
+  id: number;
+  name: string;
+  /** Set once the file is in the chat's workspace. */
+  attachment?: Attachment;
+  error?: string;
+}
+
+let nextPending = 1;
+
+/** The bytes of `file` in base64 (what `add_attachment` takes). */
+async function base64Of(file: Blob): Promise<string> {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+/** A pasted image without a name gets one from its type and the time. */
+function nameOf(file: File): string {
+  if (file.name && file.name !== "image.png") return file.name;
+  const ext = file.type.startsWith("image/") ? file.type.slice(6).replace("jpeg", "jpg") : "bin";
+  return `pasted-${new Date().toISOString().replace(/[:.]/g, "-")}.${ext}`;
+}
+
 function Composer({ chatId, running, blocked }: { chatId: string; running: boolean; blocked: boolean }) {
   const { actions } = useStore();
   const { t } = useTranslation();
   const [text, setText] = useState("");
+  const [files, setFiles] = useState<Pending[]>([]);
+  const [dragging, setDragging] = useState(false);
   const ref = useRef<HTMLTextAreaElement>(null);
-  const canSend = !running && !blocked && text.trim().length > 0;
+  const picker = useRef<HTMLInputElement>(null);
+  const uploading = files.some((f) => !f.attachment && !f.error);
+  const ready = files.flatMap((f) => (f.attachment ? [f.attachment] : []));
+  const canSend = !running && !blocked && !uploading && (text.trim().length > 0 || ready.length > 0);
+
+  // A new chat starts with no files.
+  useEffect(() => setFiles([]), [chatId]);
+
+  const addFiles = (list: FileList | File[]) => {
+    for (const file of Array.from(list)) {
+      const id = nextPending++;
+      const name = nameOf(file);
+      setFiles((now) => [...now, { id, name }]);
+      void base64Of(file)
+        .then((data) => api.addAttachment(chatId, name, data))
+        .then(
+          (attachment) => setFiles((now) => now.map((f) => (f.id === id ? { ...f, attachment, name: attachment.name } : f))),
+          (e) => setFiles((now) => now.map((f) => (f.id === id ? { ...f, error: errorMessage(e) } : f))),
+        );
+    }
+  };
+
+  // Files dropped anywhere in the window go to this chat's next message.
+  useEffect(() => {
+    const hasFiles = (e: DragEvent) => Array.from(e.dataTransfer?.types ?? []).includes("Files");
+    const over = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      setDragging(true);
+    };
+    const leave = (e: DragEvent) => {
+      if (e.relatedTarget === null) setDragging(false);
+    };
+    const drop = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      setDragging(false);
+      if (e.dataTransfer?.files.length) addFiles(e.dataTransfer.files);
+    };
+    window.addEventListener("dragover", over);
+    window.addEventListener("dragleave", leave);
+    window.addEventListener("drop", drop);
+    return () => {
+      window.removeEventListener("dragover", over);
+      window.removeEventListener("dragleave", leave);
+      window.removeEventListener("drop", drop);
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [chatId]);
 
   // Focus the composer on a chat switch and when an approval prompt goes away.
   useEffect(() => {
@@ -58,7 +135,9 @@ function Composer({ chatId, running, blocked }: { chatId: string; running: boole
   const send = () => {
     if (!canSend) return;
     const t = text;
+    const sent = files;
     setText("");
+    setFiles([]);
     // `/goal OBJECTIVE`: the agent works on its own until the judge says it is met.
     const goal = /^\s*\/goal(?:\s+([\s\S]*))?$/.exec(t);
     if (goal) {
@@ -66,8 +145,11 @@ function Composer({ chatId, running, blocked }: { chatId: string; running: boole
       return;
     }
     // A message the runtime did not accept comes back to the composer (unless the user typed anew).
-    void actions.send(chatId, t).then((accepted) => {
-      if (!accepted) setText((now) => (now.trim() ? now : t));
+    void actions.send(chatId, t, ready).then((accepted) => {
+      if (!accepted) {
+        setText((now) => (now.trim() ? now : t));
+        setFiles((now) => (now.length ? now : sent));
+      }
     });
   };
 
@@ -81,15 +163,66 @@ function Composer({ chatId, running, blocked }: { chatId: string; running: boole
 
   return (
     <form
-      className="composer"
+      className={`composer${dragging ? " dragging" : ""}`}
+      data-testid="composer"
       onSubmit={(e) => {
         e.preventDefault();
         send();
       }}
     >
+      {dragging && (
+        <div className="drop-hint" data-testid="drop-hint">
+          {t("chat.dropHint")}
+        </div>
+      )}
+      {files.length > 0 && (
+        <ul className="attachments" aria-label={t("chat.attachments")} data-testid="composer-attachments">
+          {files.map((f) => (
+            <li
+              key={f.id}
+              className={`attachment-chip${f.error ? " error" : ""}`}
+              data-testid="composer-attachment"
+              data-state={f.error ? "error" : f.attachment ? "ready" : "uploading"}
+              title={f.error ?? f.attachment?.path ?? t("chat.attaching")}
+            >
+              <span className="attachment-name">{f.name}</span>
+              <span className="muted small">{f.error ? t("chat.attachFailed") : f.attachment ? humanBytes(f.attachment.bytes) : t("chat.attaching")}</span>
+              <button
+                type="button"
+                className="icon-btn"
+                aria-label={t("chat.removeAttachment", { name: f.name })}
+                onClick={() => setFiles((now) => now.filter((x) => x.id !== f.id))}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
       <label htmlFor="composer-input" className="sr-only">
         {t("chat.message")}
       </label>
+      <input
+        ref={picker}
+        type="file"
+        multiple
+        hidden
+        data-testid="attach-input"
+        onChange={(e) => {
+          if (e.target.files?.length) addFiles(e.target.files);
+          e.target.value = "";
+        }}
+      />
+      <button
+        type="button"
+        className="btn ghost attach-btn"
+        data-testid="attach-button"
+        aria-label={t("chat.attach")}
+        title={t("chat.attachTitle")}
+        onClick={() => picker.current?.click()}
+      >
+        <Icon name="paperclip" />
+      </button>
       <textarea
         id="composer-input"
         ref={ref}
@@ -99,6 +232,14 @@ function Composer({ chatId, running, blocked }: { chatId: string; running: boole
         value={text}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={onKey}
+        onPaste={(e) => {
+          // Pasted files (a screenshot, files copied in a file manager) are attached; text
+          // pastes as usual.
+          if (e.clipboardData.files.length) {
+            e.preventDefault();
+            addFiles(e.clipboardData.files);
+          }
+        }}
       />
       {running ? (
         <button
@@ -308,7 +449,19 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
                 return (
                   <div key={it.key} className="msg user" data-testid="message-user">
                     <CopyButton text={it.text} />
-                    <div className="bubble">{it.text}</div>
+                    <div className="bubble">
+                      {it.text}
+                      {it.attachments && (
+                        <ul className="attachments" aria-label={t("chat.attachments")}>
+                          {it.attachments.map((a) => (
+                            <li key={a.path} className="attachment-chip" data-testid="message-attachment" title={a.path}>
+                              <span className="attachment-name">{a.name}</span>
+                              <span className="small">{humanBytes(a.bytes)}</span>
+                            </li>
+                          ))}
+                        </ul>
+                      )}
+                    </div>
                   </div>
                 );
               case "event":

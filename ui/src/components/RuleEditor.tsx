@@ -2,6 +2,7 @@ import { useId, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { t as translate } from "../i18n";
 import type { Behavior, ChatRecord, JsonValue, RuleDestination, RuleDraft, RuleMatcher } from "../types";
+import { globProblem } from "../ruleText";
 
 type MatcherKind = RuleMatcher["kind"];
 
@@ -57,7 +58,9 @@ export function validateRule(f: Form): { draft: RuleDraft; chatId: string | null
     else matcher = { kind: "prefix", words };
   } else if (f.kind === "path") {
     const glob = f.glob.trim();
+    const problem = glob ? globProblem(glob) : null;
     if (!glob) errors.glob = t("ruleEditor.error.glob");
+    else if (problem) errors.glob = t("ruleEditor.error.globSyntax", { error: problem });
     else matcher = { kind: "path", glob };
   } else if (f.kind === "destination") {
     const pattern = f.pattern.trim();

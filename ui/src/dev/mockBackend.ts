@@ -343,6 +343,10 @@ export function installMockBackend() {
           return { tools: [], failures: [], usage: [] };
         case "send_message":
           return scriptedTurn(String(args.chatId), String(args.text));
+        case "add_attachment": {
+          const name = String(args.name);
+          return { path: `.attachments/${String(args.chatId)}/${name}`, name, mime: "application/octet-stream", bytes: Math.floor((String(args.data).length * 3) / 4) };
+        }
         case "resume_approvals": {
           const answers = args.answers as ApprovalResponse[];
           for (const a of answers) {

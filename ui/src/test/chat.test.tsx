@@ -44,7 +44,7 @@ describe("chat", () => {
     renderWithStore(<App />);
     const input = await screen.findByTestId("composer-input");
     await userEvent.type(input, "hello{Enter}");
-    expect(be.callsOf("send_message")).toEqual([{ chatId: "c1", text: "hello" }]);
+    expect(be.callsOf("send_message")).toEqual([{ chatId: "c1", text: "hello", attachments: [] }]);
     expect(screen.getByTestId("message-user")).toHaveTextContent("hello");
     expect(screen.getByTestId("composer-stop")).toBeInTheDocument();
 
@@ -134,7 +134,7 @@ describe("chat", () => {
     await userEvent.type(input, "a{Shift>}{Enter}{/Shift}b");
     expect(input).toHaveValue("a\nb");
     await userEvent.type(input, "{Control>}{Enter}{/Control}");
-    expect(be.callsOf("send_message")).toEqual([{ chatId: "c1", text: "a\nb" }]);
+    expect(be.callsOf("send_message")).toEqual([{ chatId: "c1", text: "a\nb", attachments: [] }]);
   });
 
   it("switches the chat's permission mode and explains it in plain words", async () => {

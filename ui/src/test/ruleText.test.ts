@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { matcherText, middleWildcardExample, parseMatcherText, quoteWord, splitRuleWords } from "../ruleText";
+import { matcherText, middleWildcardExample, parseMatcherText, quoteWord, splitRuleWords, globProblem } from "../ruleText";
 
 // The same rows as crates/suzent-permissions/tests/rule_syntax.rs: the UI reads rule text the
 // way the engine and the CLI do.
@@ -62,5 +62,35 @@ describe("rule text", () => {
     expect(parseMatcherText({ kind: "destination", pattern: "x" }, "*.example.com")).toEqual({
       matcher: { kind: "destination", pattern: "*.example.com" },
     });
+  });
+});
+
+describe("globProblem", () => {
+  // The syntax errors of globset 0.4 (its own test cases), which the engine compiles rules with.
+  it.each([
+    ["[", "'[' without a closing ']'"],
+    ["[]", "'[' without a closing ']'"],
+    ["[!", "'[' without a closing ']'"],
+    ["[!]", "'[' without a closing ']'"],
+    ["[z-a]", "invalid range 'z-a'"],
+    ["[z--]", "invalid range 'z--'"],
+    ["{a,b", "'{' without a closing '}'"],
+    ["{a,{b,c}", "'{' without a closing '}'"],
+    ["a,b}", "'}' without an opening '{'"],
+    ["{a,b}}", "'}' without an opening '{'"],
+    ["src/\\", "dangling '\\'"],
+  ])("%s is refused", (glob, problem) => {
+    expect(globProblem(glob)).toContain(problem);
+  });
+
+  it.each(["~/project/**", "src/**/*.{ts,tsx}", "[]]", "[-a]", "[a-]", "[!a-c]x", "[[:alpha:]]", "a\\*b", "{a,{b,c}}", "*.[ch]"])(
+    "%s is a glob",
+    (glob) => {
+      expect(globProblem(glob)).toBeNull();
+    },
+  );
+
+  it("an edited path rule with a broken glob is refused before it is saved", () => {
+    expect(parseMatcherText({ kind: "path", glob: "/w/**" }, "/w/{a,b")).toEqual({ error: "'{' without a closing '}' (write '[{]' for a literal brace)" });
   });
 });

@@ -89,6 +89,19 @@ describe("rule editor", () => {
 });
 
 describe("rule editor: recipients", () => {
+  it("refuses a path glob the engine could not compile, saying why, before saving", async () => {
+    const onSubmit = editor();
+    await userEvent.type(screen.getByTestId("rule-tool"), "write_file");
+    await userEvent.selectOptions(screen.getByTestId("rule-matcher-kind"), "path");
+    // `{` opens a key in user-event's typing syntax: `{{` types one.
+    await userEvent.type(screen.getByTestId("rule-path"), "src/{{a,b/**");
+    await add();
+    expect(screen.getAllByRole("alert").map((a) => a.textContent)).toContain(
+      "Not a valid glob: '{' without a closing '}' (write '[{]' for a literal brace).",
+    );
+    expect(onSubmit).not.toHaveBeenCalled();
+  });
+
   it("builds a destination rule and names the field when empty or spaced", async () => {
     const onSubmit = editor();
     await userEvent.type(screen.getByTestId("rule-tool"), "*");

@@ -121,7 +121,7 @@ fn tokens_of(chars: usize) -> u64 {
 
 fn message_chars(m: &ChatMessage) -> usize {
     match m {
-        ChatMessage::User { text } => text.len(),
+        ChatMessage::User { text, .. } => text.len(),
         ChatMessage::Assistant { text, tool_calls } => {
             text.len()
                 + tool_calls
@@ -536,7 +536,7 @@ impl Goals {
         let mut tail = String::new();
         for m in messages.iter().rev() {
             let line = match &m.message {
-                ChatMessage::User { text } => format!("user: {text}\n"),
+                ChatMessage::User { text, .. } => format!("user: {text}\n"),
                 ChatMessage::Assistant { text, tool_calls } => {
                     let calls: Vec<&str> = tool_calls.iter().map(|c| c.name.as_str()).collect();
                     format!(
@@ -568,6 +568,7 @@ impl Goals {
             system: JUDGE_SYSTEM.to_string(),
             messages: vec![ChatMessage::User {
                 text: prompt.clone(),
+                attachments: Vec::new(),
             }],
             tools: Vec::new(),
         };

@@ -399,7 +399,8 @@ mod tests {
             transcript,
             vec![
                 ChatMessage::User {
-                    text: transcript_text(&queued)
+                    text: transcript_text(&queued),
+                    attachments: Vec::new(),
                 },
                 ChatMessage::Assistant {
                     text: "Noted: the build is green.".into(),

@@ -129,6 +129,7 @@ impl InboxService {
                     Some(run_id),
                     &ChatMessage::User {
                         text: transcript_text(&message),
+                        attachments: Vec::new(),
                     },
                 )
                 .await?;
@@ -220,7 +221,8 @@ mod tests {
         assert_eq!(
             transcript,
             vec![ChatMessage::User {
-                text: transcript_text(&first)
+                text: transcript_text(&first),
+                attachments: Vec::new(),
             }]
         );
         let statuses: Vec<(String, suzent_store::InboxStatus)> = inbox

@@ -149,7 +149,7 @@ impl SummaryService {
         let mut transcript = String::new();
         for m in stretch {
             let (who, text) = match &m.message {
-                ChatMessage::User { text } => ("User", text),
+                ChatMessage::User { text, .. } => ("User", text),
                 ChatMessage::Assistant { text, .. } if !text.is_empty() => ("Assistant", text),
                 _ => continue,
             };
@@ -175,7 +175,10 @@ impl SummaryService {
         let request = crate::provider::ModelRequest {
             model: model_id,
             system: SUMMARY_PROMPT.into(),
-            messages: vec![ChatMessage::User { text: transcript }],
+            messages: vec![ChatMessage::User {
+                text: transcript,
+                attachments: Vec::new(),
+            }],
             tools: Vec::new(),
         };
         let response =
@@ -312,6 +315,7 @@ mod tests {
         for message in [
             ChatMessage::User {
                 text: "help me move the flamingo service".into(),
+                attachments: Vec::new(),
             },
             ChatMessage::Assistant {
                 text: "Start with its database.".into(),

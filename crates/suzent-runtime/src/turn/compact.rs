@@ -209,10 +209,16 @@ pub fn apply(messages: &[StoredMessage], record: Option<&CompactionRecord>) -> V
     if let Some(summary) = record.and_then(|r| r.summary.as_deref()) {
         let intro = format!("{SUMMARY_HEADER}{summary}");
         match out.first_mut() {
-            Some(ChatMessage::User { text }) => {
+            Some(ChatMessage::User { text, .. }) => {
                 *text = format!("{intro}\n\n[The conversation continues:]\n{text}");
             }
-            _ => out.insert(0, ChatMessage::User { text: intro }),
+            _ => out.insert(
+                0,
+                ChatMessage::User {
+                    text: intro,
+                    attachments: Vec::new(),
+                },
+            ),
         }
     }
     out
@@ -482,7 +488,10 @@ impl Compactor {
             let request = ModelRequest {
                 model: model.to_string(),
                 system: SUMMARIZER_PROMPT.to_string(),
-                messages: vec![ChatMessage::User { text }],
+                messages: vec![ChatMessage::User {
+                    text,
+                    attachments: Vec::new(),
+                }],
                 tools: Vec::new(),
             };
             let response = tokio::select! {
@@ -527,7 +536,7 @@ fn start_of_recent(
 /// One message as a line of the summarizer's input (tool outputs cut).
 fn render(m: &StoredMessage) -> String {
     match &m.message {
-        ChatMessage::User { text } => format!("User: {text}"),
+        ChatMessage::User { text, .. } => format!("User: {text}"),
         ChatMessage::Assistant { text, tool_calls } => {
             let mut line = format!("Assistant: {text}");
             for c in tool_calls {
@@ -608,9 +617,21 @@ mod tests {
     fn the_summary_replaces_what_it_covers_and_older_outputs_are_cut() {
         let big = "x".repeat(2_000);
         let messages = vec![
-            stored(1, ChatMessage::User { text: "old".into() }),
+            stored(
+                1,
+                ChatMessage::User {
+                    text: "old".into(),
+                    attachments: Vec::new(),
+                },
+            ),
             stored(2, tool(&big)),
-            stored(3, ChatMessage::User { text: "mid".into() }),
+            stored(
+                3,
+                ChatMessage::User {
+                    text: "mid".into(),
+                    attachments: Vec::new(),
+                },
+            ),
             stored(4, tool(&big)),
             stored(5, tool(&big)),
         ];
@@ -619,7 +640,8 @@ mod tests {
             view,
             vec![
                 ChatMessage::User {
-                    text: format!("{SUMMARY_HEADER}the task\n\n[The conversation continues:]\nmid")
+                    text: format!("{SUMMARY_HEADER}the task\n\n[The conversation continues:]\nmid"),
+                    attachments: Vec::new(),
                 },
                 tool(&cut_output(&big)),
                 tool(&big),
@@ -640,6 +662,7 @@ mod tests {
                         i,
                         ChatMessage::User {
                             text: format!("turn {i}"),
+                            attachments: Vec::new(),
                         },
                     )
                 }

@@ -11,8 +11,8 @@ use crate::provider::{ModelRequest, ProviderKind, fit, parse_model};
 use crate::sessions::Session;
 use std::path::PathBuf;
 use std::sync::Arc;
-use suzent_core::{Config, PermissionMode};
-use suzent_store::ChatRecord;
+use suzent_core::{ChatMessage, Config, PermissionMode};
+use suzent_store::{ChatRecord, StoredMessage};
 use suzent_tools::{AgentHost, ToolContext};
 use tokio_util::sync::CancellationToken;
 
@@ -112,6 +112,35 @@ impl TurnService {
         let window = crate::provider::window::context_window(kind, &id, configured, reported);
         // A reply limit larger than the window would leave no prompt: half the window at most.
         Some((window, max_tokens.min(window.tokens / 2)))
+    }
+
+    /// The transcript with the images attached to user messages given their bytes, when it has
+    /// images and the chat's model takes them ([`crate::provider::vision::takes_images`],
+    /// `[models."…"] images` overriding); `None` (send `messages` as they are) otherwise.
+    pub(super) fn inline_images(
+        &self,
+        chat: &ChatRecord,
+        config: &Config,
+        messages: &[StoredMessage],
+    ) -> Option<Vec<StoredMessage>> {
+        let has_images = messages.iter().any(|m| {
+            matches!(&m.message, ChatMessage::User { attachments, .. } if attachments.iter().any(|a| a.is_image()))
+        });
+        if !has_images {
+            return None;
+        }
+        let model = chat.model.as_deref()?;
+        let (kind, id) = parse_model(model).ok()?;
+        let configured = config.models.get(model).and_then(|m| m.images);
+        if !crate::provider::vision::takes_images(kind, &id, configured) {
+            return None;
+        }
+        let mut out = messages.to_vec();
+        crate::attachments::Attachments.inline_images(
+            std::path::Path::new(&chat.workspace),
+            out.iter_mut().map(|m| &mut m.message),
+        );
+        Some(out)
     }
 
     /// Fits the request's system prompt and tools to the model's context: compact schemas for

@@ -283,6 +283,9 @@ impl TurnService {
                 tools: self.tool_definitions(&loaded),
             };
             self.fit_to_model(chat, &config, &mut request);
+            // Images go to models that take them, counted before compaction decides.
+            let inlined = self.inline_images(chat, &config, &messages);
+            let messages_for_model = inlined.as_deref().unwrap_or(&messages);
             // The messages, compacted first when they would not fit (`compact.rs`).
             let budget = self.budget(chat, &config, &request);
             let fitted = self
@@ -290,7 +293,7 @@ impl TurnService {
                 .fit(
                     &chat.id,
                     Some(run_id),
-                    &messages,
+                    messages_for_model,
                     budget,
                     Trigger::Auto,
                     client.as_ref(),
@@ -401,7 +404,11 @@ impl TurnService {
                     model: model_id.clone(),
                     input_tokens: usage.input_tokens,
                     output_tokens: usage.output_tokens,
-                    cost_usd: suzent_providers::pricing::cost_usd(model_id, usage),
+                    cost_usd: suzent_providers::pricing::cost_usd(
+                        model_id,
+                        configured_price(&config, chat),
+                        usage,
+                    ),
                 });
             }
             // The provider's ids are not keys: each call is stored under a step id it claimed.
@@ -508,9 +515,13 @@ impl TurnService {
     ) -> Result<(), RuntimeError> {
         let store = &self.s.store;
         match opening {
-            Opening::User(text) => {
+            Opening::User { text, attachments } => {
                 store
-                    .append_message(&chat.id, Some(run_id), &ChatMessage::User { text })
+                    .append_message(
+                        &chat.id,
+                        Some(run_id),
+                        &ChatMessage::User { text, attachments },
+                    )
                     .await?;
             }
             Opening::Inbox { message_id, text } => {
@@ -521,7 +532,7 @@ impl TurnService {
                         &message_id,
                         &chat.id,
                         Some(run_id),
-                        &ChatMessage::User { text },
+                        &ChatMessage::user(text),
                     )
                     .await?;
                 hold_point("inbox_recorded").await;
@@ -583,6 +594,18 @@ impl TurnService {
             })
             .collect()
     }
+}
+
+/// The chat's model's own prices (`[models."…"] input_price`, `output_price`), if set.
+fn configured_price(
+    config: &suzent_core::Config,
+    chat: &ChatRecord,
+) -> Option<suzent_providers::pricing::Price> {
+    let settings = config.models.get(chat.model.as_deref()?)?;
+    Some(suzent_providers::pricing::Price {
+        input_per_million: settings.input_price?,
+        output_per_million: settings.output_price?,
+    })
 }
 
 /// Added to the text of a step the user stopped (what the model and the user see of it).

@@ -152,7 +152,10 @@ mod tests {
         args: &str,
         result: impl Fn(usize) -> String,
     ) -> Vec<ChatMessage> {
-        let mut out = vec![ChatMessage::User { text: "go".into() }];
+        let mut out = vec![ChatMessage::User {
+            text: "go".into(),
+            attachments: Vec::new(),
+        }];
         for i in 0..n {
             let id = format!("c{i}");
             out.push(ChatMessage::Assistant {

@@ -92,8 +92,13 @@ pub struct RunSummary {
 
 /// The message that opens a run, stored once the calls of the last turn all have results.
 pub(crate) enum Opening {
-    /// The user's message (`send_message`).
-    User(String),
+    /// The user's message and its attachments (`send_message`).
+    User {
+        /// What the user wrote.
+        text: String,
+        /// Files they attached, checked ([`crate::attachments::Attachments::check`]).
+        attachments: Vec<suzent_core::Attachment>,
+    },
     /// An inbox message, stored with its delivery record: a redelivery after a crash finds the
     /// record and stores nothing.
     Inbox {
@@ -159,15 +164,21 @@ impl TurnService {
         &self,
         chat_id: &str,
         text: &str,
+        attachments: Vec<suzent_core::Attachment>,
         options: RunOptions,
     ) -> Result<RunSummary, RuntimeError> {
-        if text.trim().is_empty() {
+        if text.trim().is_empty() && attachments.is_empty() {
             return Err(RuntimeError::InvalidInput {
                 field: "text".into(),
                 message: "empty message".into(),
             });
         }
         let mut chat = self.s.chats.get(chat_id).await?;
+        let attachments = crate::attachments::Attachments.check(
+            std::path::Path::new(&chat.workspace),
+            chat_id,
+            attachments,
+        )?;
         if let Some(mode) = options.mode {
             chat.mode = mode;
         }
@@ -192,7 +203,10 @@ impl TurnService {
         let chat = self.s.chats.name_after_first_message(chat, text).await?;
         // The message is stored by the run, after the calls an interrupted turn left open are
         // settled.
-        let mut opening = Some(Opening::User(text.to_string()));
+        let mut opening = Some(Opening::User {
+            text: text.to_string(),
+            attachments,
+        });
         self.run_with(&session, &chat, new_id(), options, &mut opening)
             .await
     }
