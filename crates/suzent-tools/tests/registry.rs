@@ -152,10 +152,10 @@ fn legacy_shell_names_expand_to_every_shell_tool_and_others_map_to_runtime_names
         ]
     );
     let err = registry
-        .expand_selection(&names(&["ReadFileTool", "SocialMessageTool"]))
+        .expand_selection(&names(&["ReadFileTool", "TelepathyTool"]))
         .unwrap_err();
-    assert_eq!(err, UnknownTool("SocialMessageTool".into()));
-    assert!(err.to_string().contains("'SocialMessageTool'"));
+    assert_eq!(err, UnknownTool("TelepathyTool".into()));
+    assert!(err.to_string().contains("'TelepathyTool'"));
 }
 
 #[test]
