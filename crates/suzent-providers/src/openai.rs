@@ -11,8 +11,8 @@ use super::local::generated_call_id;
 use super::recovery::{OfferedTool, TextCallFilter};
 use super::schema::normalize_schema;
 use super::wire::{
-    Endpoint, MAX_ERROR_BODY, SseData, bounded_body, join_url, next_data, post_sse, stream_error,
-    transport, truncate_text,
+    Endpoint, MAX_ERROR_BODY, SseData, join_url, next_data, post_json, post_sse, stream_error,
+    truncate_text,
 };
 use super::{
     ModelProvider, ModelRequest, ModelResponse, ProviderError, ProviderKind, StopReason, TextSink,
@@ -142,22 +142,7 @@ impl OpenAiProvider {
                 }
             }
         } else {
-            let response = self
-                .http()
-                .json(&body)
-                .send()
-                .await
-                .map_err(|e| transport(provider, &e))?;
-            let status = response.status();
-            if !status.is_success() {
-                let retry_after_ms = crate::wire::retry_after_ms(response.headers());
-                return Err(ProviderError::Http {
-                    provider: provider.to_string(),
-                    status: status.as_u16(),
-                    body: bounded_body(response).await,
-                    retry_after_ms,
-                });
-            }
+            let response = post_json(provider, self.http(), &body).await?;
             let value: Value = response.json().await.map_err(|e| ProviderError::Protocol {
                 provider: provider.to_string(),
                 message: format!("the response is not JSON: {e}"),

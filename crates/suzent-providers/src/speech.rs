@@ -13,7 +13,7 @@
 //! takes one). Responses are read up to [`MAX_SPEECH_RESPONSE_BYTES`].
 
 use crate::ProviderError;
-use crate::wire::{bounded_body, join_url, transport};
+use crate::wire::{join_url, transport};
 use base64::Engine;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -139,23 +139,7 @@ async fn send(
     http: reqwest::RequestBuilder,
     body: &Value,
 ) -> Result<reqwest::Response, ProviderError> {
-    let response = http
-        .timeout(SPEECH_REQUEST_TIMEOUT)
-        .json(body)
-        .send()
-        .await
-        .map_err(|e| transport(provider, &e))?;
-    let status = response.status();
-    if !status.is_success() {
-        let retry_after_ms = crate::wire::retry_after_ms(response.headers());
-        return Err(ProviderError::Http {
-            provider: provider.to_string(),
-            status: status.as_u16(),
-            body: bounded_body(response).await,
-            retry_after_ms,
-        });
-    }
-    Ok(response)
+    crate::wire::post_json(provider, http.timeout(SPEECH_REQUEST_TIMEOUT), body).await
 }
 
 /// Asks `POST {base_url}/audio/speech` (OpenAI or a compatible server, `provider` names it in

@@ -62,14 +62,15 @@ pub(crate) async fn next_data(
     None
 }
 
-/// Posts `body` as JSON and returns the response's SSE events, or the error status with its body.
-pub(crate) async fn post_sse(
+/// Posts `body` as JSON and returns the response when its status is a success; otherwise
+/// [`ProviderError::Http`] with the status, the bounded body and `Retry-After`, or a transport
+/// error.
+pub(crate) async fn post_json(
     provider: &str,
     request: reqwest::RequestBuilder,
     body: &Value,
-) -> Result<Events, ProviderError> {
+) -> Result<reqwest::Response, ProviderError> {
     let response = request
-        .header(reqwest::header::ACCEPT, "text/event-stream")
         .json(body)
         .send()
         .await
@@ -77,14 +78,28 @@ pub(crate) async fn post_sse(
     let status = response.status();
     if !status.is_success() {
         let retry_after_ms = retry_after_ms(response.headers());
-        let body = bounded_body(response).await;
         return Err(ProviderError::Http {
             provider: provider.to_string(),
             status: status.as_u16(),
-            body,
+            body: bounded_body(response).await,
             retry_after_ms,
         });
     }
+    Ok(response)
+}
+
+/// Posts `body` as JSON and returns the response's SSE events, or the error status with its body.
+pub(crate) async fn post_sse(
+    provider: &str,
+    request: reqwest::RequestBuilder,
+    body: &Value,
+) -> Result<Events, ProviderError> {
+    let response = post_json(
+        provider,
+        request.header(reqwest::header::ACCEPT, "text/event-stream"),
+        body,
+    )
+    .await?;
     let provider = provider.to_string();
     Ok(Box::pin(response.bytes_stream().eventsource().map(
         move |item| {
