@@ -151,22 +151,7 @@ fn serve_file(path: &PathBuf, request: &Request<Vec<u8>>) -> std::io::Result<Res
 
 /// A plain-text answer that loads nothing.
 fn plain(status: StatusCode, message: &str) -> Response<Vec<u8>> {
-    let mut response = Response::new(message.as_bytes().to_vec());
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        header::HeaderValue::from_static(AUDIO_CSP),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        header::HeaderValue::from_static("nosniff"),
-    );
-    response
+    crate::scheme::plain(status, message, AUDIO_CSP)
 }
 
 #[cfg(test)]

@@ -135,22 +135,7 @@ impl HtmlFrames {
 
 /// A plain-text response (also under the frame CSP, so an error page cannot load anything).
 fn plain(status: StatusCode, message: &str) -> Response<Vec<u8>> {
-    let mut response = Response::new(message.as_bytes().to_vec());
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        header::HeaderValue::from_static(FRAME_CSP),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        header::HeaderValue::from_static("nosniff"),
-    );
-    response
+    crate::scheme::plain(status, message, FRAME_CSP)
 }
 
 #[cfg(test)]

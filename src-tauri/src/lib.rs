@@ -36,6 +36,7 @@ use suzent_runtime::{Runtime, RuntimeOptions, SessionKeys};
 use tauri::Manager;
 
 mod navigation;
+mod scheme;
 pub use navigation::{NavigationVerdict, navigation_verdict};
 
 /// Where the checked-in bindings live, relative to the repository root.
