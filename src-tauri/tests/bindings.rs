@@ -22,7 +22,7 @@ fn bindings_are_up_to_date() {
         panic!(
             "{} is out of date with the Rust commands and types (first difference at line {}: \
              checked in {:?}, generated {:?}): regenerate it with \
-             `cargo run -p suzent-desktop --bin gen-bindings` and commit the result",
+             `cargo run -p suzent-desktop --example gen-bindings` and commit the result",
             checked_in.display(),
             first + 1,
             current.lines().nth(first).unwrap_or("<end of file>"),

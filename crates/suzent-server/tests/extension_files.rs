@@ -78,7 +78,7 @@ fn extension_bindings_are_up_to_date() -> anyhow::Result<()> {
     let generated = suzent_server::protocol::typescript_bindings().map_err(anyhow::Error::msg)?;
     assert!(
         checked_in == generated,
-        "extensions/browser/src/bindings.ts is out of date: run `cargo run -p suzent-server --bin gen-extension-bindings`"
+        "extensions/browser/src/bindings.ts is out of date: run `cargo run -p suzent-server --example gen-extension-bindings`"
     );
     Ok(())
 }

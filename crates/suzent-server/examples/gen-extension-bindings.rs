@@ -1,6 +1,6 @@
 //! Writes the extension's TypeScript bridge types (`extensions/browser/src/bindings.ts`) from
 //! the Rust protocol types. Run from the repository root:
-//! `cargo run -p suzent-server --bin gen-extension-bindings`.
+//! `cargo run -p suzent-server --example gen-extension-bindings`.
 
 fn main() -> std::process::ExitCode {
     let path = std::path::Path::new(suzent_server::protocol::BINDINGS_PATH);

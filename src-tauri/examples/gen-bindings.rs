@@ -1,5 +1,5 @@
 //! Regenerates `ui/src/bindings.ts` from the Rust commands and types:
-//! `cargo run -p suzent-desktop --bin gen-bindings`.
+//! `cargo run -p suzent-desktop --example gen-bindings`.
 
 fn main() -> std::process::ExitCode {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
