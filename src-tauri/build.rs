@@ -129,6 +129,8 @@ const COMMANDS: &[&str] = &[
     "tray_status",
     "autostart_enabled",
     "set_autostart",
+    "cli_tool_status",
+    "install_cli_tool",
 ];
 
 fn main() {

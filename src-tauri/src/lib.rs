@@ -10,6 +10,7 @@
 mod audio;
 mod browser;
 pub mod channel_commands;
+pub mod cli_tool;
 pub mod commands;
 pub mod deep_links;
 pub mod device_commands;
@@ -173,6 +174,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             tray::tray_status,
             tray::autostart_enabled::<tauri::Wry>,
             tray::set_autostart::<tauri::Wry>,
+            cli_tool::cli_tool_status,
+            cli_tool::install_cli_tool,
         ])
         .events(tauri_specta::collect_events![
             RuntimeEvent,

@@ -1,4 +1,4 @@
-// The desktop shell's own commands (updates, desktop preferences, tray, Start at login), unwrapped like `api` (same
+// The desktop shell's own commands (updates, desktop preferences, tray, Start at login, the command-line tool), unwrapped like `api` (same
 // ApiError), kept apart so the rest of the API file stays as it is.
 import { commands, events } from "./bindings";
 import type { DesktopPrefs, UpdateStatus } from "./bindings";
@@ -14,6 +14,8 @@ export const desktopApi = {
   trayStatus: () => unwrapCommand("tray_status", commands.trayStatus()),
   autostartEnabled: () => unwrapCommand("autostart_enabled", commands.autostartEnabled()),
   setAutostart: (enabled: boolean) => unwrapCommand("set_autostart", commands.setAutostart(enabled)),
+  cliToolStatus: () => unwrapCommand("cli_tool_status", commands.cliToolStatus()),
+  installCliTool: () => unwrapCommand("install_cli_tool", commands.installCliTool()),
 };
 
 /** Subscribes to update status changes; resolves to the unsubscribe function. */

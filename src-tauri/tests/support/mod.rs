@@ -19,6 +19,10 @@ pub static SERIAL: Mutex<()> = Mutex::new(());
 /// throwaway public key); set before the first app starts.
 pub static APP_ENV: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 
+/// The program WebDriver launches instead of this build's `suzent-desktop` (the updater test's
+/// AppImage).
+pub static APP_BINARY: Mutex<Option<PathBuf>> = Mutex::new(None);
+
 /// Longest wait for something to appear in the window.
 pub const UI_TIMEOUT: Duration = Duration::from_secs(40);
 
@@ -661,9 +665,14 @@ async fn launch_app(webdriver_url: &str, log_file: &Path) -> Result<Client> {
 async fn launch_app_once(webdriver_url: &str, log_file: &Path) -> Result<Client> {
     let mut caps = serde_json::Map::new();
     caps.insert("browserName".into(), json!("wry"));
+    let application = APP_BINARY
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_suzent-desktop")));
     caps.insert(
         "tauri:options".into(),
-        json!({ "application": env!("CARGO_BIN_EXE_suzent-desktop") }),
+        json!({ "application": application }),
     );
     // Ignored when a provider is installed already (another test of this binary did it).
     let _ = rustls::crypto::ring::default_provider().install_default();

@@ -1,10 +1,58 @@
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import type { DesktopPrefs } from "../bindings";
+import type { CliToolStatus, DesktopPrefs } from "../bindings";
 import { errorMessage } from "../api";
 import { desktopApi } from "../desktopApi";
 
-/** Settings → Desktop: Start at login (off by default) and keeping Suzent in the tray. */
+/**
+ * "Install command-line tool" (macOS: links `suzent` into /usr/local/bin, asking for an administrator
+ * through the system prompt when needed; Windows: adds the install folder to the user's Path). Hidden
+ * where the packages put the CLI on PATH themselves (Linux).
+ */
+function CliTool() {
+  const { t } = useTranslation();
+  const [status, setStatus] = useState<CliToolStatus | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    desktopApi.cliToolStatus().then(setStatus, (e: unknown) => setError(errorMessage(e)));
+  }, []);
+  if (!status?.supported && !error) return null;
+  const install = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      setStatus(await desktopApi.installCliTool());
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div data-testid="cli-tool">
+      <div className="ws-row">
+        <p className="grow" data-testid="cli-tool-state">
+          {status?.installed
+            ? t("desktop.cliInstalled", { target: status.target ?? "" })
+            : t("desktop.cliNotInstalled", { target: status?.target ?? "" })}
+        </p>
+        {status && !status.installed && (
+          <button type="button" className="btn" data-testid="cli-tool-install" disabled={busy || status.problem != null} onClick={() => void install()}>
+            {t("desktop.cliInstall")}
+          </button>
+        )}
+      </div>
+      {(status?.problem ?? error) && (
+        <p className="field-error" role="alert" data-testid="cli-tool-error">
+          {status?.problem ?? error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** Settings → Desktop: Start at login (off by default), keeping Suzent in the tray, the command-line tool. */
 export function DesktopSettings() {
   const { t } = useTranslation();
   const [autostart, setAutostart] = useState<boolean | null>(null);
@@ -55,6 +103,7 @@ export function DesktopSettings() {
         {t("desktop.tray")}
       </label>
       <p className="muted small">{t("desktop.trayHelp")}</p>
+      <CliTool />
       {error && (
         <p className="field-error" role="alert" data-testid="desktop-error">
           {error}

@@ -511,6 +511,8 @@ export function installMockBackend() {
           return { updateEndpoint: "https://releases.suzent.dev/desktop/latest.json", checkForUpdates: false, keepRunningInTray: false, trayNoticeShown: true };
         case "autostart_enabled":
           return false;
+        case "cli_tool_status":
+          return { supported: false, installed: false, cli: null, target: null, problem: null };
         case "tray_status":
           return { available: false, pendingApprovals: 0, enabledSchedules: 0, runningCommands: 0, pairedDevices: 0, label: "Suzent" };
         default:

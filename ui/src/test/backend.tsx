@@ -177,6 +177,7 @@ export function backend(handlers: Record<string, Handler> = {}) {
       trayNoticeShown: false,
     }),
     autostart_enabled: () => false,
+    cli_tool_status: () => ({ supported: false, installed: false, cli: null, target: null, problem: null }),
     tray_status: () => ({ available: true, pendingApprovals: 0, enabledSchedules: 0, runningCommands: 0, pairedDevices: 0, label: "Suzent" }),
     // HtmlFrame documents: one token per staged document, in staging order.
     stage_html_frame: (a) => `frame-${calls.filter((c) => c.cmd === "stage_html_frame").length}-${String(a.html).length}`,

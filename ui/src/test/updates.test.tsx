@@ -102,4 +102,51 @@ describe("Settings → Desktop", () => {
     await waitFor(() => expect(toggle.checked).toBe(true));
     expect(b.callsOf("set_autostart")).toEqual([{ enabled: true }]);
   });
+
+  it("hides Install command-line tool where the packages put suzent on PATH", async () => {
+    const b = backend({});
+    renderWithStore(<DesktopSettings />);
+    await screen.findByTestId("autostart-toggle");
+    await waitFor(() => expect(b.callsOf("cli_tool_status")).toEqual([{}]));
+    expect(screen.queryByTestId("cli-tool")).toBeNull();
+  });
+
+  it("installs the command-line tool and shows where", async () => {
+    let installed = false;
+    const target = "/usr/local/bin/suzent";
+    const b = backend({
+      cli_tool_status: () => ({ supported: true, installed, cli: "/Applications/Suzent.app/Contents/MacOS/suzent", target, problem: null }),
+      install_cli_tool: () => {
+        installed = true;
+        return { supported: true, installed, cli: "/Applications/Suzent.app/Contents/MacOS/suzent", target, problem: null };
+      },
+    });
+    renderWithStore(<DesktopSettings />);
+    expect((await screen.findByTestId("cli-tool-state")).textContent).toBe(
+      "Install the suzent command so terminals can run it (/usr/local/bin/suzent).",
+    );
+    await userEvent.click(screen.getByTestId("cli-tool-install"));
+    await waitFor(() =>
+      expect(screen.getByTestId("cli-tool-state").textContent).toBe("The suzent command is installed (/usr/local/bin/suzent)."),
+    );
+    expect(screen.queryByTestId("cli-tool-install")).toBeNull();
+    expect(b.callsOf("install_cli_tool")).toEqual([{}]);
+  });
+
+  it("names why the command-line tool cannot be installed", async () => {
+    backend({
+      cli_tool_status: () => ({
+        supported: true,
+        installed: false,
+        cli: "/Applications/Suzent.app/Contents/MacOS/suzent",
+        target: "/usr/local/bin/suzent",
+        problem: "/usr/local/bin/suzent is another program's file, not a link; remove it to install Suzent's",
+      }),
+    });
+    renderWithStore(<DesktopSettings />);
+    expect((await screen.findByTestId("cli-tool-error")).textContent).toBe(
+      "/usr/local/bin/suzent is another program's file, not a link; remove it to install Suzent's",
+    );
+    expect((screen.getByTestId("cli-tool-install") as HTMLButtonElement).disabled).toBe(true);
+  });
 });
