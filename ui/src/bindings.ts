@@ -400,6 +400,13 @@ export const commands = {
 	 *  on Windows) or off.
 	 */
 	setAutostart: (enabled: boolean) => typedError<boolean, AppError>(__TAURI_INVOKE("set_autostart", { enabled })),
+	/**  Where the command-line tool stands (Settings → Desktop shows the action when `supported`). */
+	cliToolStatus: () => typedError<CliToolStatus, AppError>(__TAURI_INVOKE("cli_tool_status")),
+	/**
+	 *  Installs the command-line tool (macOS: the link, asking for an administrator when needed;
+	 *  Windows: the user's Path). An error names what failed.
+	 */
+	installCliTool: () => typedError<CliToolStatus, AppError>(__TAURI_INVOKE("install_cli_tool")),
 };
 
 /** Events */
@@ -1326,6 +1333,29 @@ export type ChoiceOption = {
 	label: BoundValue,
 	/**  What is stored in `selections` when chosen. */
 	value: string,
+};
+
+/**  Where the CLI stands on this system (the `cli_tool_status` command). */
+export type CliToolStatus = {
+	/**
+	 *  Whether this system offers the action (macOS and Windows; on Linux the packages put the
+	 *  CLI on PATH).
+	 */
+	supported: boolean,
+	/**
+	 *  Whether `suzent` from this app is on PATH already (the link points at it, or the folder is
+	 *  in the user's Path).
+	 */
+	installed: boolean,
+	/**  The bundled CLI (`…/Suzent.app/Contents/MacOS/suzent`, `…\suzent.exe`), when found. */
+	cli: string | null,
+	/**  What the action changes: the link (macOS) or the folder added to Path (Windows). */
+	target: string | null,
+	/**
+	 *  Why the action cannot run, when it cannot (no bundled CLI, another program's `suzent`
+	 *  in the link's place).
+	 */
+	problem: string | null,
 };
 
 /**
