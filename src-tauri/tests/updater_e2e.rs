@@ -495,10 +495,13 @@ fn an_appimage_installs_a_signed_newer_appimage_over_itself_and_restarts_into_it
 
             // It paints (no WebDriver session: a screenshot of its display).
             let display = env_of(pid, "DISPLAY").context("the restarted app's DISPLAY")?;
+            // xvfb-run's display takes its cookie.
+            let xauthority = env_of(pid, "XAUTHORITY").unwrap_or_default();
             let shot = d.shots.join("restarted-0.2.0.png");
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
             loop {
                 let _ = std::process::Command::new("import")
+                    .env("XAUTHORITY", &xauthority)
                     .args(["-display", &display, "-window", "root"])
                     .arg(&shot)
                     .status();
