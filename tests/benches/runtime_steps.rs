@@ -70,6 +70,13 @@ fn main() {
                 ..Default::default()
             },
             max_steps: 100,
+            // The 50 reads (about 30k tokens) fit, so no step compacts: the bench times steps.
+            models: [(
+                "openai/bench-model".to_string(),
+                suzent_core::ModelSettings { context_window: Some(1_000_000), ..Default::default() },
+            )]
+            .into_iter()
+            .collect(),
             ..Default::default()
         };
         let runtime = Runtime::open(RuntimeOptions {
