@@ -59,6 +59,14 @@ fn main() {
         }
         rules.push_str("[[rule]]\ntool = \"write_file\"\nbehavior = \"ask\"\npath = \"secrets/**\"\n");
         std::fs::write(config_dir.join("rules.toml"), rules).unwrap();
+        // Written long before the run, as a user's file is (a file changed in the last moments is
+        // read again on every call until it settles).
+        std::fs::File::options()
+            .write(true)
+            .open(config_dir.join("rules.toml"))
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+            .unwrap();
         let server = ScriptedServer::start(turns()).await;
         let config = Config {
             default_model: Some("openai/bench-model".into()),
