@@ -2,14 +2,23 @@
 //!
 //! [`ScriptedServer`] is a local HTTP server that speaks the real streaming wire formats of
 //! OpenAI chat completions, Anthropic messages and Gemini `streamGenerateContent`, replaying
-//! scripted [`Turn`]s. [`TelegramServer`] speaks Telegram's Bot API (long polling) for the
-//! channel tests. They live here, never in product code.
+//! scripted [`Turn`]s. [`TelegramServer`] speaks Telegram's Bot API (long polling),
+//! [`DiscordServer`] Discord's REST API and gateway, [`SlackServer`] Slack's Web
+//! API and Socket Mode, [`MatrixServer`] Matrix's client-server API, for the channel tests. They live here, never in product code.
 
+pub mod discord;
+pub mod matrix;
+pub mod platform;
 pub mod scripted;
+pub mod slack;
 pub mod telegram;
 mod wire;
 
 pub use scripted::{Chunking, HttpFailure, Item, RecordedRequest, Responder, ScriptedServer, Turn};
+pub use discord::DiscordServer;
+pub use matrix::MatrixServer;
+pub use platform::{Delivered, Inbound, Outbox, PlatformServer};
+pub use slack::SlackServer;
 pub use telegram::{SentMessage, TelegramServer};
 
 /// The all-MiniLM-L6-v2 model folder for tests and benchmarks: `SUZENT_TEST_MINILM_DIR`, or the
