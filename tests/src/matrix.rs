@@ -9,7 +9,7 @@
 //! /_matrix/client/v3/rooms/{roomId}/send/m.room.message/{txnId}` (idempotent per transaction
 //! id; an event above 65,536 bytes is `M_TOO_LARGE`).
 
-use crate::platform::{Delivered, Outbox, PlatformServer};
+use crate::platform::{authorization, Delivered, Outbox, PlatformServer};
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -69,11 +69,7 @@ impl Shared {
     }
 
     fn authorized(&self, headers: &HeaderMap) -> bool {
-        headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            == Some(self.token.as_str())
+        authorization(headers, "Bearer") == Some(self.token.as_str())
     }
 }
 
@@ -203,12 +199,8 @@ impl PlatformServer for MatrixServer {
         room
     }
 
-    fn delivered(&self) -> Vec<Delivered> {
-        self.shared.sent.all()
-    }
-
-    async fn wait_delivered(&self, n: usize, timeout: Duration) -> Vec<Delivered> {
-        self.shared.sent.wait(n, timeout).await
+    fn outbox(&self) -> &Outbox<Delivered> {
+        &self.shared.sent
     }
 }
 

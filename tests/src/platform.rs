@@ -74,15 +74,32 @@ pub trait PlatformServer: Send + Sync + 'static {
     /// conversation; returns that conversation's id (what replies must go to).
     fn push_direct(&self, user: &str, name: &str, text: &str) -> String;
 
+    /// The messages the bot sent.
+    fn outbox(&self) -> &Outbox<Delivered>;
+
     /// Every message the bot sent, in order.
-    fn delivered(&self) -> Vec<Delivered>;
+    fn delivered(&self) -> Vec<Delivered> {
+        self.outbox().all()
+    }
 
     /// Waits until the bot sent at least `n` messages (or `timeout` passed); returns them.
     fn wait_delivered(
         &self,
         n: usize,
         timeout: Duration,
-    ) -> impl std::future::Future<Output = Vec<Delivered>> + Send;
+    ) -> impl std::future::Future<Output = Vec<Delivered>> + Send {
+        self.outbox().wait(n, timeout)
+    }
+}
+
+/// The credential of an `Authorization: SCHEME CREDENTIAL` header (`Bot` for Discord,
+/// `Bearer` for Slack and Matrix).
+pub fn authorization<'a>(headers: &'a axum::http::HeaderMap, scheme: &str) -> Option<&'a str> {
+    headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix(scheme))
+        .and_then(|v| v.strip_prefix(' '))
 }
 
 /// What people sent that a server has not delivered to the bot yet (a gateway or socket

@@ -8,7 +8,7 @@
 //! acknowledges with `{"envelope_id": ...}`. Envelopes not acknowledged when a connection ends
 //! are delivered again on the next one (with `retry_attempt` counted up), as Slack does.
 
-use crate::platform::{Delivered, Inbound, Outbox, PlatformServer};
+use crate::platform::{authorization, Delivered, Inbound, Outbox, PlatformServer};
 use axum::Router;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
@@ -20,7 +20,6 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 /// The test app's bot user id.
 pub const SLACK_BOT_USER: &str = "U0SUZENTBOT";
@@ -53,12 +52,6 @@ impl Shared {
         self.next.fetch_add(1, Ordering::SeqCst)
     }
 
-    fn bearer<'a>(&self, headers: &'a HeaderMap) -> Option<&'a str> {
-        headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-    }
 }
 
 /// The Slack test server. It stops when dropped.
@@ -186,12 +179,8 @@ impl PlatformServer for SlackServer {
         channel
     }
 
-    fn delivered(&self) -> Vec<Delivered> {
-        self.shared.sent.all()
-    }
-
-    async fn wait_delivered(&self, n: usize, timeout: Duration) -> Vec<Delivered> {
-        self.shared.sent.wait(n, timeout).await
+    fn outbox(&self) -> &Outbox<Delivered> {
+        &self.shared.sent
     }
 }
 
@@ -233,7 +222,9 @@ async fn method(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .push(name.clone());
-    let token = shared.bearer(&headers).unwrap_or_default().to_string();
+    let token = authorization(&headers, "Bearer")
+        .unwrap_or_default()
+        .to_string();
     let args = arguments(&query, &headers, &body);
     let bot = token == shared.bot_token;
     let app = token == shared.app_token;

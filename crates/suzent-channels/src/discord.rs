@@ -7,13 +7,14 @@ use crate::{
     BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
 };
 use async_trait::async_trait;
-use futures::stream::{self, BoxStream, StreamExt};
+use crate::receive::{Receiver, stream_of};
+use futures::stream::BoxStream;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use twilight_gateway::{
     CloseFrame, ConfigBuilder, Event, EventTypeFlags, Intents, Shard, ShardId, StreamExt as _,
 };
-use twilight_http::Client;
+use twilight_http::{Client, Response};
 use twilight_http::error::ErrorType;
 use twilight_model::channel::Message;
 use twilight_model::id::Id;
@@ -137,6 +138,20 @@ impl DiscordChannel {
         }
     }
 
+    /// Sends a REST request and reads its model; `what` names it in errors.
+    async fn model<T, R>(&self, what: &str, request: R) -> Result<T, ChannelError>
+    where
+        T: serde::de::DeserializeOwned + Unpin + Send,
+        R: std::future::IntoFuture<Output = Result<Response<T>, twilight_http::Error>> + Send,
+        R::IntoFuture: Send,
+    {
+        let response = request.await.map_err(|e| self.error(&e))?;
+        response
+            .model()
+            .await
+            .map_err(|e| self.network(&format!("reading the answer to {what}"), e))
+    }
+
     fn network(&self, what: &str, e: impl std::fmt::Display) -> ChannelError {
         ChannelError::Network {
             platform: PLATFORM,
@@ -147,14 +162,8 @@ impl DiscordChannel {
     /// A shard connected to the gateway URL that `GET /gateway/bot` names.
     async fn shard(&self) -> Result<Shard, ChannelError> {
         let info = self
-            .http()
-            .gateway()
-            .authed()
-            .await
-            .map_err(|e| self.error(&e))?
-            .model()
-            .await
-            .map_err(|e| self.network("reading GET /gateway/bot", e))?;
+            .model("GET /gateway/bot", self.http().gateway().authed())
+            .await?;
         let intents = Intents::GUILD_MESSAGES | Intents::DIRECT_MESSAGES | Intents::MESSAGE_CONTENT;
         let config = ConfigBuilder::new(self.token.clone(), intents)
             .proxy_url(info.url.trim_end_matches('/').to_string())
@@ -206,7 +215,7 @@ struct GatewayState {
     shard: Option<Shard>,
 }
 
-impl GatewayState {
+impl Receiver for GatewayState {
     /// The next message, or one error (after which the shard is connected again).
     async fn next(&mut self) -> Result<Incoming, ChannelError> {
         loop {
@@ -257,13 +266,8 @@ impl Channel for DiscordChannel {
 
     async fn connect(&self) -> Result<BotIdentity, ChannelError> {
         let me = self
-            .http()
-            .current_user()
-            .await
-            .map_err(|e| self.error(&e))?
-            .model()
-            .await
-            .map_err(|e| self.network("reading GET /users/@me", e))?;
+            .model("GET /users/@me", self.http().current_user())
+            .await?;
         Ok(BotIdentity {
             id: me.id.to_string(),
             name: me.global_name.clone().unwrap_or_else(|| me.name.clone()),
@@ -274,28 +278,20 @@ impl Channel for DiscordChannel {
     /// Discord's gateway does not deliver a message twice, so a message taken and not handled
     /// when the process dies is lost to the channel (it stays on Discord).
     fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Incoming, ChannelError>> {
-        let state = GatewayState {
+        stream_of(GatewayState {
             channel: self,
             shard: None,
-        };
-        stream::unfold(state, |mut state| async move {
-            let next = state.next().await;
-            Some((next, state))
         })
-        .boxed()
     }
 
     async fn send_one(&self, conversation: &str, text: &str) -> Result<String, ChannelError> {
         let channel = parse_id(conversation)?;
         let sent = self
-            .http()
-            .create_message(channel)
-            .content(text)
-            .await
-            .map_err(|e| self.error(&e))?
-            .model()
-            .await
-            .map_err(|e| self.network("reading the sent message", e))?;
+            .model(
+                "POST /channels/{id}/messages",
+                self.http().create_message(channel).content(text),
+            )
+            .await?;
         Ok(sent.id.to_string())
     }
 }

@@ -24,6 +24,7 @@
 
 mod discord;
 mod matrix;
+mod receive;
 mod slack;
 mod split;
 mod telegram;

@@ -9,7 +9,8 @@ use crate::{
     BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
 };
 use async_trait::async_trait;
-use futures::stream::{self, BoxStream, StreamExt};
+use crate::receive::{Poller, Polling, stream_of};
+use futures::stream::BoxStream;
 use ruma::api::auth_scheme::{AuthScheme, SendAccessToken};
 use ruma::api::client::account::whoami;
 use ruma::api::client::membership::join_room_by_id;
@@ -26,7 +27,7 @@ use ruma::events::{
 };
 use ruma::{OwnedRoomId, OwnedTransactionId, OwnedUserId};
 use std::borrow::Cow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -206,10 +207,18 @@ impl MatrixChannel {
             _ => {}
         }
     }
+}
+
+impl Poller for MatrixChannel {
+    /// The last `next_batch` (none: the first sync).
+    type Cursor = Option<String>;
 
     /// One `/sync` from `since`: the text messages in it and the next batch token. Invited
     /// rooms are joined (their messages come with a later sync).
-    async fn poll(&self, since: Option<String>) -> Result<(Vec<Incoming>, String), ChannelError> {
+    async fn poll(
+        &self,
+        since: Option<String>,
+    ) -> Result<(Vec<Incoming>, Option<String>), ChannelError> {
         let known = self.me.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let me = match known {
             Some(me) => me,
@@ -277,14 +286,8 @@ impl MatrixChannel {
                 }
             }
         }
-        Ok((out, response.next_batch))
+        Ok((out, Some(response.next_batch)))
     }
-}
-
-struct SyncState {
-    channel: Arc<MatrixChannel>,
-    since: Option<String>,
-    queued: VecDeque<Incoming>,
 }
 
 #[async_trait]
@@ -310,26 +313,7 @@ impl Channel for MatrixChannel {
     /// joined rooms again (the runtime's inbox ids make that harmless); later ones go on from
     /// the last `next_batch`, which acknowledges what was handed out before.
     fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Incoming, ChannelError>> {
-        let state = SyncState {
-            channel: self,
-            since: None,
-            queued: VecDeque::new(),
-        };
-        stream::unfold(state, |mut state| async move {
-            loop {
-                if let Some(next) = state.queued.pop_front() {
-                    return Some((Ok(next), state));
-                }
-                match state.channel.poll(state.since.clone()).await {
-                    Ok((messages, next)) => {
-                        state.since = Some(next);
-                        state.queued.extend(messages);
-                    }
-                    Err(e) => return Some((Err(e), state)),
-                }
-            }
-        })
-        .boxed()
+        stream_of(Polling::new(self))
     }
 
     async fn send_one(&self, conversation: &str, text: &str) -> Result<String, ChannelError> {

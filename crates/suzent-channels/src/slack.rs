@@ -12,7 +12,8 @@ use crate::{
     BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
 };
 use async_trait::async_trait;
-use futures::stream::{self, BoxStream, StreamExt};
+use crate::receive::{Receiver, stream_of};
+use futures::stream::BoxStream;
 use slack_morphism::errors::SlackClientError;
 use slack_morphism::prelude::*;
 use std::collections::HashMap;
@@ -316,6 +317,9 @@ impl SocketState {
         Ok(Listening { listener, events })
     }
 
+}
+
+impl Receiver for SocketState {
     async fn next(&mut self) -> Result<Incoming, ChannelError> {
         loop {
             let listening = match &mut self.listening {
@@ -372,15 +376,10 @@ impl Channel for SlackChannel {
     /// Slack delivers an envelope again when it was not acknowledged; one taken from the
     /// stream was acknowledged, so a crash before it is handled loses it to the channel.
     fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Incoming, ChannelError>> {
-        let state = SocketState {
+        stream_of(SocketState {
             channel: self,
             listening: None,
-        };
-        stream::unfold(state, |mut state| async move {
-            let next = state.next().await;
-            Some((next, state))
         })
-        .boxed()
     }
 
     async fn send_one(&self, conversation: &str, text: &str) -> Result<String, ChannelError> {

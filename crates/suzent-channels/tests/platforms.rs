@@ -31,6 +31,17 @@ fn long_text() -> String {
     (0..900).map(|i| format!("line {i:04}\n")).collect()
 }
 
+/// `client` (built with the wrong secret `secret`) is refused, without the secret in the
+/// error.
+async fn is_refused(client: &dyn Channel, secret: &str) {
+    let refused = client.connect().await.unwrap_err();
+    assert!(
+        matches!(refused, ChannelError::Unauthorized { .. }),
+        "{refused:?}"
+    );
+    assert!(!refused.to_string().contains(secret), "{refused}");
+}
+
 async fn sends_in_ordered_parts(
     client: &dyn Channel,
     server: &impl PlatformServer,
@@ -104,13 +115,7 @@ async fn discord_connects_receives_over_the_gateway_and_sends_in_2000_character_
     assert!(opcodes.contains(&1), "{opcodes:?}");
     assert_eq!(opcodes.iter().filter(|op| **op == 2).count(), 1);
 
-    let wrong = DiscordChannel::new("WRONG.TOKEN", Some(&server.base_url()))?;
-    let refused = wrong.connect().await.unwrap_err();
-    assert!(
-        matches!(refused, ChannelError::Unauthorized { .. }),
-        "{refused:?}"
-    );
-    assert!(!refused.to_string().contains("WRONG.TOKEN"), "{refused}");
+    is_refused(&DiscordChannel::new("WRONG.TOKEN", Some(&server.base_url()))?, "WRONG.TOKEN").await;
     Ok(())
 }
 
@@ -153,13 +158,7 @@ async fn slack_connects_receives_over_socket_mode_acknowledges_and_sends_in_4000
     assert_eq!(server.acked().len(), 2, "{:?}", server.acked());
     sends_in_ordered_parts(client.as_ref(), &server, &dm, 4000).await;
 
-    let wrong = SlackChannel::new("xoxb-wrong xapp-test-app", Some(&server.base_url()))?;
-    let refused = wrong.connect().await.unwrap_err();
-    assert!(
-        matches!(refused, ChannelError::Unauthorized { .. }),
-        "{refused:?}"
-    );
-    assert!(!refused.to_string().contains("xoxb-wrong"), "{refused}");
+    is_refused(&SlackChannel::new("xoxb-wrong xapp-test-app", Some(&server.base_url()))?, "xoxb-wrong").await;
     Ok(())
 }
 
@@ -222,12 +221,6 @@ async fn matrix_joins_the_invited_room_receives_by_long_polling_sync_and_sends()
     assert!(sent.iter().all(|m| m.text.len() <= 30_000));
     assert_eq!(sent.iter().map(|m| m.text.as_str()).collect::<String>(), huge);
 
-    let wrong = MatrixChannel::new("syt_wrong", Some(&server.base_url()), 2)?;
-    let refused = wrong.connect().await.unwrap_err();
-    assert!(
-        matches!(refused, ChannelError::Unauthorized { .. }),
-        "{refused:?}"
-    );
-    assert!(!refused.to_string().contains("syt_wrong"), "{refused}");
+    is_refused(&MatrixChannel::new("syt_wrong", Some(&server.base_url()), 2)?, "syt_wrong").await;
     Ok(())
 }
