@@ -5,9 +5,13 @@
 //! Only files the runtime's speech service wrote are served: the runtime resolves the two names
 //! (plain file names only, `.wav` only, the clip must exist in that chat's speech folder under
 //! Suzent's data directory). Reads only (`GET`, `HEAD`), with byte ranges (`Range: bytes=...`, as
-//! media players ask), `audio/wav`, `nosniff` and a CSP that lets the answer load nothing. The
-//! app's CSP allows this scheme for media only (`media-src`). Pure presentation plumbing: no
-//! agent logic here.
+//! media players ask), `audio/wav`, `nosniff` and a CSP that lets the answer load nothing.
+//!
+//! The player reads a clip with `fetch` and plays it from a `blob:` URL: WebKitGTK's media
+//! backend (GStreamer) cannot load a custom scheme at all (MEDIA_ERR_SRC_NOT_SUPPORTED, WebKit
+//! bug 146351). So answers carry `Access-Control-Allow-Origin` for the app's own origin only
+//! ([`APP_ORIGINS`]); a canvas frame (sandboxed, origin `null`) or any other origin gets none and
+//! cannot read a clip. Pure presentation plumbing: no agent logic here.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
@@ -19,9 +23,37 @@ pub const AUDIO_SCHEME: &str = "suzent-audio";
 /// The CSP header of every answer: nothing loads from it.
 const AUDIO_CSP: &str = "default-src 'none'; sandbox";
 
+/// The origins of the app's own window that may read clips: Linux and macOS (`tauri://localhost`),
+/// Windows and Android (`http(s)://tauri.localhost`), and in debug builds the Vite dev server of
+/// `devUrl`.
+pub const APP_ORIGINS: &[&str] = &[
+    "tauri://localhost",
+    "http://tauri.localhost",
+    "https://tauri.localhost",
+    #[cfg(debug_assertions)]
+    "http://localhost:5173",
+];
+
 /// The answer to `request`; `lookup(chat_id, file)` names the clip's file or says why there is
 /// none (an unknown clip or a bad name: 404).
 pub fn respond(
+    request: &Request<Vec<u8>>,
+    lookup: impl Fn(&str, &str) -> Result<PathBuf, String>,
+) -> Response<Vec<u8>> {
+    let mut response = answer(request, lookup);
+    let headers = response.headers_mut();
+    headers.insert(header::VARY, header::HeaderValue::from_static("Origin"));
+    if let Some(origin) = request.headers().get(header::ORIGIN).filter(|o| {
+        APP_ORIGINS
+            .iter()
+            .any(|allowed| o.as_bytes() == allowed.as_bytes())
+    }) {
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone());
+    }
+    response
+}
+
+fn answer(
     request: &Request<Vec<u8>>,
     lookup: impl Fn(&str, &str) -> Result<PathBuf, String>,
 ) -> Response<Vec<u8>> {
@@ -260,5 +292,39 @@ mod tests {
             .unwrap();
         let r = respond(&post, move |_, _| Ok(path.clone()));
         assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
+    }
+
+    #[test]
+    fn only_the_apps_own_window_may_read_a_clip_across_origins() {
+        let c = clip();
+        let read = |origin: Option<&str>| {
+            let mut b = Request::builder().uri("suzent-audio://localhost/chat-1/a.wav");
+            if let Some(o) = origin {
+                b = b.header(header::ORIGIN, o);
+            }
+            let path = c.path.clone();
+            respond(&b.body(Vec::new()).unwrap(), move |_, _| Ok(path.clone()))
+        };
+        for app in ["tauri://localhost", "http://tauri.localhost"] {
+            let r = read(Some(app));
+            assert_eq!(r.status(), StatusCode::OK);
+            assert_eq!(r.headers()[header::ACCESS_CONTROL_ALLOW_ORIGIN], app);
+            assert_eq!(r.headers()[header::VARY], "Origin");
+        }
+        // A sandboxed canvas frame (origin "null"), a web page, a look-alike, no origin at all.
+        for other in [
+            Some("null"),
+            Some("https://evil.example"),
+            Some("tauri://localhost.evil.example"),
+            Some("suzent-frame://localhost"),
+            None,
+        ] {
+            let r = read(other);
+            assert!(
+                !r.headers()
+                    .contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN),
+                "{other:?}"
+            );
+        }
     }
 }

@@ -69,10 +69,16 @@ fn the_csp_allows_only_the_app_itself() {
         csp["frame-src"], "suzent-frame: http://suzent-frame.localhost",
         "frames may load only the app's frame scheme"
     );
-    // Speech clips play only from the app's own `suzent-audio:` scheme (see src/audio.rs).
+    // Speech clips are read from the app's own `suzent-audio:` scheme (which answers only the
+    // app's origin, see src/audio.rs) and played from `blob:` URLs: WebKitGTK cannot play media
+    // from a custom scheme.
     assert_eq!(
-        csp["media-src"], "'self' suzent-audio: http://suzent-audio.localhost",
-        "media may load only from the app and its audio scheme"
+        csp["media-src"], "'self' blob:",
+        "media may load only from the app and its own blobs"
+    );
+    assert_eq!(
+        csp["connect-src"], "ipc: http://ipc.localhost suzent-audio: http://suzent-audio.localhost",
+        "scripts may reach only the IPC and the audio scheme"
     );
     for (directive, value) in csp {
         let value = value.as_str().expect("directives are strings");
@@ -85,7 +91,7 @@ fn the_csp_allows_only_the_app_itself() {
                 || source.starts_with("http:")
                     && source != "http://ipc.localhost"
                     && !(directive == "frame-src" && source == "http://suzent-frame.localhost")
-                    && !(directive == "media-src" && source == "http://suzent-audio.localhost")
+                    && !(directive == "connect-src" && source == "http://suzent-audio.localhost")
                 || source.starts_with("ws")
                 || source == "*";
             assert!(!remote, "{directive} allows the remote origin {source}");

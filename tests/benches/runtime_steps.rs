@@ -59,6 +59,14 @@ fn main() {
         }
         rules.push_str("[[rule]]\ntool = \"write_file\"\nbehavior = \"ask\"\npath = \"secrets/**\"\n");
         std::fs::write(config_dir.join("rules.toml"), rules).unwrap();
+        // Written long before the run, as a user's file is (a file changed in the last moments is
+        // read again on every call until it settles).
+        std::fs::File::options()
+            .write(true)
+            .open(config_dir.join("rules.toml"))
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+            .unwrap();
         let server = ScriptedServer::start(turns()).await;
         let config = Config {
             default_model: Some("openai/bench-model".into()),
@@ -70,6 +78,13 @@ fn main() {
                 ..Default::default()
             },
             max_steps: 100,
+            // The 50 reads (about 30k tokens) fit, so no step compacts: the bench times steps.
+            models: [(
+                "openai/bench-model".to_string(),
+                suzent_core::ModelSettings { context_window: Some(1_000_000), ..Default::default() },
+            )]
+            .into_iter()
+            .collect(),
             ..Default::default()
         };
         let runtime = Runtime::open(RuntimeOptions {

@@ -86,13 +86,19 @@ export function App() {
 
   // A new user (no chat yet, a model set up, also right after the first run) starts in an open,
   // focused chat, never on "No chat selected". Once per window, and not when listing failed.
-  const [autoCreated, setAutoCreated] = useState(false);
+  const [autoCreate, setAutoCreate] = useState<"idle" | "pending" | "done">("idle");
   const hasModel = !!state.settings?.defaultModel;
   useEffect(() => {
-    if (autoCreated || !chatsLoaded || state.chatsFailed || chats.length > 0 || activeChatId || !hasModel) return;
-    setAutoCreated(true);
-    void actions.createChat();
-  }, [autoCreated, chatsLoaded, state.chatsFailed, chats.length, activeChatId, hasModel, actions]);
+    if (autoCreate !== "idle" || !chatsLoaded || state.chatsFailed || chats.length > 0 || activeChatId || !hasModel) return;
+    setAutoCreate("pending");
+    void actions.createChat().finally(() => setAutoCreate("done"));
+  }, [autoCreate, chatsLoaded, state.chatsFailed, chats.length, activeChatId, hasModel, actions]);
+  // While the first chat is being chosen or made, the chat pane waits quietly instead of saying
+  // "No chat selected"; that shows only once nothing is being opened (or opening failed).
+  const opening =
+    !activeChatId &&
+    !state.chatsFailed &&
+    (!chatsLoaded || (chats.length > 0 && !restored) || (chats.length === 0 && hasModel && autoCreate !== "done"));
   useEffect(() => {
     if (!activeChatId) return;
     try {
@@ -183,6 +189,18 @@ export function App() {
     );
   }
 
+  // Until the settings are read, neither the first-run screen nor the pages are known to be
+  // right: a quiet shell (same background, the logo) instead of a flash of the wrong one.
+  if (!state.settings && !state.settingsFailed) {
+    return (
+      <main className="first-run" aria-busy="true" data-testid="starting">
+        <div className="logo" aria-hidden="true">
+          S
+        </div>
+      </main>
+    );
+  }
+
   if (state.settings && !state.settings.defaultModel && !skipSetup) {
     return (
       <>
@@ -264,7 +282,7 @@ export function App() {
         )}
         <ErrorBanner />
         <ErrorBoundary key={page}>
-          {page === "chat" && <ChatView tasksOpen={showTasks} onTasks={setShowTasks} taskCount={chatTasks.length} />}
+          {page === "chat" && <ChatView opening={opening} tasksOpen={showTasks} onTasks={setShowTasks} taskCount={chatTasks.length} />}
           {page === "schedules" && <SchedulesView onOpenChat={openChat} />}
           {page === "config" && <ConfigView />}
           {page === "memory" && <MemoryView />}

@@ -64,6 +64,8 @@ export interface State {
   startupError: string | null;
   tasks: BackgroundTask[];
   settings: Settings | null;
+  /** Reading the settings failed: the app shows its pages (with the error) rather than waiting. */
+  settingsFailed: boolean;
   catalog: Capability[] | null;
   /** Approvals answered in this window: a read that started before the answer must not bring them back. */
   answered: Record<string, true>;
@@ -86,6 +88,7 @@ export const initialState: State = {
   startupError: null,
   tasks: [],
   settings: null,
+  settingsFailed: false,
   catalog: null,
   answered: {},
   activated: {},
@@ -114,6 +117,7 @@ export type Action =
   | { type: "tasks/set"; tasks: BackgroundTask[] }
   | { type: "tasks/upsert"; task: BackgroundTask }
   | { type: "settings/set"; settings: Settings }
+  | { type: "settings/failed" }
   | { type: "catalog/set"; catalog: Capability[] }
   | { type: "plan/set"; chatId: string; plan: Plan | null }
   | { type: "surfaces/set"; chatId: string; surfaces: Surface[] }
@@ -474,7 +478,9 @@ export function reducer(state: State, action: Action): State {
     case "tasks/upsert":
       return upsertTask(state, action.task);
     case "settings/set":
-      return { ...state, settings: action.settings };
+      return { ...state, settings: action.settings, settingsFailed: false };
+    case "settings/failed":
+      return state.settings ? state : { ...state, settingsFailed: true };
     case "catalog/set":
       return { ...state, catalog: action.catalog };
     case "plan/set":
@@ -769,6 +775,7 @@ export function StoreProvider({ children, initial }: { children: ReactNode; init
         try {
           dispatch({ type: "settings/set", settings: await api.getSettings() });
         } catch (e) {
+          dispatch({ type: "settings/failed" });
           reportError(e, translate("store.loadSettings"));
         }
       },

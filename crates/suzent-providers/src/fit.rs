@@ -59,7 +59,12 @@ pub struct FitReport {
 
 /// A conservative token estimate: one token per 3.5 bytes (English and code run nearer 4).
 pub fn estimate_tokens(text: &str) -> usize {
-    (text.len() * 2).div_ceil(7)
+    tokens_of_bytes(text.len())
+}
+
+/// [`estimate_tokens`] of a text `bytes` long.
+fn tokens_of_bytes(bytes: usize) -> usize {
+    (bytes * 2).div_ceil(7)
 }
 
 fn request_tokens(request: &ModelRequest) -> usize {
@@ -67,7 +72,7 @@ fn request_tokens(request: &ModelRequest) -> usize {
     for tool in &request.tools {
         total += estimate_tokens(&tool.name)
             + estimate_tokens(&tool.description)
-            + estimate_tokens(&tool.parameters.to_string())
+            + tokens_of_bytes(crate::tokens::json_len(&tool.parameters))
             + 8;
     }
     for message in &request.messages {
@@ -126,7 +131,7 @@ pub fn fit_request(
         SCHEMA_BUDGET
     };
     for tool in &mut request.tools {
-        if tool.parameters.to_string().len() > budget {
+        if crate::tokens::json_len(&tool.parameters) > budget {
             tool.parameters = compact_schema(&tool.parameters);
             report.compacted.push(tool.name.clone());
         }
@@ -271,7 +276,7 @@ fn inline_size(schema: &Value, defs: Option<&Map<String, Value>>, depth: usize) 
             .map(|(k, v)| k.len() + 4 + inline_size(v, defs, depth + 1))
             .sum(),
         Value::Array(items) => items.iter().map(|v| inline_size(v, defs, depth + 1)).sum(),
-        other => other.to_string().len(),
+        other => crate::tokens::json_len(other),
     }
 }
 

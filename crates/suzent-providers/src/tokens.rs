@@ -27,6 +27,25 @@ pub const REQUEST_OVERHEAD: usize = 16;
 /// image of 1–1.5 megapixels (Anthropic's `width * height / 750` for 1092×1092 is 1,590).
 pub const IMAGE_TOKENS: usize = 1_600;
 
+/// The length in bytes of `value` serialized as compact JSON (what `value.to_string().len()`
+/// gives), counted without building the string.
+pub fn json_len(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a Value to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 /// The estimated tokens of `text`: its UTF-8 bytes divided by [`BYTES_PER_TOKEN`], rounded up.
 pub fn text_tokens(text: &str) -> usize {
     text.len().div_ceil(BYTES_PER_TOKEN)
@@ -65,7 +84,7 @@ pub fn tool_tokens(tool: &ToolDefinition) -> usize {
     TOOL_OVERHEAD
         + text_tokens(&tool.name)
         + text_tokens(&tool.description)
-        + tool.parameters.to_string().len().div_ceil(BYTES_PER_TOKEN)
+        + json_len(&tool.parameters).div_ceil(BYTES_PER_TOKEN)
 }
 
 /// The estimated tokens of what every request of a step repeats: the system prompt and the
@@ -85,6 +104,17 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
     use suzent_core::ToolCall;
+
+    #[test]
+    fn json_len_is_the_length_of_the_serialized_value() {
+        for value in [
+            serde_json::json!({"type": "object", "properties": {"path": {"type": "string", "description": "a \"quoted\" é path"}}}),
+            serde_json::json!([1, 2.5, null, true, "x"]),
+            serde_json::json!("plain"),
+        ] {
+            assert_eq!(json_len(&value), value.to_string().len());
+        }
+    }
 
     #[test]
     fn the_estimate_counts_bytes_by_three_plus_each_messages_overhead() {

@@ -280,6 +280,8 @@ function useWidth(): [(el: HTMLElement | null) => void, number] {
 }
 
 export interface ChatViewProps {
+  /** A chat is being opened (at start, the last or a new one): wait quietly instead of "No chat selected". */
+  opening?: boolean;
   /** Whether the background tasks panel is open (the header has its toggle). */
   tasksOpen?: boolean;
   onTasks?: (open: boolean) => void;
@@ -288,7 +290,7 @@ export interface ChatViewProps {
 }
 
 /** The active chat: transcript, composer, mode switch and approval prompts. */
-export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatViewProps = {}) {
+export function ChatView({ opening = false, tasksOpen = false, onTasks, taskCount = 0 }: ChatViewProps = {}) {
   const { state, actions } = useStore();
   const { t } = useTranslation();
   const chat = useActiveChat();
@@ -348,6 +350,7 @@ export function ChatView({ tasksOpen = false, onTasks, taskCount = 0 }: ChatView
     return () => window.removeEventListener("keydown", onKey);
   }, [chat, running, actions]);
 
+  if (!chat && opening) return <div className="empty-state" aria-busy="true" data-testid="chat-opening" />;
   if (!chat) {
     return (
       <div className="empty-state">

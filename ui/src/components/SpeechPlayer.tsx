@@ -1,3 +1,4 @@
+import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { SpeechClip } from "../types";
 import { formatDuration } from "../format";
@@ -38,24 +39,66 @@ export function speechClipOf(item: Pick<ToolItem, "name" | "status" | "output">)
   return null;
 }
 
+/**
+ * The clip as a `blob:` URL for the player, read with `fetch` from the app's audio scheme:
+ * WebKitGTK cannot play media from a custom scheme (MEDIA_ERR_SRC_NOT_SUPPORTED), but it plays
+ * blobs. `{url}` once read (revoked when the player goes), `{error}` when the read failed.
+ */
+function useClipBlob(clip: Pick<SpeechClip, "chatId" | "file" | "mimeType">): { url?: string; error?: string } {
+  const [state, setState] = useState<{ url?: string; error?: string }>({});
+  const source = speechClipUrl(clip);
+  const type = clip.mimeType || "audio/wav";
+  useEffect(() => {
+    let url: string | undefined;
+    let gone = false;
+    setState({});
+    fetch(source)
+      .then(async (r) => {
+        if (!r.ok) throw new Error((await r.text().catch(() => "")) || `HTTP ${r.status}`);
+        return r.arrayBuffer();
+      })
+      .then((bytes) => {
+        if (gone) return;
+        url = URL.createObjectURL(new Blob([bytes], { type }));
+        setState({ url });
+      })
+      .catch((e: unknown) => {
+        if (!gone) setState({ error: e instanceof Error ? e.message : String(e) });
+      });
+    return () => {
+      gone = true;
+      if (url) URL.revokeObjectURL(url);
+    };
+  }, [source, type]);
+  return state;
+}
+
 /** A player for a stored speech clip, with its voice, length and file. Plays on click unless `autoPlay`. */
 export function SpeechPlayer({ clip, autoPlay = false }: { clip: SpeechClip; autoPlay?: boolean }) {
   const { t } = useTranslation();
+  const { url, error } = useClipBlob(clip);
   return (
-    <figure className="speech-clip" data-testid="speech-player">
+    <figure className="speech-clip" data-testid="speech-player" aria-busy={!url && !error}>
       <audio
         controls
         preload="metadata"
-        src={speechClipUrl(clip)}
+        src={url}
         autoPlay={autoPlay}
         aria-label={t("tool.speech.player")}
         data-testid="speech-audio"
       />
+      {error && (
+        <p className="error small" role="alert" data-testid="speech-error">
+          {t("tool.speech.loadFailed", { error })}
+        </p>
+      )}
       <figcaption className="muted small">
-        {t("tool.speech.details", { voice: clip.voice, duration: formatDuration(clip.durationMs), backend: clip.backend })}{" "}
-        <code className="path" title={t("tool.speech.file")}>
-          {clip.path}
-        </code>
+        <div>{t("tool.speech.details", { voice: clip.voice, duration: formatDuration(clip.durationMs), backend: clip.backend })}</div>
+        <div className="speech-file">
+          <code className="path" title={t("tool.speech.file")}>
+            {clip.path}
+          </code>
+        </div>
       </figcaption>
     </figure>
   );

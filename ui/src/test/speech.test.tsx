@@ -1,10 +1,10 @@
 // `speak` in the app (issue 20 item 4): the tool card of a finished call shows a player for the
-// stored clip (served by the shell's `suzent-audio:` scheme), a clip that arrives live plays by
+// stored clip (read from the shell's `suzent-audio:` scheme and played from a blob: URL), a clip that arrives live plays by
 // itself only with autoplay on, history never autoplays, and Settings → Speech saves the backend,
 // voice and autoplay.
-import { render, screen, within } from "@testing-library/react";
+import { render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { App } from "../App";
 import { SettingsView, speechModelValid } from "../components/SettingsView";
 import { SpeechPlayer, speechClipOf, speechClipUrl } from "../components/SpeechPlayer";
@@ -43,6 +43,31 @@ function speakItem(over: Partial<ToolItem> = {}): ToolItem {
   } as ToolItem;
 }
 
+// The shell's audio scheme, as the player reads it: each clip URL answers a WAV (or an error).
+let served: Record<string, Response | Error>;
+let fetched: string[];
+let blobs: { url: string; type: string; size: number }[];
+let revoked: string[];
+beforeEach(() => {
+  served = { "suzent-audio://localhost/c1/0193aa.wav": new Response(new Uint8Array([82, 73, 70, 70, 1, 2])) };
+  fetched = [];
+  blobs = [];
+  revoked = [];
+  vi.stubGlobal("fetch", async (url: string) => {
+    fetched.push(url);
+    const answer = served[url];
+    if (answer instanceof Error) throw answer;
+    return answer ?? new Response("chat c1 has no speech clip", { status: 404 });
+  });
+  URL.createObjectURL = (b: Blob) => {
+    const url = `blob:clip-${blobs.length + 1}`;
+    blobs.push({ url, type: b.type, size: b.size });
+    return url;
+  };
+  URL.revokeObjectURL = (url: string) => void revoked.push(url);
+});
+afterEach(() => vi.unstubAllGlobals());
+
 describe("speech clips (issue 20 item 4)", () => {
   it("reads a clip only from a finished speak call", () => {
     expect(speechClipOf(speakItem())).toEqual(clip);
@@ -57,15 +82,28 @@ describe("speech clips (issue 20 item 4)", () => {
     expect(speechClipUrl({ chatId: "a/b", file: "x y.wav" }, false)).toBe("suzent-audio://localhost/a%2Fb/x%20y.wav");
   });
 
-  it("shows a player with the voice, length and file, without autoplay by default", () => {
-    render(<SpeechPlayer clip={clip} />);
+  it("shows a player with the voice, length and file, without autoplay by default", async () => {
+    const { unmount } = render(<SpeechPlayer clip={clip} />);
     const audio = screen.getByTestId("speech-audio") as HTMLAudioElement;
     expect(audio.tagName).toBe("AUDIO");
     expect(audio).toHaveAttribute("controls");
-    expect(audio.getAttribute("src")).toMatch(/suzent-audio/);
+    // WebKitGTK cannot play a custom scheme: the clip is read from it and played as a blob.
+    await waitFor(() => expect(audio.getAttribute("src")).toBe("blob:clip-1"));
+    expect(fetched).toEqual(["suzent-audio://localhost/c1/0193aa.wav"]);
+    expect(blobs).toEqual([{ url: "blob:clip-1", type: "audio/wav", size: 6 }]);
     expect(audio.autoplay).toBe(false);
     expect(screen.getByTestId("speech-player")).toHaveTextContent("en-us · 2.4 s · espeak-ng");
     expect(screen.getByTestId("speech-player")).toHaveTextContent(clip.path);
+    expect(screen.queryByTestId("speech-error")).not.toBeInTheDocument();
+    unmount();
+    expect(revoked).toEqual(["blob:clip-1"]);
+  });
+
+  it("says why a clip cannot be loaded instead of showing a dead player", async () => {
+    render(<SpeechPlayer clip={{ ...clip, file: "gone.wav" }} />);
+    expect(await screen.findByTestId("speech-error")).toHaveTextContent("Cannot load the spoken audio: chat c1 has no speech clip");
+    expect(screen.getByTestId("speech-audio")).not.toHaveAttribute("src");
+    expect(blobs).toEqual([]);
   });
 
   it("puts the player on the tool card and never autoplays a clip from history", () => {

@@ -147,11 +147,14 @@ impl TurnService {
         let mut provider: Option<(Box<dyn ModelProvider>, String)> = None;
         let mut last_text = String::new();
         let mut steps = 0u32;
+        // The transcript as this run has read it: whole once, then only what each step added.
+        let mut transcript = Transcript::default();
         loop {
             if cancel.is_cancelled() {
                 return Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), last_text));
             }
-            let messages = store.messages(&chat.id).await.map_err(RuntimeError::from)?;
+            transcript.refresh(store, &chat.id).await?;
+            let messages = transcript.messages();
             // This step's tools: the selection, tool_search and the tools activated so far.
             let loaded = self
                 .s
@@ -160,20 +163,20 @@ impl TurnService {
                 .await
                 .map_err(RuntimeError::from)?;
             // Settle the tool calls of the last assistant message first (also after a crash).
-            if let Some((calls, answered)) = unanswered_calls(&messages)
+            if let Some((calls, answered)) = unanswered_calls(messages)
                 && !calls.is_empty()
             {
                 let mut waiting = Vec::new();
-                // The loop guard reads the transcript as each call is settled.
-                let mut seen = messages;
                 let mut looped: Option<String> = None;
                 for (i, call) in calls.iter().enumerate() {
                     if answered.contains(&call.id) {
                         continue;
                     }
+                    // The loop guard reads the transcript as each call is settled.
                     if i > 0 {
-                        seen = store.messages(&chat.id).await.map_err(RuntimeError::from)?;
+                        transcript.refresh(store, &chat.id).await?;
                     }
+                    let seen = transcript.messages();
                     // Stopped by the user: the calls not begun yet do not run.
                     if cancel.is_cancelled() {
                         let text = format!(
@@ -191,7 +194,7 @@ impl TurnService {
                         self.finish(chat, run_id, call, Err(text), 0).await?;
                         continue;
                     }
-                    if let Some(reason) = super::loop_guard::blocks(&seen, call) {
+                    if let Some(reason) = super::loop_guard::blocks(seen, call) {
                         tracing::warn!(chat = %chat.id, tool = %call.name, "loop guard stopped a repeated call");
                         self.finish(chat, run_id, call, Err(reason.clone()), 0)
                             .await?;
@@ -275,7 +278,7 @@ impl TurnService {
             let Some((client, model_id)) = provider.as_ref() else {
                 continue;
             };
-            let warning = super::loop_guard::warning(&messages);
+            let warning = super::loop_guard::warning(messages);
             let mut request = ModelRequest {
                 model: model_id.clone(),
                 system: self.system_prompt(chat, &ctx).await?,
@@ -284,8 +287,8 @@ impl TurnService {
             };
             self.fit_to_model(chat, &config, &mut request);
             // Images go to models that take them, counted before compaction decides.
-            let inlined = self.inline_images(chat, &config, &messages);
-            let messages_for_model = inlined.as_deref().unwrap_or(&messages);
+            let inlined = self.inline_images(chat, &config, messages);
+            let messages_for_model = inlined.as_deref().unwrap_or(messages);
             // The messages, compacted first when they would not fit (`compact.rs`).
             let budget = self.budget(chat, &config, &request);
             let fitted = self
@@ -351,7 +354,7 @@ impl TurnService {
                         .fit(
                             &chat.id,
                             Some(run_id),
-                            &messages,
+                            messages,
                             budget,
                             Trigger::Overflow,
                             client.as_ref(),
@@ -610,6 +613,32 @@ fn configured_price(
 
 /// Added to the text of a step the user stopped (what the model and the user see of it).
 pub(crate) const STOPPED_MARK: &str = "\n\n[stopped by the user]";
+
+/// A chat's transcript as a run has read it. Transcripts are only appended to, so after the
+/// first read each refresh asks the store only for the messages after the last one held
+/// (`Store::messages_after`) instead of reading and decoding the whole chat on every step.
+#[derive(Default)]
+struct Transcript {
+    messages: Vec<StoredMessage>,
+}
+
+impl Transcript {
+    /// Adds what was stored since the last refresh.
+    async fn refresh(
+        &mut self,
+        store: &suzent_store::Store,
+        chat_id: &str,
+    ) -> Result<(), RuntimeError> {
+        let after = self.messages.last().map_or(0, |m| m.seq);
+        let new = store.messages_after(chat_id, after).await?;
+        self.messages.extend(new);
+        Ok(())
+    }
+
+    fn messages(&self) -> &[StoredMessage] {
+        &self.messages
+    }
+}
 
 enum LoopError {
     Runtime(RuntimeError),
