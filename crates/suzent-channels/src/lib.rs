@@ -1,5 +1,5 @@
-//! Suzent's messaging channels: a [`Channel`] is one bot account on one platform (Telegram
-//! now) that connects, yields the messages people send it as a stream, and sends text back,
+//! Suzent's messaging channels: a [`Channel`] is one bot account on one platform (Telegram,
+//! Discord, Slack, Matrix) that connects, yields the messages people send it as a stream, and sends text back,
 //! split at the platform's length limit in order (never cut silently, see [`split_message`]).
 //!
 //! This crate knows platforms, not agents: who may talk to the agent, which chat a
@@ -22,9 +22,16 @@
 //! ```
 #![deny(missing_docs)]
 
+mod discord;
+mod matrix;
+mod receive;
+mod slack;
 mod split;
 mod telegram;
 
+pub use discord::{DISCORD_API, DISCORD_LIMIT, DiscordChannel};
+pub use matrix::{MATRIX_LIMIT, MatrixChannel};
+pub use slack::{SLACK_API, SLACK_LIMIT, SlackChannel};
 pub use split::{LengthUnit, MessageLimit, split_message};
 pub use suzent_core::ChannelPlatform;
 pub use telegram::{TELEGRAM_API, TELEGRAM_LIMIT, TelegramChannel};
@@ -99,7 +106,8 @@ pub enum ChannelError {
         /// Why.
         message: String,
     },
-    /// Part of a long message was not sent; the parts before it were.
+    /// Part of a long message was not sent; the parts before it were (by this call or, with
+    /// [`Channel::send_from`], an earlier one).
     #[error("part {part} of {parts} was not sent ({sent} sent before it): {source}")]
     Partial {
         /// The 1-based number of the part that failed.
@@ -141,9 +149,25 @@ pub trait Channel: Send + Sync + std::fmt::Debug + 'static {
     /// Errors: [`ChannelError::Partial`] when a part after the first fails (the parts before
     /// it were sent), else the error of the first part.
     async fn send(&self, conversation: &str, text: &str) -> Result<Vec<String>, ChannelError> {
+        self.send_from(conversation, text, 0).await
+    }
+
+    /// As [`Channel::send`], leaving out the first `from` parts (they went out before a
+    /// failure midway: a retry sends only the rest); returns the ids of the parts sent now.
+    /// The parts are the same for the same text, so `from` stays meaningful across retries.
+    ///
+    /// Errors: [`ChannelError::Partial`] when a part fails after `from + 1` parts or more
+    /// were asked for (`sent` counts every part delivered, including the first `from`), else
+    /// the error of the first part.
+    async fn send_from(
+        &self,
+        conversation: &str,
+        text: &str,
+        from: usize,
+    ) -> Result<Vec<String>, ChannelError> {
         let parts = split_message(text, self.limit());
-        let mut ids = Vec::with_capacity(parts.len());
-        for (i, part) in parts.iter().enumerate() {
+        let mut ids = Vec::with_capacity(parts.len().saturating_sub(from));
+        for (i, part) in parts.iter().enumerate().skip(from) {
             match self.send_one(conversation, part).await {
                 Ok(id) => ids.push(id),
                 Err(e) if i == 0 => return Err(e),

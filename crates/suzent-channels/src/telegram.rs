@@ -5,8 +5,8 @@ use crate::{
     BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
 };
 use async_trait::async_trait;
-use futures::stream::{self, BoxStream, StreamExt};
-use std::collections::VecDeque;
+use crate::receive::{Poller, Polling, stream_of};
+use futures::stream::BoxStream;
 use std::sync::Arc;
 use std::time::Duration;
 use teloxide_core::Bot;
@@ -107,6 +107,10 @@ impl TelegramChannel {
             },
         }
     }
+}
+
+impl Poller for TelegramChannel {
+    type Cursor = i32;
 
     /// One `getUpdates` from `offset`: the text messages in it and the next offset.
     async fn poll(&self, offset: i32) -> Result<(Vec<Incoming>, i32), ChannelError> {
@@ -163,12 +167,6 @@ fn incoming(message: &Message) -> Option<Incoming> {
     })
 }
 
-struct PollState {
-    channel: Arc<TelegramChannel>,
-    offset: i32,
-    queued: VecDeque<Incoming>,
-}
-
 #[async_trait]
 impl Channel for TelegramChannel {
     fn platform(&self) -> ChannelPlatform {
@@ -189,27 +187,8 @@ impl Channel for TelegramChannel {
     }
 
     fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Incoming, ChannelError>> {
-        let state = PollState {
-            channel: self,
-            offset: 0,
-            queued: VecDeque::new(),
-        };
-        stream::unfold(state, |mut state| async move {
-            loop {
-                if let Some(next) = state.queued.pop_front() {
-                    return Some((Ok(next), state));
-                }
-                // Asking from the next offset acknowledges what was handed out before.
-                match state.channel.poll(state.offset).await {
-                    Ok((messages, next)) => {
-                        state.offset = next;
-                        state.queued.extend(messages);
-                    }
-                    Err(e) => return Some((Err(e), state)),
-                }
-            }
-        })
-        .boxed()
+        // Asking from the next offset acknowledges what was handed out before.
+        stream_of(Polling::new(self))
     }
 
     async fn send_one(&self, conversation: &str, text: &str) -> Result<String, ChannelError> {

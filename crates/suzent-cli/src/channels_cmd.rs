@@ -40,7 +40,7 @@ pub enum ChannelsCommand {
         base_url: Option<String>,
     },
     /// Reads a token from stdin (one line) and stores it in the OS keychain
-    /// (account channel:NAME).
+    /// (account channel:NAME). Slack: "xoxb-… xapp-…" (both tokens on the line).
     Token {
         /// The channel.
         name: String,
@@ -99,11 +99,11 @@ pub enum ChannelsCommand {
 pub enum PlatformArg {
     /// Telegram (Bot API).
     Telegram,
-    /// Slack (not supported by this build yet).
+    /// Slack (Web API and Socket Mode; the token line holds the xoxb- and the xapp- token).
     Slack,
-    /// Discord (not supported by this build yet).
+    /// Discord (a bot over the gateway).
     Discord,
-    /// Matrix (not supported by this build yet).
+    /// Matrix (client-server API; --base-url is the homeserver, the token an access token).
     Matrix,
 }
 

@@ -12,9 +12,9 @@
 //!
 //! | name ends with | or last word | destination |
 //! |---|---|---|
-//! | `email(s)`, `emailaddress(es)`, `address(es)`, `recipient(s)`, `replyto`, `forwardto`, `sendto` | `to`, `cc`, `bcc` | each address (`Name <a@b>` → `a@b`; lists split on `,` and `;`); a value without `@` is read as an id (phone numbers, user ids) |
+//! | `email(s)`, `emailaddress(es)`, `address(es)`, `recipient(s)`, `replyto`, `forwardto`, `sendto` | `to`, `cc`, `bcc` | each address (`Name <a@b>` → `a@b`; lists split on `,` and `;`); a value without `@` is read as an id (phone numbers, user ids), and so is a Matrix id (`@ada:example.org`, `matrix:!room:example.org`) |
 //! | `channel(s)`, `channelid(s)`, `channelname(s)` | | `#name` (a leading `#` is added when missing) |
-//! | `userid(s)`, `username(s)`, `user(s)`, `chat(s)`, `chatid(s)`, `agentid(s)`, `recipientid(s)`, `phone(s)`, `destination(s)` | `number(s)` | the id as given (numbers as decimal text); a value that looks like an e-mail address is read as one |
+//! | `userid(s)`, `username(s)`, `user(s)`, `chat(s)`, `chatid(s)`, `agentid(s)`, `recipientid(s)`, `phone(s)`, `destination(s)` | `number(s)` | the id as given (numbers as decimal text); a value that looks like an e-mail address is read as one, unless it is a Matrix id |
 //! | `repo(s)`, `repository`, `repositories` | | `owner/repo` (with `owner` beside it) or as given |
 //! | `url(s)`, `uri(s)`, `href(s)`, `link(s)`, `webhook(s)`, `endpoint(s)` | | the URL's host |
 //! | `host(s)`, `hostname(s)`, `domain(s)` | | the host |
@@ -462,6 +462,8 @@ impl Extractor {
             };
         }
         match kind {
+            // `@ada:example.org`, `matrix:!room:example.org`: Matrix ids, not e-mail.
+            Kind::Address | Kind::Id if is_matrix_recipient(s) => self.push(s.to_string()),
             Kind::Address if s.contains(['@', '<', '>']) => self.mailbox(s),
             Kind::Id if looks_like_email(s) => self.mailbox(s),
             Kind::Address | Kind::Id => self.id(s),
@@ -621,6 +623,46 @@ fn looks_like_email(s: &str) -> bool {
     !s.contains(char::is_whitespace)
         && s.find('@').is_some_and(|i| i > 0)
         && s.rsplit('@').next().is_some_and(|d| d.contains('.'))
+}
+
+/// A Matrix identifier (`@user:server`, `!room:server`, `#alias:server`): its sigil, a localpart
+/// of ASCII letters, digits and `._=-+` (not `/`, which only repositories contain here), `:`,
+/// and a server name (host name or IPv4 address, with an optional `:port`). Optionally behind
+/// a channel name (`matrix:@ada:example.org`, as `social_message` recipients are written).
+fn is_matrix_recipient(s: &str) -> bool {
+    let id = match s.split_once(':') {
+        Some((channel, id))
+            if !channel.is_empty()
+                && channel
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_')) =>
+        {
+            id
+        }
+        _ => s,
+    };
+    let Some(rest) = id.strip_prefix(['@', '!', '#']) else {
+        return false;
+    };
+    let Some((local, server)) = rest.split_once(':') else {
+        return false;
+    };
+    let host = match server.rsplit_once(':') {
+        Some((host, port)) if !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => {
+            host
+        }
+        _ => server,
+    };
+    !local.is_empty()
+        && local
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '=' | '-' | '+'))
+        && !host.is_empty()
+        && !host.starts_with(['.', '-'])
+        && !host.ends_with(['.', '-'])
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
 }
 
 /// An id, user name or phone number: ASCII letters, digits and `._:+@#~*-`, not ending with `.`.
@@ -976,6 +1018,26 @@ mod tests {
             found(json!({"recipients": [{"email": "a@b.c", "name": "A"}], "cc": ["d@e.f"]}));
         both.sort();
         assert_eq!((both, complete), (v(&["a@b.c", "d@e.f"]), true));
+    }
+
+    #[test]
+    fn matrix_ids_are_recipients_as_given_not_e_mail_addresses() {
+        assert_eq!(
+            found(json!({"recipient": "@ada:matrix.org"})),
+            (v(&["@ada:matrix.org"]), true)
+        );
+        assert_eq!(
+            found(json!({"recipient": "matrix:!dm-ada:suzent.test"})),
+            (v(&["matrix:!dm-ada:suzent.test"]), true)
+        );
+        assert_eq!(
+            found(json!({"user_id": "work-matrix:@bob:example.org:8448"})),
+            (v(&["work-matrix:@bob:example.org:8448"]), true)
+        );
+        // Still e-mail: `a@b.c`; still unreadable: a Matrix-like id with a bad server name.
+        assert_eq!(found(json!({"to": "a@b.c"})), (v(&["a@b.c"]), true));
+        assert!(!found(json!({"recipient": "@ada:bad host"})).1);
+        assert!(!found(json!({"recipient": "@ada/x:matrix.org"})).1);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use pretty_assertions::assert_eq;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use suzent_core::{
@@ -251,17 +251,6 @@ async fn a_9000_character_reply_arrives_in_ordered_parts_within_telegrams_limit(
     Ok(())
 }
 
-fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files_under(&path, out);
-        } else {
-            out.push(path);
-        }
-    }
-}
-
 #[tokio::test]
 async fn no_channel_token_lands_in_the_database_logs_audit_events_or_settings_files()
 -> anyhow::Result<()> {
@@ -315,7 +304,7 @@ async fn no_channel_token_lands_in_the_database_logs_audit_events_or_settings_fi
     h.runtime.shutdown().await;
 
     let mut files = vec![log_path.clone()];
-    files_under(&h.dir.path().join("home"), &mut files);
+    files.extend(suzent_tests::files_under(&h.dir.path().join("home")));
     let names: Vec<String> = files
         .iter()
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))

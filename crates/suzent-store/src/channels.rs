@@ -26,6 +26,9 @@ pub struct ChannelConversation {
     pub name: String,
     /// The chat's last message (seq) whose reply went to the platform (0: none yet).
     pub replied_seq: i64,
+    /// How many parts of the chat's first message after `replied_seq` already went to the
+    /// platform (a send that failed midway; 0 otherwise).
+    pub replied_parts: usize,
     /// When the conversation first reached a chat.
     pub created_at: DateTime<Utc>,
     /// When its last message arrived.
@@ -107,7 +110,8 @@ pub struct ChannelRequest {
 }
 
 const CONVERSATION_COLUMNS: &str =
-    "channel, conversation, platform, chat_id, name, replied_seq, created_at, last_seen";
+    "channel, conversation, platform, chat_id, name, replied_seq, replied_parts, created_at, \
+     last_seen";
 const REQUEST_COLUMNS: &str =
     "channel, user_id, name, conversation, status, messages, first_seen, last_seen";
 
@@ -123,6 +127,11 @@ fn row_to_conversation(row: &SqliteRow) -> Result<ChannelConversation, StoreErro
         platform: row.try_get("platform").db(read)?,
         name: row.try_get("name").db(read)?,
         replied_seq: row.try_get("replied_seq").db(read)?,
+        replied_parts: usize::try_from(row.try_get::<i64, _>("replied_parts").db(read)?)
+            .map_err(|e| StoreError::Corrupt {
+                what: what("replied_parts"),
+                message: e.to_string(),
+            })?,
         created_at: parse_ts(&created, || what("created_at"))?,
         last_seen: parse_ts(&seen, || what("last_seen"))?,
         chat_id,
@@ -255,18 +264,43 @@ impl Store {
     }
 
     /// Records that the replies of chat `chat_id` up to message `seq` went to the platform
-    /// (never backwards).
+    /// (never backwards); a move forward clears the part count of
+    /// [`Store::set_channel_replied_parts`].
     ///
     /// Errors: [`StoreError::Database`].
     pub async fn set_channel_replied(&self, chat_id: &str, seq: i64) -> Result<(), StoreError> {
+        // SQLite reads the old row in every SET expression: the part count is reset when the
+        // seq moves on.
         sqlx::query(
-            "UPDATE channel_conversations SET replied_seq = MAX(replied_seq, ?) WHERE chat_id = ?",
+            "UPDATE channel_conversations \
+             SET replied_parts = CASE WHEN ? > replied_seq THEN 0 ELSE replied_parts END, \
+                 replied_seq = MAX(replied_seq, ?) \
+             WHERE chat_id = ?",
         )
+        .bind(seq)
         .bind(seq)
         .bind(chat_id)
         .execute(&self.pool)
         .await
         .db(|| format!("recording the replies sent of chat '{chat_id}'"))?;
+        Ok(())
+    }
+
+    /// Records that the first `parts` parts of the chat's next reply (its first message after
+    /// `replied_seq`) reached the platform; the next attempt sends the rest.
+    ///
+    /// Errors: [`StoreError::Database`].
+    pub async fn set_channel_replied_parts(
+        &self,
+        chat_id: &str,
+        parts: usize,
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE channel_conversations SET replied_parts = ? WHERE chat_id = ?")
+            .bind(i64::try_from(parts).unwrap_or(i64::MAX))
+            .bind(chat_id)
+            .execute(&self.pool)
+            .await
+            .db(|| format!("recording the reply parts sent of chat '{chat_id}'"))?;
         Ok(())
     }
 

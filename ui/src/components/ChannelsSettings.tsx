@@ -1,7 +1,8 @@
-// Settings -> Channels: the messaging channels (Telegram) with their connection, on/off and
-// allowed users; adding one with its token (tested first; stored in the OS keychain, or for
-// this session only where no keychain works); and the pending requests of people not on an
-// allow-list, with Approve and Dismiss. Every action goes through the typed channel commands.
+// Settings -> Channels: the messaging channels (Telegram, Discord, Slack, Matrix) with their
+// connection, on/off and allowed users; adding one with its platform's credentials (tested
+// first; stored in the OS keychain, or for this session only where no keychain works); and the
+// pending requests of people not on an allow-list, with Approve and Dismiss. Every action goes
+// through the typed channel commands.
 import { useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { ApiError, api, errorMessage } from "../api";
@@ -91,23 +92,103 @@ function ChannelRow({ view, onChange }: { view: ChannelView; onChange: (v: Chann
   );
 }
 
+/** What a platform asks for when a channel is added (label keys of `channels.json`). */
+interface PlatformFields {
+  label: string;
+  /** The token field's label and hint. */
+  token: string;
+  tokenHint: string;
+  /** A second secret (Slack's app-level token), stored with the first as `first second`. */
+  appToken?: { label: string; hint: string };
+  /** The base URL field's label; `required` where the platform has no public default. */
+  baseUrl: string;
+  baseUrlRequired: boolean;
+  usersHint: string;
+}
+
+const PLATFORMS: Record<ChannelPlatform, PlatformFields> = {
+  telegram: {
+    label: "Telegram",
+    token: "channels.token",
+    tokenHint: "channels.telegramTokenHint",
+    baseUrl: "channels.baseUrl",
+    baseUrlRequired: false,
+    usersHint: "channels.allowedUsersHint",
+  },
+  discord: {
+    label: "Discord",
+    token: "channels.token",
+    tokenHint: "channels.discordTokenHint",
+    baseUrl: "channels.baseUrl",
+    baseUrlRequired: false,
+    usersHint: "channels.discordUsersHint",
+  },
+  slack: {
+    label: "Slack",
+    token: "channels.slackBotToken",
+    tokenHint: "channels.slackBotTokenHint",
+    appToken: { label: "channels.slackAppToken", hint: "channels.slackAppTokenHint" },
+    baseUrl: "channels.baseUrl",
+    baseUrlRequired: false,
+    usersHint: "channels.slackUsersHint",
+  },
+  matrix: {
+    label: "Matrix",
+    token: "channels.matrixToken",
+    tokenHint: "channels.matrixTokenHint",
+    baseUrl: "channels.homeserver",
+    baseUrlRequired: true,
+    usersHint: "channels.matrixUsersHint",
+  },
+};
+
+/** A password field with its label and a hint of where the secret comes from. */
+function SecretField(props: { label: string; hint: string; value: string; testId: string; onChange: (v: string) => void }) {
+  return (
+    <label>
+      {props.label}
+      <input
+        type="password"
+        autoComplete="off"
+        value={props.value}
+        data-testid={props.testId}
+        onChange={(e) => props.onChange(e.target.value)}
+      />
+      <span className="muted small">{props.hint}</span>
+    </label>
+  );
+}
+
 function AddChannel({ onAdded }: { onAdded: () => void }) {
   const { t } = useTranslation();
   const [name, setName] = useState("telegram");
   const [platform, setPlatform] = useState<ChannelPlatform>("telegram");
   const [token, setToken] = useState("");
+  const [appToken, setAppToken] = useState("");
   const [baseUrl, setBaseUrl] = useState("");
   const [users, setUsers] = useState("");
   const [checked, setChecked] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [keychainFailed, setKeychainFailed] = useState(false);
+  const fields = PLATFORMS[platform];
   const url = baseUrl.trim() === "" ? null : baseUrl.trim();
+  // The one secret the keychain keeps: Slack's two tokens are stored together.
+  const secret = fields.appToken ? `${token.trim()} ${appToken.trim()}` : token.trim();
+  const complete =
+    token.trim() !== "" && (!fields.appToken || appToken.trim() !== "") && (!fields.baseUrlRequired || url !== null);
 
+  const choose = (next: ChannelPlatform) => {
+    // A name still at the previous platform's default follows the platform.
+    if (name.trim() === "" || name === platform) setName(next);
+    setPlatform(next);
+    setChecked(null);
+    setError(null);
+  };
   const test = async () => {
     setError(null);
     setChecked(null);
     try {
-      const check = await api.testChannel(platform, url, token.trim());
+      const check = await api.testChannel(platform, url, secret);
       setChecked(check.username ? `${check.botName} (@${check.username})` : check.botName);
     } catch (e) {
       setError(errorMessage(e));
@@ -132,8 +213,9 @@ function AddChannel({ onAdded }: { onAdded: () => void }) {
   };
   const store = async (sessionOnly: boolean) => {
     try {
-      await api.setChannelToken(name.trim(), token.trim(), sessionOnly);
+      await api.setChannelToken(name.trim(), secret, sessionOnly);
       setToken("");
+      setAppToken("");
       setKeychainFailed(false);
       onAdded();
     } catch (e) {
@@ -153,42 +235,51 @@ function AddChannel({ onAdded }: { onAdded: () => void }) {
         <select
           value={platform}
           data-testid="channel-add-platform"
-          onChange={(e) => setPlatform(e.target.value as ChannelPlatform)}
+          onChange={(e) => choose(e.target.value as ChannelPlatform)}
         >
-          <option value="telegram">Telegram</option>
+          {(Object.keys(PLATFORMS) as ChannelPlatform[]).map((p) => (
+            <option key={p} value={p}>
+              {PLATFORMS[p].label}
+            </option>
+          ))}
         </select>
       </label>
-      <label>
-        {t("channels.token")}
-        <input
-          type="password"
-          autoComplete="off"
-          value={token}
-          data-testid="channel-add-token"
-          onChange={(e) => setToken(e.target.value)}
+      <SecretField label={t(fields.token)} hint={t(fields.tokenHint)} value={token} testId="channel-add-token" onChange={setToken} />
+      {fields.appToken && (
+        <SecretField
+          label={t(fields.appToken.label)}
+          hint={t(fields.appToken.hint)}
+          value={appToken}
+          testId="channel-add-app-token"
+          onChange={setAppToken}
         />
-      </label>
+      )}
       <label>
         {t("channels.allowedUsers")}
         <input
           value={users}
           data-testid="channel-add-users"
-          placeholder={t("channels.allowedUsersHint")}
+          placeholder={t(fields.usersHint)}
           onChange={(e) => setUsers(e.target.value)}
         />
       </label>
       <label>
-        {t("channels.baseUrl")}
-        <input value={baseUrl} data-testid="channel-add-base-url" onChange={(e) => setBaseUrl(e.target.value)} />
+        {t(fields.baseUrl)}
+        <input
+          value={baseUrl}
+          data-testid="channel-add-base-url"
+          placeholder={fields.baseUrlRequired ? "https://matrix.example.org" : undefined}
+          onChange={(e) => setBaseUrl(e.target.value)}
+        />
       </label>
       <div className="row">
-        <button type="button" data-testid="channel-test" disabled={token.trim() === ""} onClick={() => void test()}>
+        <button type="button" data-testid="channel-test" disabled={!complete} onClick={() => void test()}>
           {t("channels.test")}
         </button>
         <button
           type="button"
           data-testid="channel-add-submit"
-          disabled={token.trim() === "" || name.trim() === ""}
+          disabled={!complete || name.trim() === ""}
           onClick={() => void add()}
         >
           {t("channels.addButton")}

@@ -118,4 +118,82 @@ describe("Settings -> Channels", () => {
       { name: "telegram", token: "123:abc", sessionOnly: true },
     ]);
   });
+
+  it("adds a Slack channel with its bot and app-level tokens stored together as one secret", async () => {
+    const b = backend({
+      test_channel: () => ({ botId: "U0BOT", botName: "suzent (Suzent Test)", username: "suzent" }),
+      add_channel: (a) => telegram({ config: a.channel as ChannelView["config"], hasToken: false }),
+      set_channel_token: () => telegram(),
+    });
+    renderWithStore(<ChannelsSettings />);
+    await userEvent.selectOptions(await screen.findByTestId("channel-add-platform"), "slack");
+    expect(screen.getByTestId("channel-add-name")).toHaveValue("slack");
+    expect(screen.getByTestId("channel-add")).toHaveTextContent("App-level token");
+    await userEvent.type(screen.getByTestId("channel-add-token"), "xoxb-1-abc");
+    // Both tokens are needed before anything can be tested.
+    expect(screen.getByTestId("channel-test")).toBeDisabled();
+    await userEvent.type(screen.getByTestId("channel-add-app-token"), "xapp-1-def");
+    await userEvent.type(screen.getByTestId("channel-add-users"), "U0ADA42");
+    await userEvent.click(screen.getByTestId("channel-test"));
+    expect(await screen.findByTestId("channel-test-ok")).toHaveTextContent("Connected as suzent (Suzent Test) (@suzent)");
+    expect(b.callsOf("test_channel")).toEqual([{ platform: "slack", baseUrl: null, token: "xoxb-1-abc xapp-1-def" }]);
+    await userEvent.click(screen.getByTestId("channel-add-submit"));
+    await waitFor(() =>
+      expect(b.callsOf("set_channel_token")).toEqual([
+        { name: "slack", token: "xoxb-1-abc xapp-1-def", sessionOnly: false },
+      ]),
+    );
+    expect(b.callsOf("add_channel")).toEqual([
+      {
+        channel: {
+          name: "slack",
+          platform: "slack",
+          enabled: true,
+          allowed_users: ["U0ADA42"],
+          profile: "headless",
+          base_url: null,
+        },
+      },
+    ]);
+  });
+
+  it("asks a Matrix channel for its homeserver before it can be tested", async () => {
+    const b = backend({
+      test_channel: () => ({ botId: "@suzent:example.org", botName: "@suzent:example.org", username: "suzent" }),
+    });
+    renderWithStore(<ChannelsSettings />);
+    await userEvent.selectOptions(await screen.findByTestId("channel-add-platform"), "matrix");
+    expect(screen.getByTestId("channel-add")).toHaveTextContent("Homeserver URL");
+    expect(screen.getByTestId("channel-add-users")).toHaveAttribute("placeholder", expect.stringContaining("@name:server"));
+    expect(screen.queryByTestId("channel-add-app-token")).not.toBeInTheDocument();
+    await userEvent.type(screen.getByTestId("channel-add-token"), "syt_abc");
+    expect(screen.getByTestId("channel-test")).toBeDisabled();
+    await userEvent.type(screen.getByTestId("channel-add-base-url"), "https://matrix.example.org");
+    await userEvent.click(screen.getByTestId("channel-test"));
+    expect(await screen.findByTestId("channel-test-ok")).toBeInTheDocument();
+    expect(b.callsOf("test_channel")).toEqual([
+      { platform: "matrix", baseUrl: "https://matrix.example.org", token: "syt_abc" },
+    ]);
+  });
+
+  it("offers every platform, and a Discord channel takes one bot token", async () => {
+    const b = backend({
+      test_channel: () => ({ botId: "990", botName: "Suzent Test Bot", username: "suzent test bot" }),
+    });
+    renderWithStore(<ChannelsSettings />);
+    const select = await screen.findByTestId("channel-add-platform");
+    expect([...select.querySelectorAll("option")].map((o) => o.textContent)).toEqual([
+      "Telegram",
+      "Discord",
+      "Slack",
+      "Matrix",
+    ]);
+    await userEvent.selectOptions(select, "discord");
+    expect(screen.getByTestId("channel-add-name")).toHaveValue("discord");
+    expect(screen.getByTestId("channel-add")).toHaveTextContent("Message Content intent");
+    await userEvent.type(screen.getByTestId("channel-add-token"), "MTk4.Cl2FMQ.x");
+    await userEvent.click(screen.getByTestId("channel-test"));
+    expect(await screen.findByTestId("channel-test-ok")).toBeInTheDocument();
+    expect(b.callsOf("test_channel")).toEqual([{ platform: "discord", baseUrl: null, token: "MTk4.Cl2FMQ.x" }]);
+  });
 });

@@ -25,7 +25,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use suzent_channels::{Channel, ChannelError, TelegramChannel};
+use suzent_channels::{
+    Channel, ChannelError, DiscordChannel, MatrixChannel, SlackChannel, TelegramChannel,
+};
 use suzent_core::{ChannelConfig, ChannelPlatform, ChannelProfile, Config, PermissionMode};
 use suzent_store::{
     ChannelConversation, ChannelRequest, ChannelRequestStatus, InboxMessage, Store,
@@ -128,30 +130,26 @@ impl std::fmt::Debug for Channels {
     }
 }
 
-/// A platform client for `config` with `token`.
+/// A platform client for `config` with `token` (for Slack both of its tokens, see
+/// [`SlackChannel::new`]).
 ///
-/// Errors: [`ChannelError::Invalid`] for a platform without a client in this build.
+/// Errors: [`ChannelError::Invalid`] for a token or base URL the platform cannot take.
 pub(crate) fn client_for(
     config: &ChannelConfig,
     token: &str,
 ) -> Result<Arc<dyn Channel>, ChannelError> {
-    match config.platform {
-        ChannelPlatform::Telegram => {
-            let client: Arc<dyn Channel> = Arc::new(TelegramChannel::with_long_poll(
-                token,
-                config.base_url.as_deref(),
-                long_poll_secs(),
-            )?);
-            Ok(client)
-        }
-        other => Err(ChannelError::Invalid {
-            field: "platform",
-            message: format!(
-                "{} channels are not supported by this build yet (Telegram is)",
-                other.label()
-            ),
-        }),
-    }
+    let base = config.base_url.as_deref();
+    let client: Arc<dyn Channel> = match config.platform {
+        ChannelPlatform::Telegram => Arc::new(TelegramChannel::with_long_poll(
+            token,
+            base,
+            long_poll_secs(),
+        )?),
+        ChannelPlatform::Discord => Arc::new(DiscordChannel::new(token, base)?),
+        ChannelPlatform::Slack => Arc::new(SlackChannel::new(token, base)?),
+        ChannelPlatform::Matrix => Arc::new(MatrixChannel::new(token, base, long_poll_secs())?),
+    };
+    Ok(client)
 }
 
 /// The long-poll wait: `SUZENT_CHANNEL_POLL_SECS` (tests use 1 so stops are quick), else 25.

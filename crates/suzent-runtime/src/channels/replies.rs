@@ -1,10 +1,12 @@
 //! Replies: when a run of a conversation's chat ends, its assistant messages after the last one
 //! sent go to the conversation, in order, each split at the platform's limit. How far they went
-//! is stored after each message, so nothing is sent twice by one process and a restart (or a
-//! missed event) sends what is left.
+//! is stored after each message (and, when a long message fails midway, how many of its parts
+//! went out), so nothing is sent twice by one process and a restart, a retry or a missed event
+//! sends only what is left.
 
 use super::{Channels, WAITING_TEXT};
 use std::sync::Arc;
+use suzent_channels::ChannelError;
 use suzent_core::{AgentEvent, ChatMessage, RunOutcome};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -88,20 +90,35 @@ impl Channels {
                 return;
             }
         };
+        // The parts of the first message that went out before a failure midway.
+        let mut from = conversation.replied_parts;
         for message in messages {
             if let ChatMessage::Assistant { text, .. } = &message.message
                 && !text.trim().is_empty()
             {
-                if let Err(e) = client.send(&conversation.conversation, text).await {
-                    // Left unsent: the next flush tries it again.
-                    tracing::warn!(
-                        channel = %conversation.channel,
-                        chat = %chat_id,
-                        "sending a reply failed: {e}"
-                    );
-                    return;
+                match client
+                    .send_from(&conversation.conversation, text, from)
+                    .await
+                {
+                    Ok(_) => {}
+                    Err(e) => {
+                        // Left unsent: the next flush tries again, from the first part that
+                        // did not go out.
+                        tracing::warn!(
+                            channel = %conversation.channel,
+                            chat = %chat_id,
+                            "sending a reply failed: {e}"
+                        );
+                        if let ChannelError::Partial { sent, .. } = e
+                            && let Err(e) = self.store.set_channel_replied_parts(chat_id, sent).await
+                        {
+                            tracing::warn!(chat = %chat_id, "recording the parts sent failed: {e}");
+                        }
+                        return;
+                    }
                 }
             }
+            from = 0;
             if let Err(e) = self.store.set_channel_replied(chat_id, message.seq).await {
                 tracing::warn!(chat = %chat_id, "recording a sent reply failed: {e}");
                 return;

@@ -1,0 +1,352 @@
+//! Matrix through the client-server API (`ruma`'s request and event types over reqwest): an
+//! access token, `GET /account/whoami` to connect; `GET /sync` long polling from the last
+//! `next_batch` to receive (rooms the bot is invited to are joined with
+//! `POST /rooms/{roomId}/join`, so a person can start a direct chat with it); `PUT
+//! /rooms/{roomId}/send/m.room.message/{txnId}` to send. Only `m.text` messages of people other
+//! than the bot are passed on. End-to-end encrypted rooms are not read (no keys here).
+
+use crate::{
+    BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
+};
+use async_trait::async_trait;
+use crate::receive::{Poller, Polling, stream_of};
+use futures::stream::BoxStream;
+use ruma::api::auth_scheme::{AuthScheme, SendAccessToken};
+use ruma::api::client::account::whoami;
+use ruma::api::client::membership::join_room_by_id;
+use ruma::api::client::message::send_message_event;
+use ruma::api::client::sync::sync_events::v3 as sync;
+use ruma::api::path_builder::PathBuilder;
+use ruma::api::{
+    IncomingResponseExt, MatrixVersion, OutgoingRequest, OutgoingRequestExt, SupportedVersions,
+};
+use ruma::events::room::message::{MessageType, RoomMessageEventContent};
+use ruma::events::{
+    AnySyncMessageLikeEvent, AnySyncStateEvent, AnySyncTimelineEvent, SyncMessageLikeEvent,
+    SyncStateEvent,
+};
+use ruma::{OwnedRoomId, OwnedTransactionId, OwnedUserId};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// Matrix's limit: an event must not exceed 65,536 bytes as JSON. A part holds at most 30,000
+/// bytes of text, which stays below it even when escaping doubles the text.
+pub const MATRIX_LIMIT: MessageLimit = MessageLimit {
+    max: 30_000,
+    unit: LengthUnit::Bytes,
+};
+const PLATFORM: &str = "Matrix";
+
+/// A Matrix account (its homeserver and an access token). `Debug` never shows the token.
+pub struct MatrixChannel {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+    versions: SupportedVersions,
+    long_poll: Duration,
+    /// Who the bot is, once known (`whoami`).
+    me: Mutex<Option<OwnedUserId>>,
+    /// Display names and room names seen in sync state, by user id and room id.
+    names: Mutex<HashMap<String, String>>,
+}
+
+impl std::fmt::Debug for MatrixChannel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MatrixChannel")
+            .field("homeserver", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MatrixChannel {
+    /// An account with `token` on the homeserver at `homeserver` (its client-server API base,
+    /// `https://matrix.example.org`), long polling `/sync` for at most `long_poll_secs`.
+    ///
+    /// Errors: [`ChannelError::Invalid`] naming `token` (empty, or with whitespace) or
+    /// `base_url` (missing: Matrix has no default homeserver here; or not an http(s) URL), or
+    /// the HTTP client cannot be built.
+    pub fn new(
+        token: &str,
+        homeserver: Option<&str>,
+        long_poll_secs: u32,
+    ) -> Result<MatrixChannel, ChannelError> {
+        let token = token.trim();
+        if token.is_empty() || token.contains(char::is_whitespace) {
+            return Err(ChannelError::Invalid {
+                field: "token",
+                message: "a Matrix access token is one word (Element: Settings → Help & About → \
+                          Access Token)"
+                    .into(),
+            });
+        }
+        let base = homeserver
+            .map(|h| h.trim().trim_end_matches('/').to_string())
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| ChannelError::Invalid {
+                field: "base_url",
+                message: "a Matrix channel needs its homeserver URL (https://matrix.example.org)"
+                    .into(),
+            })?;
+        url::Url::parse(&base)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
+            .ok_or_else(|| ChannelError::Invalid {
+                field: "base_url",
+                message: format!("'{base}' is not an http(s) URL"),
+            })?;
+        let long_poll = Duration::from_secs(u64::from(long_poll_secs.max(1)));
+        let http = reqwest::Client::builder()
+            .timeout(long_poll + Duration::from_secs(15))
+            .build()
+            .map_err(|e| ChannelError::Invalid {
+                field: "client",
+                message: format!("the HTTP client cannot be built: {e}"),
+            })?;
+        Ok(MatrixChannel {
+            http,
+            base,
+            token: token.to_string(),
+            versions: SupportedVersions {
+                versions: [MatrixVersion::V1_1].into(),
+                features: Default::default(),
+            },
+            long_poll,
+            me: Mutex::new(None),
+            names: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn network(&self, what: &str, e: impl std::fmt::Display) -> ChannelError {
+        ChannelError::Network {
+            platform: PLATFORM,
+            message: scrub(&format!("{what}: {e}"), &self.token),
+        }
+    }
+
+    /// Sends one ruma request with the access token; its response, or the homeserver's error
+    /// (`errcode` and `error` of the standard error body).
+    async fn call<R>(&self, request: R) -> Result<R::IncomingResponse, ChannelError>
+    where
+        R: OutgoingRequest,
+        for<'a> R::Authentication: AuthScheme<Input<'a> = SendAccessToken<'a>>,
+        for<'a> R::PathBuilder: PathBuilder<Input<'a> = Cow<'a, SupportedVersions>>,
+    {
+        let what = R::PATH_BUILDER.select_path(Cow::Borrowed(&self.versions)).unwrap_or("?");
+        let request: http::Request<Vec<u8>> = request
+            .try_into_http_request(
+                &self.base,
+                SendAccessToken::Always(&self.token),
+                Cow::Borrowed(&self.versions),
+            )
+            .map_err(|e| self.network(what, e))?;
+        let request = reqwest::Request::try_from(request).map_err(|e| self.network(what, e))?;
+        let response = self
+            .http
+            .execute(request)
+            .await
+            .map_err(|e| self.network(what, e))?;
+        let status = response.status();
+        let body = response.bytes().await.map_err(|e| self.network(what, e))?;
+        if !status.is_success() {
+            let error: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let message = scrub(
+                &format!(
+                    "{what}: {} {} ({status})",
+                    error["errcode"].as_str().unwrap_or("M_UNKNOWN"),
+                    error["error"].as_str().unwrap_or_default()
+                ),
+                &self.token,
+            );
+            return Err(if status.as_u16() == 401 {
+                ChannelError::Unauthorized {
+                    platform: PLATFORM,
+                    message,
+                }
+            } else {
+                ChannelError::Api {
+                    platform: PLATFORM,
+                    message,
+                }
+            });
+        }
+        let response = http::Response::builder()
+            .status(status.as_u16())
+            .body(body.as_ref())
+            .map_err(|e| self.network(what, e))?;
+        R::IncomingResponse::try_from_http_response(response).map_err(|e| self.network(what, e))
+    }
+
+    async fn whoami(&self) -> Result<OwnedUserId, ChannelError> {
+        let me = self.call(whoami::v3::Request::new()).await?.user_id;
+        *self.me.lock().unwrap_or_else(PoisonError::into_inner) = Some(me.clone());
+        Ok(me)
+    }
+
+    fn name_of(&self, id: &str) -> Option<String> {
+        self.names
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned()
+    }
+
+    /// Remembers the names in a state event (a member's display name, a room's name).
+    fn learn(&self, room: &str, event: &AnySyncStateEvent) {
+        let mut names = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        match event {
+            AnySyncStateEvent::RoomMember(SyncStateEvent::Original(member)) => {
+                if let Some(name) = member.content.displayname.clone() {
+                    names.insert(member.state_key.to_string(), name);
+                }
+            }
+            AnySyncStateEvent::RoomName(SyncStateEvent::Original(name)) => {
+                names.insert(room.to_string(), name.content.name.clone());
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Poller for MatrixChannel {
+    /// The last `next_batch` (none: the first sync).
+    type Cursor = Option<String>;
+
+    /// One `/sync` from `since`: the text messages in it and the next batch token. Invited
+    /// rooms are joined (their messages come with a later sync).
+    async fn poll(
+        &self,
+        since: Option<String>,
+    ) -> Result<(Vec<Incoming>, Option<String>), ChannelError> {
+        let known = self.me.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let me = match known {
+            Some(me) => me,
+            None => self.whoami().await?,
+        };
+        let mut request = sync::Request::new();
+        request.timeout = since.as_ref().map(|_| self.long_poll);
+        request.since = since;
+        let response = self.call(request).await?;
+        for room in response.rooms.invite.into_keys() {
+            if let Err(e) = self.call(join_room_by_id::v3::Request::new(room.clone())).await {
+                tracing::warn!(room = %room, "joining a room the bot was invited to failed: {e}");
+            }
+        }
+        let mut out = Vec::new();
+        for (room, joined) in response.rooms.join {
+            let room_id = room.to_string();
+            if let sync::State::Before(state) | sync::State::After(state) = &joined.state {
+                for raw in &state.events {
+                    if let Ok(event) = raw.deserialize() {
+                        self.learn(&room_id, &event);
+                    }
+                }
+            }
+            let members = joined
+                .summary
+                .joined_member_count
+                .map(u64::from)
+                .unwrap_or(2);
+            for raw in &joined.timeline.events {
+                let Ok(event) = raw.deserialize() else {
+                    continue;
+                };
+                match event {
+                    AnySyncTimelineEvent::State(state) => self.learn(&room_id, &state),
+                    AnySyncTimelineEvent::MessageLike(AnySyncMessageLikeEvent::RoomMessage(
+                        SyncMessageLikeEvent::Original(message),
+                    )) if message.sender != me => {
+                        let MessageType::Text(text) = &message.content.msgtype else {
+                            continue;
+                        };
+                        let sender = message.sender.to_string();
+                        let sender_name = self
+                            .name_of(&sender)
+                            .unwrap_or_else(|| message.sender.localpart().to_string());
+                        let room_name = self.name_of(&room_id);
+                        let private = room_name.is_none() && members <= 2;
+                        out.push(Incoming {
+                            message_id: message.event_id.to_string(),
+                            conversation: room_id.clone(),
+                            conversation_name: room_name.unwrap_or_else(|| {
+                                if private {
+                                    sender_name.clone()
+                                } else {
+                                    format!("room {room_id}")
+                                }
+                            }),
+                            sender,
+                            sender_name,
+                            text: text.body.clone(),
+                            private,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok((out, Some(response.next_batch)))
+    }
+}
+
+#[async_trait]
+impl Channel for MatrixChannel {
+    fn platform(&self) -> ChannelPlatform {
+        ChannelPlatform::Matrix
+    }
+
+    fn limit(&self) -> MessageLimit {
+        MATRIX_LIMIT
+    }
+
+    async fn connect(&self) -> Result<BotIdentity, ChannelError> {
+        let me = self.whoami().await?;
+        Ok(BotIdentity {
+            id: me.to_string(),
+            name: me.to_string(),
+            username: Some(me.localpart().to_string()),
+        })
+    }
+
+    /// The first `/sync` of a stream has no `since`: it hands out the recent messages of the
+    /// joined rooms again (the runtime's inbox ids make that harmless); later ones go on from
+    /// the last `next_batch`, which acknowledges what was handed out before.
+    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Incoming, ChannelError>> {
+        stream_of(Polling::new(self))
+    }
+
+    async fn send_one(&self, conversation: &str, text: &str) -> Result<String, ChannelError> {
+        let room = OwnedRoomId::try_from(conversation).map_err(|_| ChannelError::Invalid {
+            field: "conversation",
+            message: format!("'{conversation}' is not a Matrix room id (!room:server)"),
+        })?;
+        let request = send_message_event::v3::Request::new(
+            room,
+            // Each attempt is a new transaction (a retry after a failure is a new message).
+            OwnedTransactionId::from(uuid::Uuid::new_v4().simple().to_string()),
+            &RoomMessageEventContent::text_plain(text),
+        )
+        .map_err(|e| self.network("building the message", e))?;
+        Ok(self.call(request).await?.event_id.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_homeserver_is_required_and_debug_never_shows_the_token() {
+        assert!(matches!(
+            MatrixChannel::new("syt_SECRET", None, 1),
+            Err(ChannelError::Invalid {
+                field: "base_url",
+                ..
+            })
+        ));
+        let account = MatrixChannel::new("syt_SECRET", Some("http://127.0.0.1:9"), 1);
+        let shown = format!("{account:?}");
+        assert!(!shown.contains("SECRET"), "{shown}");
+    }
+}

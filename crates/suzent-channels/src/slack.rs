@@ -1,0 +1,431 @@
+//! Slack through the Web API and Socket Mode (`slack-morphism`): `auth.test` (bot token) and
+//! `apps.connections.open` (app-level token) to connect; Socket Mode to receive (the WebSocket
+//! URL comes from `apps.connections.open`; `hello`, `events_api` envelopes with `message`
+//! events, each acknowledged with its `envelope_id` once the stream handed it on);
+//! `chat.postMessage` to send. Only plain messages from people are passed on.
+//!
+//! A Slack channel needs two tokens, stored together as one secret: the bot token
+//! (`xoxb-…`) and the app-level token (`xapp-…`, scope `connections:write`), separated by
+//! whitespace, in any order ([`SlackChannel::new`]).
+
+use crate::{
+    BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
+};
+use async_trait::async_trait;
+use crate::receive::{Receiver, stream_of};
+use futures::stream::BoxStream;
+use slack_morphism::errors::SlackClientError;
+use slack_morphism::prelude::*;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::mpsc;
+
+/// Slack's public Web API root.
+pub const SLACK_API: &str = "https://slack.com/api";
+/// Slack's recommended longest message: 4,000 characters (`chat.postMessage`, `text`: "we
+/// recommend keeping it under 4,000 characters"; longer text is truncated by Slack).
+pub const SLACK_LIMIT: MessageLimit = MessageLimit {
+    max: 4000,
+    unit: LengthUnit::Chars,
+};
+const PLATFORM: &str = "Slack";
+
+type Connector = SlackClientHyperConnector<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+>;
+type Client = SlackClient<Connector>;
+
+/// A Slack app in Socket Mode (its bot and app-level tokens). `Debug` never shows them.
+pub struct SlackChannel {
+    client: Arc<Client>,
+    bot: SlackApiToken,
+    app: SlackApiToken,
+    secrets: [String; 2],
+    base: String,
+    /// Display names by user id (`users.info`).
+    names: Mutex<HashMap<String, String>>,
+}
+
+impl std::fmt::Debug for SlackChannel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SlackChannel")
+            .field("api", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The bot token and the app-level token in `secret`.
+fn tokens(secret: &str) -> Result<(String, String), ChannelError> {
+    let mut bot = None;
+    let mut app = None;
+    for word in secret.split_whitespace() {
+        if word.starts_with("xoxb-") {
+            bot = Some(word.to_string());
+        } else if word.starts_with("xapp-") {
+            app = Some(word.to_string());
+        } else {
+            return Err(ChannelError::Invalid {
+                field: "token",
+                message: "a Slack channel takes a bot token (xoxb-…) and an app-level token \
+                          (xapp-…); another word was given"
+                    .into(),
+            });
+        }
+    }
+    match (bot, app) {
+        (Some(bot), Some(app)) => Ok((bot, app)),
+        (None, _) => Err(ChannelError::Invalid {
+            field: "token",
+            message: "the Slack bot token (xoxb-…, OAuth & Permissions) is missing".into(),
+        }),
+        (_, None) => Err(ChannelError::Invalid {
+            field: "token",
+            message: "the Slack app-level token (xapp-…, Basic Information → App-Level Tokens, \
+                      scope connections:write) is missing"
+                .into(),
+        }),
+    }
+}
+
+/// What `users.info` says a person is called.
+fn display_name(user: &SlackUser) -> Option<String> {
+    let profile = user.profile.as_ref();
+    [
+        profile.and_then(|p| p.display_name.clone()),
+        profile.and_then(|p| p.real_name.clone()),
+        user.real_name.clone(),
+        user.name.clone(),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|n| !n.trim().is_empty())
+}
+
+impl SlackChannel {
+    /// An app with `secret` (bot and app-level token, see the module docs) against the Web
+    /// API root `base_url` (default [`SLACK_API`]; Socket Mode's URL comes from
+    /// `apps.connections.open`).
+    ///
+    /// Errors: [`ChannelError::Invalid`] naming `token` (a token missing or not Slack's) or
+    /// `base_url` (not an http(s) URL).
+    pub fn new(secret: &str, base_url: Option<&str>) -> Result<SlackChannel, ChannelError> {
+        let (bot, app) = tokens(secret)?;
+        let base = base_url.unwrap_or(SLACK_API).trim_end_matches('/').to_string();
+        let url = url::Url::parse(&base)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
+            .ok_or_else(|| ChannelError::Invalid {
+                field: "base_url",
+                message: format!("'{base}' is not an http(s) URL"),
+            })?;
+        crate::discord::ensure_crypto_provider();
+        let builder = hyper_rustls::HttpsConnectorBuilder::new().with_webpki_roots();
+        // Plain HTTP only where the base URL asks for it (a server on loopback).
+        let https = if url.scheme() == "http" {
+            builder.https_or_http().enable_http1().build()
+        } else {
+            builder.https_only().enable_http1().enable_http2().build()
+        };
+        let connector = SlackClientHyperConnector::with_connector(https).with_slack_api_url(&base);
+        Ok(SlackChannel {
+            client: Arc::new(SlackClient::new(connector)),
+            bot: SlackApiToken::new(bot.clone().into()),
+            app: SlackApiToken::new(app.clone().into()),
+            secrets: [bot, app],
+            base,
+            names: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn scrub(&self, text: &str) -> String {
+        self.secrets
+            .iter()
+            .fold(text.to_string(), |text, secret| scrub(&text, secret))
+    }
+
+    fn error(&self, e: &SlackClientError) -> ChannelError {
+        let message = self.scrub(&e.to_string());
+        match e {
+            SlackClientError::ApiError(api)
+                if matches!(
+                    api.code.as_str(),
+                    "invalid_auth"
+                        | "not_authed"
+                        | "account_inactive"
+                        | "token_revoked"
+                        | "token_expired"
+                        | "not_allowed_token_type"
+                ) =>
+            {
+                ChannelError::Unauthorized {
+                    platform: PLATFORM,
+                    message,
+                }
+            }
+            SlackClientError::ApiError(_) | SlackClientError::RateLimitError(_) => {
+                ChannelError::Api {
+                    platform: PLATFORM,
+                    message,
+                }
+            }
+            _ => ChannelError::Network {
+                platform: PLATFORM,
+                message,
+            },
+        }
+    }
+
+    /// The display name of user `id` (asked once, then remembered; the id when Slack does
+    /// not say).
+    async fn name_of(&self, id: &str) -> String {
+        if let Some(name) = self
+            .names
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+        {
+            return name.clone();
+        }
+        let session = self.client.open_session(&self.bot);
+        let name = match session
+            .users_info(&SlackApiUsersInfoRequest::new(id.to_string().into()))
+            .await
+        {
+            Ok(info) => display_name(&info.user),
+            Err(e) => {
+                tracing::debug!("users.info {id} failed: {}", self.error(&e));
+                None
+            }
+        };
+        let name = name.unwrap_or_else(|| id.to_string());
+        self.names
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.to_string(), name.clone());
+        name
+    }
+
+    /// A plain message from a person as an [`Incoming`]; `None` for anything else (edits,
+    /// joins, bots, files without text).
+    async fn incoming(&self, event: SlackMessageEvent) -> Option<Incoming> {
+        if event.subtype.is_some() || event.sender.bot_id.is_some() {
+            return None;
+        }
+        let sender = event.sender.user?.to_string();
+        let text = event.content.and_then(|c| c.text)?;
+        if text.trim().is_empty() {
+            return None;
+        }
+        let conversation = event.origin.channel?.to_string();
+        let private = event
+            .origin
+            .channel_type
+            .as_ref()
+            .is_some_and(|t| t.0 == "im");
+        let sender_name = self.name_of(&sender).await;
+        Some(Incoming {
+            message_id: event.origin.ts.to_string(),
+            conversation_name: if private {
+                sender_name.clone()
+            } else {
+                format!("channel {conversation}")
+            },
+            conversation,
+            sender,
+            sender_name,
+            text,
+            private,
+        })
+    }
+}
+
+/// What the Socket Mode callback hands on: each push event, in order. The envelope is
+/// acknowledged when the send returns, that is when the stream has room for it.
+struct Forward(mpsc::Sender<SlackPushEventCallback>);
+
+async fn on_push(
+    event: SlackPushEventCallback,
+    _client: Arc<Client>,
+    states: SlackClientEventsUserState,
+) -> UserCallbackResult<()> {
+    let sender = states
+        .read()
+        .await
+        .get_user_state::<Forward>()
+        .map(|f| f.0.clone());
+    match sender {
+        Some(sender) => sender
+            .send(event)
+            .await
+            .map_err(|_| "the channel stopped receiving".into()),
+        None => Err("no receiver for Slack events".into()),
+    }
+}
+
+fn on_error(
+    err: Box<dyn std::error::Error + Send + Sync>,
+    _client: Arc<Client>,
+    _states: SlackClientEventsUserState,
+) -> HttpStatusCode {
+    // Not acknowledged: Slack delivers the envelope again.
+    tracing::warn!("a Slack event was not taken: {err}");
+    HttpStatusCode::INTERNAL_SERVER_ERROR
+}
+
+/// The Socket Mode listener of one stream; stopped when the stream is dropped.
+struct Listening {
+    listener: Arc<SlackClientSocketModeListener<Connector>>,
+    events: mpsc::Receiver<SlackPushEventCallback>,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let listener = Arc::clone(&self.listener);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { listener.shutdown().await });
+        }
+    }
+}
+
+struct SocketState {
+    channel: Arc<SlackChannel>,
+    listening: Option<Listening>,
+}
+
+impl SocketState {
+    async fn listen(&self) -> Result<Listening, ChannelError> {
+        let (sender, events) = mpsc::channel(1);
+        let environment = Arc::new(
+            SlackClientEventsListenerEnvironment::new(Arc::clone(&self.channel.client))
+                .with_error_handler(on_error)
+                .with_user_state(Forward(sender)),
+        );
+        let callbacks = SlackSocketModeListenerCallbacks::new().with_push_events(on_push);
+        let config = SlackClientSocketModeConfig::new()
+            .with_max_connections_count(1)
+            .with_initial_backoff_in_seconds(1);
+        let listener = Arc::new(SlackClientSocketModeListener::new(
+            &config,
+            environment,
+            callbacks,
+        ));
+        listener
+            .listen_for(&self.channel.app)
+            .await
+            .map_err(|e| self.channel.error(&e))?;
+        listener.start().await;
+        Ok(Listening { listener, events })
+    }
+
+}
+
+impl Receiver for SocketState {
+    async fn next(&mut self) -> Result<Incoming, ChannelError> {
+        loop {
+            let listening = match &mut self.listening {
+                Some(l) => l,
+                None => self.listening.insert(self.listen().await?),
+            };
+            let Some(push) = listening.events.recv().await else {
+                self.listening = None;
+                return Err(ChannelError::Network {
+                    platform: PLATFORM,
+                    message: "Socket Mode stopped".into(),
+                });
+            };
+            if let SlackEventCallbackBody::Message(event) = push.event
+                && let Some(incoming) = self.channel.incoming(event).await
+            {
+                return Ok(incoming);
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl Channel for SlackChannel {
+    fn platform(&self) -> ChannelPlatform {
+        ChannelPlatform::Slack
+    }
+
+    fn limit(&self) -> MessageLimit {
+        SLACK_LIMIT
+    }
+
+    async fn connect(&self) -> Result<BotIdentity, ChannelError> {
+        let me = self
+            .client
+            .open_session(&self.bot)
+            .auth_test()
+            .await
+            .map_err(|e| self.error(&e))?;
+        // The app-level token is checked too: Socket Mode needs it.
+        self.client
+            .open_session(&self.app)
+            .apps_connections_open(&SlackApiAppsConnectionOpenRequest::new())
+            .await
+            .map_err(|e| self.error(&e))?;
+        let name = me.user.clone().unwrap_or_else(|| me.user_id.to_string());
+        Ok(BotIdentity {
+            id: me.user_id.to_string(),
+            name: format!("{name} ({})", me.team),
+            username: me.user,
+        })
+    }
+
+    /// Slack delivers an envelope again when it was not acknowledged; one taken from the
+    /// stream was acknowledged, so a crash before it is handled loses it to the channel.
+    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Incoming, ChannelError>> {
+        stream_of(SocketState {
+            channel: self,
+            listening: None,
+        })
+    }
+
+    async fn send_one(&self, conversation: &str, text: &str) -> Result<String, ChannelError> {
+        if conversation.is_empty() || conversation.contains(char::is_whitespace) {
+            return Err(ChannelError::Invalid {
+                field: "conversation",
+                message: format!("'{conversation}' is not a Slack channel id"),
+            });
+        }
+        let request = SlackApiChatPostMessageRequest::new(
+            conversation.to_string().into(),
+            SlackMessageContent::new().with_text(text.to_string()),
+        );
+        let sent = self
+            .client
+            .open_session(&self.bot)
+            .chat_post_message(&request)
+            .await
+            .map_err(|e| self.error(&e))?;
+        Ok(sent.ts.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_secret_holds_both_tokens_in_any_order_and_a_missing_one_is_named() {
+        assert_eq!(
+            tokens("xapp-1-A  xoxb-2-B").ok(),
+            Some(("xoxb-2-B".to_string(), "xapp-1-A".to_string()))
+        );
+        let missing_app = tokens("xoxb-2-B").unwrap_err().to_string();
+        assert!(missing_app.contains("app-level token"), "{missing_app}");
+        let missing_bot = tokens("xapp-1-A").unwrap_err().to_string();
+        assert!(missing_bot.contains("bot token"), "{missing_bot}");
+        let other = tokens("xoxb-2-B hunter2").unwrap_err().to_string();
+        assert!(!other.contains("hunter2"), "{other}");
+    }
+
+    #[test]
+    fn debug_never_shows_the_tokens() {
+        let app = SlackChannel::new("xoxb-SECRET-1 xapp-SECRET-2", Some("http://127.0.0.1:9/api"));
+        let shown = format!("{app:?}");
+        assert!(!shown.contains("SECRET"), "{shown}");
+    }
+}

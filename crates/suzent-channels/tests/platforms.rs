@@ -1,0 +1,226 @@
+//! Each platform client against its test server on loopback (`suzent_tests`, the platform's
+//! documented wire format): connect, receive a person's message, send a long text in ordered
+//! parts within the platform's limit, and a refused token. The runtime's channel tests build
+//! conversations, allow-lists and replies on top of these.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use futures::StreamExt;
+use pretty_assertions::assert_eq;
+use std::sync::Arc;
+use std::time::Duration;
+use suzent_channels::{
+    Channel, ChannelError, DiscordChannel, Incoming, MatrixChannel, SlackChannel,
+};
+use suzent_tests::{Delivered, DiscordServer, MatrixServer, PlatformServer, SlackServer};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// The next message of `client`'s stream (within [`WAIT`]).
+async fn next_message(
+    incoming: &mut futures::stream::BoxStream<'static, Result<Incoming, ChannelError>>,
+) -> Incoming {
+    tokio::time::timeout(WAIT, incoming.next())
+        .await
+        .expect("a message within the wait")
+        .expect("the stream goes on")
+        .expect("a message, not an error")
+}
+
+/// A text of 9,000 characters in lines.
+fn long_text() -> String {
+    (0..900).map(|i| format!("line {i:04}\n")).collect()
+}
+
+/// `client` (built with the wrong secret `secret`) is refused, without the secret in the
+/// error.
+async fn is_refused(client: &dyn Channel, secret: &str) {
+    let refused = client.connect().await.unwrap_err();
+    assert!(
+        matches!(refused, ChannelError::Unauthorized { .. }),
+        "{refused:?}"
+    );
+    assert!(!refused.to_string().contains(secret), "{refused}");
+}
+
+async fn sends_in_ordered_parts(
+    client: &dyn Channel,
+    server: &impl PlatformServer,
+    conversation: &str,
+    limit: usize,
+) {
+    let before = server.delivered().len();
+    let text = long_text();
+    let ids = client.send(conversation, &text).await.unwrap();
+    let parts = 9000usize.div_ceil(limit);
+    assert_eq!(ids.len(), parts);
+    let sent = server.wait_delivered(before + parts, WAIT).await[before..].to_vec();
+    assert!(sent.iter().all(|m| m.conversation == conversation));
+    assert!(sent.iter().all(|m| m.text.chars().count() <= limit));
+    assert_eq!(sent.iter().map(|m| m.text.as_str()).collect::<String>(), text);
+}
+
+#[tokio::test]
+async fn discord_connects_receives_over_the_gateway_and_sends_in_2000_character_parts()
+-> anyhow::Result<()> {
+    let server = DiscordServer::start("DISCORD.TEST.TOKEN").await;
+    let client = Arc::new(DiscordChannel::new(
+        "DISCORD.TEST.TOKEN",
+        Some(&server.base_url()),
+    )?);
+    let me = client.connect().await?;
+    assert_eq!(me.name, "Suzent Test Bot");
+    let mut incoming = Arc::clone(&client).receive();
+    let dm = server.push_direct("4242", "Ada", "hello there");
+    let message = next_message(&mut incoming).await;
+    assert_eq!(
+        (
+            message.conversation.as_str(),
+            message.sender.as_str(),
+            message.sender_name.as_str(),
+            message.conversation_name.as_str(),
+            message.text.as_str(),
+            message.private
+        ),
+        (dm.as_str(), "4242", "Ada", "Ada", "hello there", true)
+    );
+    server.push_guild(1, 555, 4242, "Ada", "in the guild");
+    let message = next_message(&mut incoming).await;
+    assert_eq!(
+        (
+            message.conversation.as_str(),
+            message.conversation_name.as_str(),
+            message.private
+        ),
+        ("555", "channel 555", false)
+    );
+    // The session identified (op 2) once.
+    assert_eq!(server.opcodes().iter().filter(|op| **op == 2).count(), 1);
+    client.send_one(&dm, "hi Ada").await?;
+    assert_eq!(
+        server.wait_delivered(1, WAIT).await,
+        vec![Delivered {
+            conversation: dm.clone(),
+            text: "hi Ada".into()
+        }]
+    );
+    sends_in_ordered_parts(client.as_ref(), &server, &dm, 2000).await;
+    // While the stream is polled, heartbeats (op 1) go out and are answered: the session
+    // stays up (one Identify).
+    assert!(
+        tokio::time::timeout(Duration::from_millis(2500), incoming.next())
+            .await
+            .is_err()
+    );
+    let opcodes = server.opcodes();
+    assert!(opcodes.contains(&1), "{opcodes:?}");
+    assert_eq!(opcodes.iter().filter(|op| **op == 2).count(), 1);
+
+    is_refused(&DiscordChannel::new("WRONG.TOKEN", Some(&server.base_url()))?, "WRONG.TOKEN").await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn slack_connects_receives_over_socket_mode_acknowledges_and_sends_in_4000_character_parts()
+-> anyhow::Result<()> {
+    let server = SlackServer::start("xoxb-test-bot", "xapp-test-app").await;
+    let client = Arc::new(SlackChannel::new(
+        "xoxb-test-bot xapp-test-app",
+        Some(&server.base_url()),
+    )?);
+    let me = client.connect().await?;
+    assert_eq!(me.username.as_deref(), Some("suzent"));
+    let mut incoming = Arc::clone(&client).receive();
+    let dm = server.push_direct("U0ADA42", "Ada", "hello there");
+    let message = next_message(&mut incoming).await;
+    assert_eq!(
+        (
+            message.conversation.as_str(),
+            message.sender.as_str(),
+            message.sender_name.as_str(),
+            message.text.as_str(),
+            message.private
+        ),
+        (dm.as_str(), "U0ADA42", "Ada", "hello there", true)
+    );
+    server.push_channel("C0GENERAL", "U0ADA42", "Ada", "in a channel");
+    let message = next_message(&mut incoming).await;
+    assert_eq!(
+        (message.conversation.as_str(), message.private),
+        ("C0GENERAL", false)
+    );
+    // Both envelopes are acknowledged.
+    for _ in 0..100 {
+        if server.acked().len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(server.acked().len(), 2, "{:?}", server.acked());
+    sends_in_ordered_parts(client.as_ref(), &server, &dm, 4000).await;
+
+    is_refused(&SlackChannel::new("xoxb-wrong xapp-test-app", Some(&server.base_url()))?, "xoxb-wrong").await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn matrix_joins_the_invited_room_receives_by_long_polling_sync_and_sends()
+-> anyhow::Result<()> {
+    let server = MatrixServer::start("syt_test_token").await;
+    let client = Arc::new(MatrixChannel::new(
+        "syt_test_token",
+        Some(&server.base_url()),
+        2,
+    )?);
+    let me = client.connect().await?;
+    assert_eq!(me.id, "@suzent:suzent.test");
+    let mut incoming = Arc::clone(&client).receive();
+    let room = server.push_direct("@ada:suzent.test", "Ada", "hello there");
+    let message = next_message(&mut incoming).await;
+    assert_eq!(
+        (
+            message.conversation.as_str(),
+            message.sender.as_str(),
+            message.sender_name.as_str(),
+            message.conversation_name.as_str(),
+            message.text.as_str(),
+            message.private
+        ),
+        (
+            room.as_str(),
+            "@ada:suzent.test",
+            "Ada",
+            "Ada",
+            "hello there",
+            true
+        )
+    );
+    client.send_one(&room, "hi Ada").await?;
+    // The bot's own message comes back in the next sync and is not passed on.
+    server.push_in(
+        "!team:suzent.test",
+        Some("Team"),
+        "@bob:suzent.test",
+        "Bob",
+        "standup?",
+    );
+    let message = next_message(&mut incoming).await;
+    assert_eq!(
+        (
+            message.conversation.as_str(),
+            message.conversation_name.as_str(),
+            message.text.as_str()
+        ),
+        ("!team:suzent.test", "Team", "standup?")
+    );
+    assert!(server.long_polls() > 0);
+    let before = server.delivered().len();
+    let huge: String = "word ".repeat(14_000);
+    let ids = client.send(&room, &huge).await?;
+    assert_eq!(ids.len(), 3);
+    let sent = server.wait_delivered(before + 3, WAIT).await[before..].to_vec();
+    assert!(sent.iter().all(|m| m.text.len() <= 30_000));
+    assert_eq!(sent.iter().map(|m| m.text.as_str()).collect::<String>(), huge);
+
+    is_refused(&MatrixChannel::new("syt_wrong", Some(&server.base_url()), 2)?, "syt_wrong").await;
+    Ok(())
+}

@@ -1,0 +1,525 @@
+//! Channels on every platform beside Telegram (issue 20), each against its test server on
+//! loopback (`suzent_tests::{DiscordServer, SlackServer, MatrixServer}`, the platform's documented wire format), with
+//! the scripted model server, real SQLite and the durable inbox. The scenarios are written once
+//! and run per platform (`platform_tests!`); Telegram's own, and the platform-neutral approval
+//! flow of `social_message`, are in `channels.rs`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use pretty_assertions::assert_eq;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use suzent_core::{
+    Behavior, ChatMessage, Config, PermissionMode, RuleDestination, RuleDraft, RuleMatcher,
+    RunOutcome,
+};
+use suzent_runtime::provider::StaticKeys;
+use suzent_runtime::{
+    ChannelConfig, ChannelPlatform, ChannelProfile, ChannelRequestStatus, ChannelState, CreateChat,
+    Paths, REFUSAL_TEXT, RunOptions, Runtime, RuntimeOptions,
+};
+use suzent_tests::{
+    Delivered, DiscordServer, MatrixServer, PlatformServer, ScriptedServer, SlackServer, Turn,
+};
+use tempfile::TempDir;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A platform as the scenarios need it.
+struct Spec {
+    platform: ChannelPlatform,
+    /// What the keychain holds for the channel (for Slack both tokens).
+    secret: &'static str,
+    /// Distinctive parts of the secret that must appear nowhere.
+    secret_parts: &'static [&'static str],
+    /// A secret of the right shape that the server refuses.
+    wrong_secret: &'static str,
+    /// Ada's id on the platform (on the allow-list).
+    ada: &'static str,
+    /// Eve's id (not on it).
+    eve: &'static str,
+    /// The platform's message limit, in characters.
+    limit: usize,
+}
+
+/// A platform's test server, started for a spec.
+trait TestServer: PlatformServer + Sized {
+    fn start(spec: &Spec) -> impl Future<Output = Self> + Send;
+}
+
+const DISCORD: Spec = Spec {
+    platform: ChannelPlatform::Discord,
+    secret: "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.DISCORD-SECRET-ZI2xRm",
+    secret_parts: &["DISCORD-SECRET"],
+    wrong_secret: "MTk4.Cl2FMQ.WRONG-DISCORD-SECRET",
+    ada: "4242",
+    eve: "7777",
+    limit: 2000,
+};
+
+impl TestServer for DiscordServer {
+    async fn start(spec: &Spec) -> DiscordServer {
+        DiscordServer::start(spec.secret).await
+    }
+}
+
+const SLACK: Spec = Spec {
+    platform: ChannelPlatform::Slack,
+    secret: "xoxb-1111-2222-SLACK-BOT-SECRET xapp-1-A0SUZENT-3333-SLACK-APP-SECRET",
+    secret_parts: &["SLACK-BOT-SECRET", "SLACK-APP-SECRET"],
+    wrong_secret: "xoxb-1111-WRONG-SLACK-BOT xapp-1-A0SUZENT-WRONG-SLACK-APP",
+    ada: "U0ADA42",
+    eve: "U0EVE77",
+    limit: 4000,
+};
+
+impl TestServer for SlackServer {
+    async fn start(spec: &Spec) -> SlackServer {
+        let (bot, app) = spec.secret.split_once(' ').unwrap();
+        SlackServer::start(bot, app).await
+    }
+}
+
+const MATRIX: Spec = Spec {
+    platform: ChannelPlatform::Matrix,
+    secret: "syt_c3V6ZW50_MATRIX-SECRET-TOKEN_0a1b2c",
+    secret_parts: &["MATRIX-SECRET-TOKEN"],
+    wrong_secret: "syt_c3V6ZW50_WRONG-MATRIX-TOKEN_9z8y7x",
+    ada: "@ada:suzent.test",
+    eve: "@eve:suzent.test",
+    // 30,000 bytes of text: a 9,000-character reply is one event.
+    limit: 30_000,
+};
+
+impl TestServer for MatrixServer {
+    async fn start(spec: &Spec) -> MatrixServer {
+        MatrixServer::start(spec.secret).await
+    }
+}
+
+struct Harness<S> {
+    dir: TempDir,
+    ws: PathBuf,
+    server: S,
+    model: ScriptedServer,
+    runtime: Runtime,
+    name: &'static str,
+}
+
+async fn harness<S: TestServer>(spec: &Spec, turns: Vec<Turn>) -> Harness<S> {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("project");
+    std::fs::create_dir_all(&ws).unwrap();
+    let server = S::start(spec).await;
+    let model = ScriptedServer::start(turns).await;
+    let name = spec.platform.as_str();
+    let mut config = Config {
+        default_model: Some("openai/gpt-test".into()),
+        workspace: Some(ws.clone()),
+        tools: vec!["SocialMessageTool".into()],
+        channels: vec![ChannelConfig {
+            name: name.into(),
+            platform: spec.platform,
+            enabled: true,
+            allowed_users: vec![spec.ada.into()],
+            profile: ChannelProfile::Headless,
+            base_url: Some(server.base_url()),
+        }],
+        ..Config::default()
+    };
+    config.providers.openai.base_url = Some(model.openai_base());
+    let home = dir.path().join("home");
+    let runtime = Runtime::open(RuntimeOptions {
+        paths: Paths::under(&home),
+        keys: Arc::new(
+            StaticKeys::new()
+                .with("openai", "sk-test")
+                .with(&format!("channel:{name}"), spec.secret),
+        ),
+        config: Some(config),
+    })
+    .await
+    .unwrap();
+    // The settings file is written as the app would (channel settings, no token).
+    runtime
+        .channels()
+        .set_allowed_users(name, vec![spec.ada.into()])
+        .unwrap();
+    runtime.start_dispatcher();
+    runtime.start_channels();
+    let status = runtime.channels().wait_connected(name, WAIT).await.unwrap();
+    assert_eq!(status.state, ChannelState::Connected, "{status:?}");
+    Harness {
+        dir,
+        ws,
+        server,
+        model,
+        runtime,
+        name,
+    }
+}
+
+impl<S: TestServer> Harness<S> {
+    async fn transcript(&self, chat: &str) -> Vec<ChatMessage> {
+        self.runtime
+            .messages(chat)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| m.message)
+            .collect()
+    }
+}
+
+fn tool_results(transcript: &[ChatMessage]) -> Vec<(String, bool)> {
+    transcript
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::Tool {
+                content, is_error, ..
+            } => Some((content.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+async fn allowed_user_is_answered_in_the_same_conversation<S: TestServer>(
+    spec: &Spec,
+) -> anyhow::Result<()> {
+    let h: Harness<S> = harness(spec, vec![Turn::text("Hello Ada, how can I help?")]).await;
+    let conversation = h.server.push_direct(spec.ada, "Ada", "hello there");
+    let sent = h.server.wait_delivered(1, WAIT).await;
+    assert_eq!(
+        sent,
+        vec![Delivered {
+            conversation: conversation.clone(),
+            text: "Hello Ada, how can I help?".into()
+        }]
+    );
+    let conversations = h.runtime.channels().conversations().await?;
+    assert_eq!(conversations.len(), 1);
+    let c = &conversations[0];
+    assert_eq!(
+        (
+            c.channel.as_str(),
+            c.conversation.as_str(),
+            c.platform.as_str()
+        ),
+        (h.name, conversation.as_str(), spec.platform.as_str())
+    );
+    let chat = h.runtime.chat(&c.chat_id).await?;
+    assert_eq!(chat.title, format!("{} · Ada", spec.platform.label()));
+    match &h.transcript(&c.chat_id).await[0] {
+        ChatMessage::User { text, .. } => {
+            assert!(
+                text.contains(&format!("channel:{}:{}", h.name, spec.ada)),
+                "{text}"
+            );
+            assert!(text.ends_with("\nhello there"), "{text}");
+        }
+        other => panic!("expected the channel message, got {other:?}"),
+    }
+    // The next message of the conversation goes to the same chat.
+    h.model.push_turns(vec![Turn::text("Still here.")]);
+    h.server.push_direct(spec.ada, "Ada", "are you there?");
+    let sent = h.server.wait_delivered(2, WAIT).await;
+    assert_eq!(
+        sent[1],
+        Delivered {
+            conversation,
+            text: "Still here.".into()
+        }
+    );
+    assert_eq!(h.runtime.channels().conversations().await?.len(), 1);
+    assert_eq!(h.transcript(&c.chat_id).await.len(), 4);
+    Ok(())
+}
+
+async fn a_stranger_is_refused_once_and_recorded<S: TestServer>(
+    spec: &Spec,
+) -> anyhow::Result<()> {
+    let h: Harness<S> = harness(spec, vec![]).await;
+    let conversation = h.server.push_direct(spec.eve, "Eve", "run rm -rf / for me");
+    h.server.push_direct(spec.eve, "Eve", "please?");
+    let sent = h.server.wait_delivered(1, WAIT).await;
+    assert_eq!(
+        sent,
+        vec![Delivered {
+            conversation,
+            text: REFUSAL_TEXT.into()
+        }]
+    );
+    // Both messages are counted on one request, and still only one refusal went out.
+    let mut requests = Vec::new();
+    for _ in 0..500 {
+        requests = h.runtime.channels().requests(Some(h.name)).await?;
+        if requests.first().is_some_and(|r| r.messages == 2) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        (
+            requests[0].user_id.as_str(),
+            requests[0].name.as_str(),
+            requests[0].messages,
+            requests[0].status
+        ),
+        (spec.eve, "Eve", 2, ChannelRequestStatus::Pending)
+    );
+    assert_eq!(h.server.delivered().len(), 1);
+    assert!(h.runtime.list_chats().await?.is_empty());
+    assert!(h.runtime.inbox(None).await?.is_empty());
+    assert!(h.model.requests().is_empty());
+    Ok(())
+}
+
+async fn a_9000_character_reply_arrives_in_ordered_parts<S: TestServer>(
+    spec: &Spec,
+) -> anyhow::Result<()> {
+    let reply: String = (0..900).map(|i| format!("line {i:04}\n")).collect();
+    assert_eq!(reply.chars().count(), 9000);
+    let h: Harness<S> = harness(spec, vec![Turn::text(reply.clone())]).await;
+    let conversation = h.server.push_direct(spec.ada, "Ada", "write me a long list");
+    let parts = 9000usize.div_ceil(spec.limit);
+    let sent = h.server.wait_delivered(parts, WAIT).await;
+    assert_eq!(sent.len(), parts);
+    assert!(sent.iter().all(|m| m.conversation == conversation));
+    assert!(
+        sent.iter().all(|m| m.text.chars().count() <= spec.limit),
+        "{:?}",
+        sent.iter().map(|m| m.text.chars().count()).collect::<Vec<_>>()
+    );
+    let joined: String = sent.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(joined.trim_end(), reply.trim_end());
+    Ok(())
+}
+
+async fn social_message_lists_the_contact_and_sends_to_it<S: TestServer>(
+    spec: &Spec,
+) -> anyhow::Result<()> {
+    let h: Harness<S> = harness(spec, vec![Turn::text("Hi Ada.")]).await;
+    let conversation = h.server.push_direct(spec.ada, "Ada", "hello");
+    h.server.wait_delivered(1, WAIT).await;
+    let recipient = format!("{}:{conversation}", h.name);
+    h.model.push_turns(vec![
+        Turn::tool_call(
+            "c1",
+            "social_message",
+            r#"{"list_contacts": true, "query": "ada"}"#,
+        ),
+        Turn::tool_call(
+            "c2",
+            "social_message",
+            &serde_json::json!({"recipient": recipient, "message": "The build is green."})
+                .to_string(),
+        ),
+        Turn::text("Told her."),
+    ]);
+    // Sending asks in the default mode; a rule for this recipient allows it.
+    h.runtime
+        .add_rule(
+            RuleDraft {
+                tool: "social_message".into(),
+                behavior: Behavior::Allow,
+                matcher: RuleMatcher::Destination {
+                    pattern: recipient.clone(),
+                },
+                destination: RuleDestination::Global,
+                description: Some("Ada".into()),
+            },
+            None,
+        )
+        .await?;
+    let chat = h
+        .runtime
+        .create_chat(CreateChat {
+            workspace: Some(h.ws.clone()),
+            mode: Some(PermissionMode::Default),
+            tools: Some(vec!["SocialMessageTool".into()]),
+            ..CreateChat::default()
+        })
+        .await?
+        .id;
+    let summary = h
+        .runtime
+        .send_message(&chat, "tell Ada the build is green", RunOptions::default())
+        .await?;
+    assert_eq!(summary.outcome, RunOutcome::Completed, "{summary:?}");
+    assert!(summary.pending.is_empty());
+    let results = tool_results(&h.transcript(&chat).await);
+    assert_eq!(results.len(), 2, "{results:?}");
+    let page: serde_json::Value = serde_json::from_str(&results[0].0)?;
+    assert_eq!(
+        (
+            page["contacts"][0]["channel"].as_str(),
+            page["contacts"][0]["recipient"].as_str(),
+            page["contacts"][0]["name"].as_str(),
+            page["total"].as_u64()
+        ),
+        (Some(h.name), Some(recipient.as_str()), Some("Ada"), Some(1))
+    );
+    assert!(!results[1].1, "{results:?}");
+    let sent = h.server.wait_delivered(2, WAIT).await;
+    assert_eq!(
+        sent[1],
+        Delivered {
+            conversation,
+            text: "The build is green.".into()
+        }
+    );
+    Ok(())
+}
+
+/// The log file every test of this binary writes to from the first call on (the process-wide
+/// subscriber, at every level).
+fn log_file() -> &'static Path {
+    static LOG: OnceLock<PathBuf> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let dir = Box::leak(Box::new(tempfile::tempdir().unwrap()));
+        let path = dir.path().join("suzent.log");
+        let file = std::fs::File::create(&path).unwrap();
+        tracing_subscriber::fmt()
+            .with_writer(std::sync::Mutex::new(file))
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .try_init()
+            .expect("the only subscriber of this test binary");
+        path
+    })
+}
+
+async fn no_token_lands_in_the_database_logs_audit_events_or_settings<S: TestServer>(
+    spec: &Spec,
+) -> anyhow::Result<()> {
+    let log = log_file();
+    let h: Harness<S> = harness(
+        spec,
+        vec![
+            Turn::tool_call("c1", "social_message", r#"{"list_contacts": true}"#),
+            Turn::text("You are my only contact."),
+        ],
+    )
+    .await;
+    let mut events = h.runtime.subscribe();
+    h.server.push_direct(spec.eve, "Eve", "hi");
+    h.server.push_direct(spec.ada, "Ada", "who do you know?");
+    h.server.wait_delivered(2, WAIT).await;
+    let refused = h
+        .runtime
+        .channels()
+        .test_connection(spec.platform, Some(&h.server.base_url()), spec.wrong_secret)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(!refused.contains(spec.wrong_secret), "{refused}");
+    let mut seen_events = String::new();
+    while let Ok(event) = events.try_recv() {
+        seen_events.push_str(&serde_json::to_string(&event)?);
+    }
+    assert!(!seen_events.is_empty());
+    let views = serde_json::to_string(&h.runtime.channels().list())?;
+    h.runtime.audit_log().flush().await;
+    h.runtime.shutdown().await;
+
+    let mut files = vec![log.to_path_buf()];
+    files.extend(suzent_tests::files_under(&h.dir.path().join("home")));
+    let names: Vec<String> = files
+        .iter()
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    for expected in ["config.toml", "permission-audit.jsonl"] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
+    }
+    assert!(std::fs::metadata(log)?.len() > 0);
+    let mut texts: Vec<(String, String)> = vec![
+        ("events".into(), seen_events),
+        ("channel views".into(), views),
+    ];
+    for file in &files {
+        let bytes = std::fs::read(file)?;
+        texts.push((
+            file.display().to_string(),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        ));
+    }
+    for (what, text) in &texts {
+        for secret in std::iter::once(&spec.secret).chain(spec.secret_parts) {
+            assert!(!text.contains(secret), "the token is in {what}");
+        }
+    }
+    Ok(())
+}
+
+/// The scenarios for one platform: its module, server type and spec.
+macro_rules! platform_tests {
+    ($module:ident, $server:ty, $spec:expr) => {
+        mod $module {
+            use super::*;
+
+            #[tokio::test]
+            async fn a_message_from_an_allowed_user_is_answered_in_the_same_conversation()
+            -> anyhow::Result<()> {
+                allowed_user_is_answered_in_the_same_conversation::<$server>(&$spec).await
+            }
+
+            #[tokio::test]
+            async fn a_stranger_is_refused_once_politely_and_recorded_as_a_pending_request()
+            -> anyhow::Result<()> {
+                a_stranger_is_refused_once_and_recorded::<$server>(&$spec).await
+            }
+
+            #[tokio::test]
+            async fn a_9000_character_reply_arrives_in_ordered_parts_within_the_limit()
+            -> anyhow::Result<()> {
+                a_9000_character_reply_arrives_in_ordered_parts::<$server>(&$spec).await
+            }
+
+            #[tokio::test]
+            async fn social_message_lists_the_contact_and_sends_to_it_when_a_rule_allows()
+            -> anyhow::Result<()> {
+                social_message_lists_the_contact_and_sends_to_it::<$server>(&$spec).await
+            }
+
+            #[tokio::test]
+            async fn no_token_lands_in_the_database_logs_audit_events_or_settings_files()
+            -> anyhow::Result<()> {
+                no_token_lands_in_the_database_logs_audit_events_or_settings::<$server>(&$spec)
+                    .await
+            }
+        }
+    };
+}
+
+platform_tests!(discord, DiscordServer, DISCORD);
+platform_tests!(slack, SlackServer, SLACK);
+platform_tests!(matrix, MatrixServer, MATRIX);
+
+#[tokio::test]
+async fn a_reply_that_failed_midway_is_resumed_with_only_the_parts_not_yet_delivered()
+-> anyhow::Result<()> {
+    let reply: String = (0..900).map(|i| format!("line {i:04}\n")).collect();
+    let h: Harness<DiscordServer> = harness(&DISCORD, vec![Turn::text(reply.clone())]).await;
+    // Parts 1 and 2 of 5 go out, part 3 fails.
+    h.server.fail_create(3);
+    let conversation = h.server.push_direct(DISCORD.ada, "Ada", "write me a long list");
+    h.server.wait_delivered(2, WAIT).await;
+    let chat = h.runtime.channels().conversations().await?[0].chat_id.clone();
+    // The next flush (after Ada's next turn) sends parts 3 to 5, then the new reply.
+    h.model.push_turns(vec![Turn::text("Done now.")]);
+    h.server.push_direct(DISCORD.ada, "Ada", "did it all arrive?");
+    let sent = h.server.wait_delivered(6, WAIT).await;
+    let texts: Vec<&str> = sent.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts.len(), 6, "{texts:?}");
+    assert_eq!(texts[5], "Done now.");
+    let joined: String = texts[..5].concat();
+    assert_eq!(joined.trim_end(), reply.trim_end());
+    assert!(sent.iter().all(|m| m.conversation == conversation));
+    assert_eq!(h.transcript(&chat).await.len(), 4);
+    Ok(())
+}

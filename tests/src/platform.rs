@@ -1,0 +1,162 @@
+//! What the platform test servers share: the messages a bot sent ([`Outbox`], waited on by
+//! tests) and the [`PlatformServer`] view the platform-neutral channel tests drive.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// A message a bot sent, as any platform's test server records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivered {
+    /// The conversation it was sent to (a Discord channel id, a Slack channel id, a Matrix
+    /// room id).
+    pub conversation: String,
+    /// Its text.
+    pub text: String,
+}
+
+/// The messages a bot sent, in order, with a wait for more.
+#[derive(Debug)]
+pub struct Outbox<T> {
+    sent: Mutex<Vec<T>>,
+    changed: Notify,
+}
+
+impl<T> Default for Outbox<T> {
+    fn default() -> Self {
+        Outbox {
+            sent: Mutex::new(Vec::new()),
+            changed: Notify::new(),
+        }
+    }
+}
+
+impl<T: Clone> Outbox<T> {
+    /// Records one sent message; returns how many there are now.
+    pub fn push(&self, message: T) -> usize {
+        let n = {
+            let mut sent = self.sent.lock().unwrap_or_else(PoisonError::into_inner);
+            sent.push(message);
+            sent.len()
+        };
+        self.changed.notify_waiters();
+        n
+    }
+
+    /// Every message sent, in order.
+    pub fn all(&self) -> Vec<T> {
+        self.sent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Waits until at least `n` messages were sent (or `timeout` passed); returns them.
+    pub async fn wait(&self, n: usize, timeout: Duration) -> Vec<T> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.changed.notified();
+            let sent = self.all();
+            if sent.len() >= n || tokio::time::Instant::now() >= deadline {
+                return sent;
+            }
+            let _ = tokio::time::timeout_at(deadline, notified).await;
+        }
+    }
+}
+
+/// A messaging platform's test server as the platform-neutral channel tests see it.
+pub trait PlatformServer: Send + Sync + 'static {
+    /// The base URL to configure the channel with.
+    fn base_url(&self) -> String;
+
+    /// Person `user` (display name `name`) writes `text` to the bot in their one-to-one
+    /// conversation; returns that conversation's id (what replies must go to).
+    fn push_direct(&self, user: &str, name: &str, text: &str) -> String;
+
+    /// The messages the bot sent.
+    fn outbox(&self) -> &Outbox<Delivered>;
+
+    /// Every message the bot sent, in order.
+    fn delivered(&self) -> Vec<Delivered> {
+        self.outbox().all()
+    }
+
+    /// Waits until the bot sent at least `n` messages (or `timeout` passed); returns them.
+    fn wait_delivered(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> impl std::future::Future<Output = Vec<Delivered>> + Send {
+        self.outbox().wait(n, timeout)
+    }
+}
+
+/// The credential of an `Authorization: SCHEME CREDENTIAL` header (`Bot` for Discord,
+/// `Bearer` for Slack and Matrix).
+pub fn authorization<'a>(headers: &'a axum::http::HeaderMap, scheme: &str) -> Option<&'a str> {
+    headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix(scheme))
+        .and_then(|v| v.strip_prefix(' '))
+}
+
+/// What people sent that a server has not delivered to the bot yet (a gateway or socket
+/// session takes it when one is up).
+#[derive(Debug)]
+pub struct Inbound<T> {
+    queue: Mutex<Vec<T>>,
+    pushed: Notify,
+}
+
+impl<T> Default for Inbound<T> {
+    fn default() -> Self {
+        Inbound {
+            queue: Mutex::new(Vec::new()),
+            pushed: Notify::new(),
+        }
+    }
+}
+
+impl<T> Inbound<T> {
+    /// Queues one item and wakes the session.
+    pub fn push(&self, item: T) {
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(item);
+        self.pushed.notify_waiters();
+    }
+
+    /// Puts items back in front (a session ended before they were acknowledged).
+    pub fn put_back(&self, mut items: Vec<T>) {
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        items.append(&mut queue);
+        *queue = items;
+    }
+
+    /// Takes everything queued, in order.
+    pub fn take(&self) -> Vec<T> {
+        std::mem::take(&mut *self.queue.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// How many items wait.
+    pub fn len(&self) -> usize {
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Whether nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Resolves after the next push, or after a short while (a push that raced the
+    /// notification is then picked up).
+    pub async fn pushed(&self) {
+        let _ = tokio::time::timeout(Duration::from_millis(200), self.pushed.notified()).await;
+    }
+}

@@ -1,0 +1,376 @@
+//! A Slack server on loopback for tests, speaking the documented wire format
+//! (`https://api.slack.com/apis/socket-mode`, `https://api.slack.com/methods`): Web API methods
+//! under `/api/METHOD` with `Authorization: Bearer TOKEN`, answering `{"ok":true,...}` or
+//! `{"ok":false,"error":"..."}` (`auth.test` and `users.info` and `chat.postMessage` with the bot
+//! token, `apps.connections.open` with the app-level token, returning a `ws://` URL to this
+//! server); and Socket Mode over a WebSocket at `/link/`: a `hello`, then each message people
+//! send as an `events_api` envelope (an `event_callback` with a `message` event), which the app
+//! acknowledges with `{"envelope_id": ...}`. Envelopes not acknowledged when a connection ends
+//! are delivered again on the next one (with `retry_attempt` counted up), as Slack does.
+
+use crate::platform::{authorization, Delivered, Inbound, Outbox, PlatformServer};
+use axum::Router;
+use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The test app's bot user id.
+pub const SLACK_BOT_USER: &str = "U0SUZENTBOT";
+/// Slack's hard limit of `chat.postMessage` text (`msg_too_long` above it).
+const HARD_LIMIT: usize = 40_000;
+
+/// One envelope waiting for its acknowledgement.
+#[derive(Debug, Clone)]
+struct Envelope {
+    id: String,
+    event: Value,
+    attempt: u64,
+}
+
+struct Shared {
+    bot_token: String,
+    app_token: String,
+    addr: SocketAddr,
+    next: AtomicU64,
+    pending: Inbound<Envelope>,
+    sent: Outbox<Delivered>,
+    acked: Mutex<Vec<String>>,
+    names: Mutex<HashMap<String, String>>,
+    /// Web API methods called, in order.
+    methods: Mutex<Vec<String>>,
+}
+
+impl Shared {
+    fn next(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::SeqCst)
+    }
+
+}
+
+/// The Slack test server. It stops when dropped.
+pub struct SlackServer {
+    shared: Arc<Shared>,
+    task: tokio::task::AbortHandle,
+}
+
+impl Drop for SlackServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn failure(error: &str) -> Response {
+    // Slack answers errors with status 200 and `ok: false`.
+    axum::Json(json!({"ok": false, "error": error})).into_response()
+}
+
+fn ok(mut body: Value) -> Response {
+    body["ok"] = json!(true);
+    axum::Json(body).into_response()
+}
+
+impl SlackServer {
+    /// Starts on `127.0.0.1` and a free port; only `bot_token` (`xoxb-…`) and `app_token`
+    /// (`xapp-…`) are accepted, each for its own methods.
+    ///
+    /// # Panics
+    /// When no local port can be bound.
+    #[allow(clippy::expect_used)]
+    pub async fn start(bot_token: &str, app_token: &str) -> SlackServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local address");
+        let shared = Arc::new(Shared {
+            bot_token: bot_token.to_string(),
+            app_token: app_token.to_string(),
+            addr,
+            next: AtomicU64::new(1),
+            pending: Inbound::default(),
+            sent: Outbox::default(),
+            acked: Mutex::new(Vec::new()),
+            names: Mutex::new(HashMap::new()),
+            methods: Mutex::new(Vec::new()),
+        });
+        let app = Router::new()
+            .route("/api/{method}", any(method))
+            .route("/link/", get(link))
+            .with_state(Arc::clone(&shared));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        SlackServer {
+            shared,
+            task: task.abort_handle(),
+        }
+    }
+
+    /// A person writes `text` in channel `channel` (`C…`).
+    pub fn push_channel(&self, channel: &str, user: &str, name: &str, text: &str) {
+        self.push(channel, "channel", user, name, text);
+    }
+
+    fn push(&self, channel: &str, channel_type: &str, user: &str, name: &str, text: &str) {
+        self.shared
+            .names
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(user.to_string(), name.to_string());
+        let n = self.shared.next();
+        let ts = format!("1764637200.{n:06}");
+        let event = json!({
+            "token": "verification-token-unused",
+            "team_id": "T0SUZENT",
+            "api_app_id": "A0SUZENT",
+            "type": "event_callback",
+            "event_id": format!("Ev{n:08}"),
+            "event_time": 1_764_637_200u64,
+            "event": {
+                "type": "message",
+                "channel": channel,
+                "channel_type": channel_type,
+                "user": user,
+                "text": text,
+                "ts": ts,
+                "event_ts": ts,
+            },
+        });
+        self.shared.pending.push(Envelope {
+            id: format!("env-{n:08}"),
+            event,
+            attempt: 0,
+        });
+    }
+
+    /// The envelope ids the app acknowledged, in order.
+    pub fn acked(&self) -> Vec<String> {
+        self.shared
+            .acked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The Web API methods called, in order.
+    pub fn methods(&self) -> Vec<String> {
+        self.shared
+            .methods
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl PlatformServer for SlackServer {
+    fn base_url(&self) -> String {
+        format!("http://{}/api", self.shared.addr)
+    }
+
+    fn push_direct(&self, user: &str, name: &str, text: &str) -> String {
+        let channel = format!("D{}", user.trim_start_matches('U'));
+        self.push(&channel, "im", user, name, text);
+        channel
+    }
+
+    fn outbox(&self) -> &Outbox<Delivered> {
+        &self.shared.sent
+    }
+}
+
+/// The arguments of a Web API call: the query string, then a JSON or form body.
+fn arguments(query: &HashMap<String, String>, headers: &HeaderMap, body: &[u8]) -> Value {
+    let mut args = json!({});
+    for (k, v) in query {
+        args[k] = json!(v);
+    }
+    let json_body = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if json_body {
+        if let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(body) {
+            for (k, v) in fields {
+                args[k] = v;
+            }
+        }
+    } else {
+        for pair in String::from_utf8_lossy(body).split('&') {
+            if let Some((k, v)) = pair.split_once('=') {
+                args[k] = json!(v);
+            }
+        }
+    }
+    args
+}
+
+async fn method(
+    State(shared): State<Arc<Shared>>,
+    Path(name): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    shared
+        .methods
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(name.clone());
+    let token = authorization(&headers, "Bearer")
+        .unwrap_or_default()
+        .to_string();
+    let args = arguments(&query, &headers, &body);
+    let bot = token == shared.bot_token;
+    let app = token == shared.app_token;
+    if !bot && !app {
+        return failure(if token.is_empty() {
+            "not_authed"
+        } else {
+            "invalid_auth"
+        });
+    }
+    match name.as_str() {
+        "apps.connections.open" if app => ok(json!({
+            "url": format!("ws://{}/link/?ticket=t{}&app_id=A0SUZENT", shared.addr, shared.next())
+        })),
+        "auth.test" if bot => ok(json!({
+            "url": "https://suzent-test.slack.com/",
+            "team": "Suzent Test",
+            "user": "suzent",
+            "team_id": "T0SUZENT",
+            "user_id": SLACK_BOT_USER,
+            "bot_id": "B0SUZENT",
+            "is_enterprise_install": false
+        })),
+        "users.info" if bot => {
+            let user = args["user"].as_str().unwrap_or_default().to_string();
+            let name = shared
+                .names
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(&user)
+                .cloned();
+            match name {
+                Some(name) => ok(json!({"user": {
+                    "id": user,
+                    "team_id": "T0SUZENT",
+                    "name": name.to_lowercase(),
+                    "real_name": name,
+                    "profile": {"display_name": name, "real_name": name}
+                }})),
+                None => failure("user_not_found"),
+            }
+        }
+        "chat.postMessage" if bot => {
+            let channel = args["channel"].as_str().unwrap_or_default().to_string();
+            let text = args["text"].as_str().unwrap_or_default().to_string();
+            if channel.is_empty() {
+                return failure("channel_not_found");
+            }
+            if text.trim().is_empty() {
+                return failure("no_text");
+            }
+            if text.chars().count() > HARD_LIMIT {
+                return failure("msg_too_long");
+            }
+            let ts = format!("1764637300.{:06}", shared.next());
+            shared.sent.push(Delivered {
+                conversation: channel.clone(),
+                text: text.clone(),
+            });
+            ok(json!({
+                "channel": channel,
+                "ts": ts,
+                "message": {
+                    "type": "message", "text": text, "user": SLACK_BOT_USER,
+                    "bot_id": "B0SUZENT", "ts": ts
+                }
+            }))
+        }
+        "apps.connections.open" | "auth.test" | "users.info" | "chat.postMessage" => {
+            failure("not_allowed_token_type")
+        }
+        _ => failure("unknown_method"),
+    }
+}
+
+async fn link(
+    State(shared): State<Arc<Shared>>,
+    Query(query): Query<HashMap<String, String>>,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    if !query.contains_key("ticket") {
+        return failure("invalid_ticket");
+    }
+    upgrade.on_upgrade(move |socket| session(shared, socket))
+}
+
+fn text(payload: &Value) -> WsMessage {
+    WsMessage::Text(payload.to_string().into())
+}
+
+/// One Socket Mode connection: `hello`, then envelopes, until the app closes it.
+async fn session(shared: Arc<Shared>, mut socket: WebSocket) {
+    let hello = json!({
+        "type": "hello",
+        "num_connections": 1,
+        "debug_info": {"host": "applink-suzent-test", "approximate_connection_time": 18060},
+        "connection_info": {"app_id": "A0SUZENT"}
+    });
+    if socket.send(text(&hello)).await.is_err() {
+        return;
+    }
+    let mut in_flight: Vec<Envelope> = Vec::new();
+    loop {
+        for envelope in shared.pending.take() {
+            let frame = json!({
+                "envelope_id": envelope.id,
+                "type": "events_api",
+                "accepts_response_payload": false,
+                "retry_attempt": envelope.attempt,
+                "retry_reason": if envelope.attempt > 0 { "timeout" } else { "" },
+                "payload": envelope.event,
+            });
+            if socket.send(text(&frame)).await.is_err() {
+                break;
+            }
+            in_flight.push(envelope);
+        }
+        let received = tokio::select! {
+            r = socket.recv() => r,
+            () = shared.pending.pushed() => continue,
+        };
+        match received {
+            Some(Ok(WsMessage::Text(frame))) => {
+                let Ok(ack) = serde_json::from_str::<Value>(frame.as_str()) else {
+                    continue;
+                };
+                if let Some(id) = ack["envelope_id"].as_str() {
+                    in_flight.retain(|e| e.id != id);
+                    shared
+                        .acked
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(id.to_string());
+                }
+            }
+            Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => break,
+            Some(Ok(_)) => {}
+        }
+    }
+    // Not acknowledged: delivered again on the next connection.
+    let again = in_flight
+        .into_iter()
+        .map(|mut e| {
+            e.attempt += 1;
+            e
+        })
+        .collect();
+    shared.pending.put_back(again);
+}
