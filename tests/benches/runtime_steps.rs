@@ -1,7 +1,8 @@
 //! Runtime overhead per tool step: a 50-step scripted session (each step: one streamed model
 //! response with a `read_file` call, then the tool) against the local scripted server. The same
-//! 50 responses are then fetched with a bare HTTP client; overhead = median step wall time minus
-//! median bare request time (the server's share). The home has a `rules.toml` of nine rules.
+//! 50 responses are then fetched with a bare HTTP client sending the very request bodies the
+//! runtime sent; overhead = median step wall time minus median bare request time (the server's
+//! share, which grows with the body it reads). The home has a `rules.toml` of nine rules.
 //!
 //! Run: `cargo bench -p suzent-tests --bench runtime_steps`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -122,14 +123,24 @@ fn main() {
             prev = *s;
         }
 
-        // The server's share: the same responses fetched by a bare client.
+        // The server's share: the same responses fetched by a bare client that sends the very
+        // request bodies the runtime sent (the server reads each whole body, which grows with
+        // the transcript).
+        let sent = server.requests();
+        assert!(sent.len() > STEPS, "the server saw {} requests", sent.len());
         let bare = ScriptedServer::start(turns()).await;
         let client = reqwest::Client::new();
-        let body = json!({"model": "bench-model", "stream": true, "messages": [{"role": "user", "content": "x"}]});
         let mut server_times = Vec::new();
-        for _ in 0..STEPS {
+        for body in sent.iter().take(STEPS) {
+            let body = serde_json::to_vec(body).unwrap();
             let t = Instant::now();
-            let resp = client.post(format!("{}/chat/completions", bare.openai_base())).json(&body).send().await.unwrap();
+            let resp = client
+                .post(format!("{}/chat/completions", bare.openai_base()))
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
             let _ = resp.bytes().await.unwrap();
             server_times.push(t.elapsed());
         }
