@@ -158,7 +158,10 @@ pub fn status(app_exe: &Path) -> CliToolStatus {
         return status;
     };
     if cfg!(windows) {
-        let dir = cli.parent().map(|d| d.display().to_string()).unwrap_or_default();
+        let dir = cli
+            .parent()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
         status.installed = platform::user_path().is_ok_and(|path| path_contains(&path, &dir));
         status.target = Some(dir);
     } else {
@@ -340,7 +343,10 @@ mod platform {
         use windows_sys::Win32::UI::WindowsAndMessaging::{
             HWND_BROADCAST, SMTO_ABORTIFHUNG, SendMessageTimeoutW, WM_SETTINGCHANGE,
         };
-        let what: Vec<u16> = "Environment".encode_utf16().chain(std::iter::once(0)).collect();
+        let what: Vec<u16> = "Environment"
+            .encode_utf16()
+            .chain(std::iter::once(0))
+            .collect();
         let mut result: usize = 0;
         // SAFETY: `what` is a NUL-terminated UTF-16 string that outlives the call (the lParam
         // of WM_SETTINGCHANGE is read during the call only), and `result` is a valid out pointer.
@@ -401,11 +407,19 @@ mod tests {
     #[test]
     fn the_cli_is_looked_for_beside_the_app() {
         assert_eq!(
-            bundled_cli(Path::new("/Applications/Suzent.app/Contents/MacOS/suzent-desktop"), false),
-            Some(PathBuf::from("/Applications/Suzent.app/Contents/MacOS/suzent"))
+            bundled_cli(
+                Path::new("/Applications/Suzent.app/Contents/MacOS/suzent-desktop"),
+                false
+            ),
+            Some(PathBuf::from(
+                "/Applications/Suzent.app/Contents/MacOS/suzent"
+            ))
         );
         assert_eq!(
-            bundled_cli(Path::new("C:/Users/a/AppData/Local/Suzent/suzent-desktop.exe"), true),
+            bundled_cli(
+                Path::new("C:/Users/a/AppData/Local/Suzent/suzent-desktop.exe"),
+                true
+            ),
             Some(PathBuf::from("C:/Users/a/AppData/Local/Suzent/suzent.exe"))
         );
     }
@@ -466,10 +480,20 @@ mod tests {
             r"C:\Users\A\AppData\Local\Suzent\;C:\Tools",
             r#""C:\Users\a\AppData\Local\Suzent";C:\Tools"#,
         ] {
-            assert!(path_contains(path, r"C:\Users\a\AppData\Local\Suzent"), "{path}");
-            assert_eq!(path_with_dir(path, r"C:\Users\a\AppData\Local\Suzent"), None, "{path}");
+            assert!(
+                path_contains(path, r"C:\Users\a\AppData\Local\Suzent"),
+                "{path}"
+            );
+            assert_eq!(
+                path_with_dir(path, r"C:\Users\a\AppData\Local\Suzent"),
+                None,
+                "{path}"
+            );
         }
-        assert!(!path_contains(r"C:\Users\a\AppData\Local\Suzent2", r"C:\Users\a\AppData\Local\Suzent"));
+        assert!(!path_contains(
+            r"C:\Users\a\AppData\Local\Suzent2",
+            r"C:\Users\a\AppData\Local\Suzent"
+        ));
     }
 
     #[test]
@@ -477,8 +501,13 @@ mod tests {
         let status = status(Path::new("/usr/bin/suzent-desktop"));
         assert_eq!(status.supported, cfg!(any(target_os = "macos", windows)));
         if !status.supported {
-            assert_eq!(install(Path::new("/usr/bin/suzent-desktop")).map(|_| ()).unwrap_err().message,
-                "the installed packages put `suzent` on PATH on this system already");
+            assert_eq!(
+                install(Path::new("/usr/bin/suzent-desktop"))
+                    .map(|_| ())
+                    .unwrap_err()
+                    .message,
+                "the installed packages put `suzent` on PATH on this system already"
+            );
         }
     }
 }

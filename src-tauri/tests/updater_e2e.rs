@@ -375,7 +375,10 @@ fn an_appimage_installs_a_signed_newer_appimage_over_itself_and_restarts_into_it
         &signer.sign(&next, "Suzent_0.2.0_amd64.AppImage", "0.2.0"),
     );
     APP_ENV.lock().unwrap().extend([
-        ("SUZENT_UPDATER_TEST_PUBKEY".to_string(), signer.public_key()),
+        (
+            "SUZENT_UPDATER_TEST_PUBKEY".to_string(),
+            signer.public_key(),
+        ),
         // No FUSE here: the runtime unpacks the image to a temporary folder and runs it from there.
         ("APPIMAGE_EXTRACT_AND_RUN".to_string(), "1".to_string()),
         // ... into a folder of this test's, removed with it.
@@ -419,11 +422,14 @@ fn an_appimage_installs_a_signed_newer_appimage_over_itself_and_restarts_into_it
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
             loop {
                 let seen = d
-                    .js("const p = document.querySelector('[data-testid=update-progress]'); \
+                    .js(
+                        "const p = document.querySelector('[data-testid=update-progress]'); \
                          const s = document.querySelector('[data-testid=update-state]'); \
-                         return [p ? [p.value, p.max] : null, s ? s.textContent : ''];")
+                         return [p ? [p.value, p.max] : null, s ? s.textContent : ''];",
+                    )
                     .await?;
-                if let Some([value, max]) = seen[0].as_array().map(|a| [a[0].as_f64(), a[1].as_f64()])
+                if let Some([value, max]) =
+                    seen[0].as_array().map(|a| [a[0].as_f64(), a[1].as_f64()])
                     && let (Some(value), Some(max)) = (value, max)
                 {
                     if progress.is_empty() {
@@ -431,7 +437,11 @@ fn an_appimage_installs_a_signed_newer_appimage_over_itself_and_restarts_into_it
                     }
                     progress.push((value as u64, max as u64));
                 }
-                if seen[1].as_str().unwrap_or("").contains("downloaded and verified") {
+                if seen[1]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("downloaded and verified")
+                {
                     break;
                 }
                 if std::time::Instant::now() > deadline {
@@ -441,7 +451,9 @@ fn an_appimage_installs_a_signed_newer_appimage_over_itself_and_restarts_into_it
             }
             assert!(!progress.is_empty(), "no download progress was shown");
             assert!(
-                progress.iter().all(|(received, total)| *total == size && *received <= size)
+                progress
+                    .iter()
+                    .all(|(received, total)| *total == size && *received <= size)
                     && progress.iter().any(|(received, _)| *received < size),
                 "progress of {size} bytes: {progress:?}"
             );
@@ -454,7 +466,11 @@ fn an_appimage_installs_a_signed_newer_appimage_over_itself_and_restarts_into_it
                 "Suzent 0.2.0 is downloaded and verified; it is installed when Suzent restarts.",
             )
             .await?;
-            assert_eq!(std::fs::read(&installed)?, before, "installed before the restart");
+            assert_eq!(
+                std::fs::read(&installed)?,
+                before,
+                "installed before the restart"
+            );
             d.screenshot("ready-to-restart").await?;
 
             // Restart to update: the AppImage file is replaced and the new one starts. The
@@ -477,9 +493,15 @@ fn an_appimage_installs_a_signed_newer_appimage_over_itself_and_restarts_into_it
                 tokio::time::sleep(std::time::Duration::from_millis(200)).await;
             };
             let replaced = std::fs::read(&installed)?;
-            assert!(replaced == next, "the AppImage file was not replaced by the 0.2.0 one");
+            assert!(
+                replaced == next,
+                "the AppImage file was not replaced by the 0.2.0 one"
+            );
             use std::os::unix::fs::PermissionsExt;
-            assert_eq!(std::fs::metadata(&installed)?.permissions().mode() & 0o777, 0o755);
+            assert_eq!(
+                std::fs::metadata(&installed)?.permissions().mode() & 0o777,
+                0o755
+            );
             let (pid, exe) = restarted;
             assert_ne!(exe, first_exe, "the restarted app runs from the new image");
             let stamp = exe
@@ -510,17 +532,27 @@ fn an_appimage_installs_a_signed_newer_appimage_over_itself_and_restarts_into_it
                     .args(["-format", "%k", "info:"])
                     .output()
                     .ok()
-                    .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<u32>().ok())
+                    .and_then(|o| {
+                        String::from_utf8_lossy(&o.stdout)
+                            .trim()
+                            .parse::<u32>()
+                            .ok()
+                    })
                     .unwrap_or(0);
                 if colors > 8 {
                     break;
                 }
                 if std::time::Instant::now() > deadline {
-                    anyhow::bail!("the restarted app did not paint within 60 s ({})", shot.display());
+                    anyhow::bail!(
+                        "the restarted app did not paint within 60 s ({})",
+                        shot.display()
+                    );
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(500)).await;
             }
-            let _ = std::process::Command::new("kill").arg(pid.to_string()).status();
+            let _ = std::process::Command::new("kill")
+                .arg(pid.to_string())
+                .status();
             Ok(())
         })
     });

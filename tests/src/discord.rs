@@ -6,7 +6,7 @@
 //! Heartbeat (op 1) answered by Heartbeat ACK (op 11), and `MESSAGE_CREATE` dispatches of the
 //! messages tests push. A message pushed while no session is ready waits for the next one.
 
-use crate::platform::{authorization, Delivered, Inbound, Outbox, PlatformServer};
+use crate::platform::{Delivered, Inbound, Outbox, PlatformServer, authorization};
 use axum::Router;
 use axum::extract::ws::{CloseFrame, Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
@@ -136,8 +136,12 @@ impl DiscordServer {
         let listener = listener.into_std().expect("a std listener");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         std::thread::spawn(move || {
-            let _quiet = tracing::subscriber::set_default(tracing::subscriber::NoSubscriber::default());
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            let _quiet =
+                tracing::subscriber::set_default(tracing::subscriber::NoSubscriber::default());
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
                 return;
             };
             runtime.block_on(async move {
@@ -203,13 +207,7 @@ impl PlatformServer for DiscordServer {
         let user_id: u64 = user_id.parse().unwrap_or(1);
         let channel = DM_BASE + user_id;
         let id = self.shared.id();
-        self.push(message(
-            id,
-            channel,
-            None,
-            user(user_id, name, false),
-            text,
-        ));
+        self.push(message(id, channel, None, user(user_id, name, false), text));
         channel.to_string()
     }
 
@@ -256,7 +254,11 @@ async fn create_message(
     let args: Value = serde_json::from_slice(&body).unwrap_or_default();
     let content = args["content"].as_str().unwrap_or_default().to_string();
     if content.trim().is_empty() {
-        return error(StatusCode::BAD_REQUEST, 50006, "Cannot send an empty message");
+        return error(
+            StatusCode::BAD_REQUEST,
+            50006,
+            "Cannot send an empty message",
+        );
     }
     if content.chars().count() > 2000 {
         return error(
@@ -273,7 +275,11 @@ async fn create_message(
             .unwrap_or_else(PoisonError::into_inner);
         if *fail == Some(number) {
             *fail = None;
-            return error(StatusCode::INTERNAL_SERVER_ERROR, 0, "500: Internal Server Error");
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                0,
+                "500: Internal Server Error",
+            );
         }
     }
     let id = shared.id();
@@ -302,7 +308,8 @@ fn frame(payload: Value) -> WsMessage {
 /// One gateway session: Hello, Identify, Ready, then heartbeats and dispatches until the bot
 /// closes it.
 async fn session(shared: Arc<Shared>, mut socket: WebSocket) {
-    let hello = json!({"op": 10, "d": {"heartbeat_interval": HEARTBEAT_INTERVAL_MS}, "s": null, "t": null});
+    let hello =
+        json!({"op": 10, "d": {"heartbeat_interval": HEARTBEAT_INTERVAL_MS}, "s": null, "t": null});
     if socket.send(frame(hello)).await.is_err() {
         return;
     }

@@ -14,10 +14,10 @@ pub mod slack;
 pub mod telegram;
 mod wire;
 
-pub use scripted::{Chunking, HttpFailure, Item, RecordedRequest, Responder, ScriptedServer, Turn};
 pub use discord::DiscordServer;
 pub use matrix::MatrixServer;
 pub use platform::{Delivered, Inbound, Outbox, PlatformServer};
+pub use scripted::{Chunking, HttpFailure, Item, RecordedRequest, Responder, ScriptedServer, Turn};
 pub use slack::SlackServer;
 pub use telegram::{SentMessage, TelegramServer};
 

@@ -9,7 +9,7 @@
 //! /_matrix/client/v3/rooms/{roomId}/send/m.room.message/{txnId}` (idempotent per transaction
 //! id; an event above 65,536 bytes is `M_TOO_LARGE`).
 
-use crate::platform::{authorization, Delivered, Outbox, PlatformServer};
+use crate::platform::{Delivered, Outbox, PlatformServer, authorization};
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -87,7 +87,11 @@ impl Drop for MatrixServer {
 }
 
 fn error(status: StatusCode, errcode: &str, text: &str) -> Response {
-    (status, axum::Json(json!({"errcode": errcode, "error": text}))).into_response()
+    (
+        status,
+        axum::Json(json!({"errcode": errcode, "error": text})),
+    )
+        .into_response()
 }
 
 fn unknown_token() -> Response {
@@ -274,7 +278,13 @@ async fn sync(
         None => 0,
         Some(s) => match s.strip_prefix('s').and_then(|n| n.parse::<u64>().ok()) {
             Some(n) => n,
-            None => return error(StatusCode::BAD_REQUEST, "M_INVALID_PARAM", "bad since token"),
+            None => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "M_INVALID_PARAM",
+                    "bad since token",
+                );
+            }
         },
     };
     let timeout = query
@@ -347,10 +357,18 @@ async fn send(
         return unknown_token();
     }
     if kind != "m.room.message" {
-        return error(StatusCode::BAD_REQUEST, "M_UNRECOGNIZED", "only m.room.message");
+        return error(
+            StatusCode::BAD_REQUEST,
+            "M_UNRECOGNIZED",
+            "only m.room.message",
+        );
     }
     if body.len() > MAX_EVENT_BYTES {
-        return error(StatusCode::PAYLOAD_TOO_LARGE, "M_TOO_LARGE", "event too large");
+        return error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "M_TOO_LARGE",
+            "event too large",
+        );
     }
     let Ok(content) = serde_json::from_slice::<Value>(&body) else {
         return error(StatusCode::BAD_REQUEST, "M_NOT_JSON", "content is not JSON");

@@ -8,7 +8,7 @@
 //! acknowledges with `{"envelope_id": ...}`. Envelopes not acknowledged when a connection ends
 //! are delivered again on the next one (with `retry_attempt` counted up), as Slack does.
 
-use crate::platform::{authorization, Delivered, Inbound, Outbox, PlatformServer};
+use crate::platform::{Delivered, Inbound, Outbox, PlatformServer, authorization};
 use axum::Router;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
@@ -51,7 +51,6 @@ impl Shared {
     fn next(&self) -> u64 {
         self.next.fetch_add(1, Ordering::SeqCst)
     }
-
 }
 
 /// The Slack test server. It stops when dropped.

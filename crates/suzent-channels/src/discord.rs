@@ -3,19 +3,19 @@
 //! twilight-gateway's; `MESSAGE_CREATE` dispatches are passed on), REST
 //! `POST /channels/{id}/messages` to send. Only text messages from people are passed on.
 
+use crate::receive::{Receiver, stream_of};
 use crate::{
     BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
 };
 use async_trait::async_trait;
-use crate::receive::{Receiver, stream_of};
 use futures::stream::BoxStream;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use twilight_gateway::{
     CloseFrame, ConfigBuilder, Event, EventTypeFlags, Intents, Shard, ShardId, StreamExt as _,
 };
-use twilight_http::{Client, Response};
 use twilight_http::error::ErrorType;
+use twilight_http::{Client, Response};
 use twilight_model::channel::Message;
 use twilight_model::id::Id;
 

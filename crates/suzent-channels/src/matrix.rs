@@ -5,11 +5,11 @@
 //! /rooms/{roomId}/send/m.room.message/{txnId}` to send. Only `m.text` messages of people other
 //! than the bot are passed on. End-to-end encrypted rooms are not read (no keys here).
 
+use crate::receive::{Poller, Polling, stream_of};
 use crate::{
     BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
 };
 use async_trait::async_trait;
-use crate::receive::{Poller, Polling, stream_of};
 use futures::stream::BoxStream;
 use ruma::api::auth_scheme::{AuthScheme, SendAccessToken};
 use ruma::api::client::account::whoami;
@@ -133,7 +133,9 @@ impl MatrixChannel {
         for<'a> R::Authentication: AuthScheme<Input<'a> = SendAccessToken<'a>>,
         for<'a> R::PathBuilder: PathBuilder<Input<'a> = Cow<'a, SupportedVersions>>,
     {
-        let what = R::PATH_BUILDER.select_path(Cow::Borrowed(&self.versions)).unwrap_or("?");
+        let what = R::PATH_BUILDER
+            .select_path(Cow::Borrowed(&self.versions))
+            .unwrap_or("?");
         let request: http::Request<Vec<u8>> = request
             .try_into_http_request(
                 &self.base,
@@ -219,7 +221,11 @@ impl Poller for MatrixChannel {
         &self,
         since: Option<String>,
     ) -> Result<(Vec<Incoming>, Option<String>), ChannelError> {
-        let known = self.me.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let known = self
+            .me
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         let me = match known {
             Some(me) => me,
             None => self.whoami().await?,
@@ -229,7 +235,10 @@ impl Poller for MatrixChannel {
         request.since = since;
         let response = self.call(request).await?;
         for room in response.rooms.invite.into_keys() {
-            if let Err(e) = self.call(join_room_by_id::v3::Request::new(room.clone())).await {
+            if let Err(e) = self
+                .call(join_room_by_id::v3::Request::new(room.clone()))
+                .await
+            {
                 tracing::warn!(room = %room, "joining a room the bot was invited to failed: {e}");
             }
         }

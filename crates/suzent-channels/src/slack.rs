@@ -8,11 +8,11 @@
 //! (`xoxb-…`) and the app-level token (`xapp-…`, scope `connections:write`), separated by
 //! whitespace, in any order ([`SlackChannel::new`]).
 
+use crate::receive::{Receiver, stream_of};
 use crate::{
     BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
 };
 use async_trait::async_trait;
-use crate::receive::{Receiver, stream_of};
 use futures::stream::BoxStream;
 use slack_morphism::errors::SlackClientError;
 use slack_morphism::prelude::*;
@@ -110,7 +110,10 @@ impl SlackChannel {
     /// `base_url` (not an http(s) URL).
     pub fn new(secret: &str, base_url: Option<&str>) -> Result<SlackChannel, ChannelError> {
         let (bot, app) = tokens(secret)?;
-        let base = base_url.unwrap_or(SLACK_API).trim_end_matches('/').to_string();
+        let base = base_url
+            .unwrap_or(SLACK_API)
+            .trim_end_matches('/')
+            .to_string();
         let url = url::Url::parse(&base)
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
@@ -316,7 +319,6 @@ impl SocketState {
         listener.start().await;
         Ok(Listening { listener, events })
     }
-
 }
 
 impl Receiver for SocketState {
@@ -424,7 +426,10 @@ mod tests {
 
     #[test]
     fn debug_never_shows_the_tokens() {
-        let app = SlackChannel::new("xoxb-SECRET-1 xapp-SECRET-2", Some("http://127.0.0.1:9/api"));
+        let app = SlackChannel::new(
+            "xoxb-SECRET-1 xapp-SECRET-2",
+            Some("http://127.0.0.1:9/api"),
+        );
         let shown = format!("{app:?}");
         assert!(!shown.contains("SECRET"), "{shown}");
     }

@@ -1,11 +1,11 @@
 //! Telegram through the Bot API (`teloxide-core`): `getMe` to connect, `getUpdates` long
 //! polling to receive, `sendMessage` to send. Only text messages are passed on.
 
+use crate::receive::{Poller, Polling, stream_of};
 use crate::{
     BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
 };
 use async_trait::async_trait;
-use crate::receive::{Poller, Polling, stream_of};
 use futures::stream::BoxStream;
 use std::sync::Arc;
 use std::time::Duration;

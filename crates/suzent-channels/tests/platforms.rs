@@ -56,7 +56,10 @@ async fn sends_in_ordered_parts(
     let sent = server.wait_delivered(before + parts, WAIT).await[before..].to_vec();
     assert!(sent.iter().all(|m| m.conversation == conversation));
     assert!(sent.iter().all(|m| m.text.chars().count() <= limit));
-    assert_eq!(sent.iter().map(|m| m.text.as_str()).collect::<String>(), text);
+    assert_eq!(
+        sent.iter().map(|m| m.text.as_str()).collect::<String>(),
+        text
+    );
 }
 
 #[tokio::test]
@@ -115,7 +118,11 @@ async fn discord_connects_receives_over_the_gateway_and_sends_in_2000_character_
     assert!(opcodes.contains(&1), "{opcodes:?}");
     assert_eq!(opcodes.iter().filter(|op| **op == 2).count(), 1);
 
-    is_refused(&DiscordChannel::new("WRONG.TOKEN", Some(&server.base_url()))?, "WRONG.TOKEN").await;
+    is_refused(
+        &DiscordChannel::new("WRONG.TOKEN", Some(&server.base_url()))?,
+        "WRONG.TOKEN",
+    )
+    .await;
     Ok(())
 }
 
@@ -158,7 +165,11 @@ async fn slack_connects_receives_over_socket_mode_acknowledges_and_sends_in_4000
     assert_eq!(server.acked().len(), 2, "{:?}", server.acked());
     sends_in_ordered_parts(client.as_ref(), &server, &dm, 4000).await;
 
-    is_refused(&SlackChannel::new("xoxb-wrong xapp-test-app", Some(&server.base_url()))?, "xoxb-wrong").await;
+    is_refused(
+        &SlackChannel::new("xoxb-wrong xapp-test-app", Some(&server.base_url()))?,
+        "xoxb-wrong",
+    )
+    .await;
     Ok(())
 }
 
@@ -219,8 +230,15 @@ async fn matrix_joins_the_invited_room_receives_by_long_polling_sync_and_sends()
     assert_eq!(ids.len(), 3);
     let sent = server.wait_delivered(before + 3, WAIT).await[before..].to_vec();
     assert!(sent.iter().all(|m| m.text.len() <= 30_000));
-    assert_eq!(sent.iter().map(|m| m.text.as_str()).collect::<String>(), huge);
+    assert_eq!(
+        sent.iter().map(|m| m.text.as_str()).collect::<String>(),
+        huge
+    );
 
-    is_refused(&MatrixChannel::new("syt_wrong", Some(&server.base_url()), 2)?, "syt_wrong").await;
+    is_refused(
+        &MatrixChannel::new("syt_wrong", Some(&server.base_url()), 2)?,
+        "syt_wrong",
+    )
+    .await;
     Ok(())
 }

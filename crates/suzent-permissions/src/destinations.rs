@@ -633,9 +633,9 @@ fn is_matrix_recipient(s: &str) -> bool {
     let id = match s.split_once(':') {
         Some((channel, id))
             if !channel.is_empty()
-                && channel
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_')) =>
+                && channel.chars().all(|c| {
+                    c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_')
+                }) =>
         {
             id
         }
@@ -648,9 +648,7 @@ fn is_matrix_recipient(s: &str) -> bool {
         return false;
     };
     let host = match server.rsplit_once(':') {
-        Some((host, port)) if !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => {
-            host
-        }
+        Some((host, port)) if !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => host,
         _ => server,
     };
     !local.is_empty()

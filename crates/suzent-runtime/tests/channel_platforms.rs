@@ -236,9 +236,7 @@ async fn allowed_user_is_answered_in_the_same_conversation<S: TestServer>(
     Ok(())
 }
 
-async fn a_stranger_is_refused_once_and_recorded<S: TestServer>(
-    spec: &Spec,
-) -> anyhow::Result<()> {
+async fn a_stranger_is_refused_once_and_recorded<S: TestServer>(spec: &Spec) -> anyhow::Result<()> {
     let h: Harness<S> = harness(spec, vec![]).await;
     let conversation = h.server.push_direct(spec.eve, "Eve", "run rm -rf / for me");
     h.server.push_direct(spec.eve, "Eve", "please?");
@@ -282,7 +280,9 @@ async fn a_9000_character_reply_arrives_in_ordered_parts<S: TestServer>(
     let reply: String = (0..900).map(|i| format!("line {i:04}\n")).collect();
     assert_eq!(reply.chars().count(), 9000);
     let h: Harness<S> = harness(spec, vec![Turn::text(reply.clone())]).await;
-    let conversation = h.server.push_direct(spec.ada, "Ada", "write me a long list");
+    let conversation = h
+        .server
+        .push_direct(spec.ada, "Ada", "write me a long list");
     let parts = 9000usize.div_ceil(spec.limit);
     let sent = h.server.wait_delivered(parts, WAIT).await;
     assert_eq!(sent.len(), parts);
@@ -290,7 +290,9 @@ async fn a_9000_character_reply_arrives_in_ordered_parts<S: TestServer>(
     assert!(
         sent.iter().all(|m| m.text.chars().count() <= spec.limit),
         "{:?}",
-        sent.iter().map(|m| m.text.chars().count()).collect::<Vec<_>>()
+        sent.iter()
+            .map(|m| m.text.chars().count())
+            .collect::<Vec<_>>()
     );
     let joined: String = sent.iter().map(|m| m.text.as_str()).collect();
     assert_eq!(joined.trim_end(), reply.trim_end());
@@ -507,12 +509,17 @@ async fn a_reply_that_failed_midway_is_resumed_with_only_the_parts_not_yet_deliv
     let h: Harness<DiscordServer> = harness(&DISCORD, vec![Turn::text(reply.clone())]).await;
     // Parts 1 and 2 of 5 go out, part 3 fails.
     h.server.fail_create(3);
-    let conversation = h.server.push_direct(DISCORD.ada, "Ada", "write me a long list");
+    let conversation = h
+        .server
+        .push_direct(DISCORD.ada, "Ada", "write me a long list");
     h.server.wait_delivered(2, WAIT).await;
-    let chat = h.runtime.channels().conversations().await?[0].chat_id.clone();
+    let chat = h.runtime.channels().conversations().await?[0]
+        .chat_id
+        .clone();
     // The next flush (after Ada's next turn) sends parts 3 to 5, then the new reply.
     h.model.push_turns(vec![Turn::text("Done now.")]);
-    h.server.push_direct(DISCORD.ada, "Ada", "did it all arrive?");
+    h.server
+        .push_direct(DISCORD.ada, "Ada", "did it all arrive?");
     let sent = h.server.wait_delivered(6, WAIT).await;
     let texts: Vec<&str> = sent.iter().map(|m| m.text.as_str()).collect();
     assert_eq!(texts.len(), 6, "{texts:?}");

@@ -109,8 +109,7 @@ pub struct ChannelRequest {
     pub last_seen: DateTime<Utc>,
 }
 
-const CONVERSATION_COLUMNS: &str =
-    "channel, conversation, platform, chat_id, name, replied_seq, replied_parts, created_at, \
+const CONVERSATION_COLUMNS: &str = "channel, conversation, platform, chat_id, name, replied_seq, replied_parts, created_at, \
      last_seen";
 const REQUEST_COLUMNS: &str =
     "channel, user_id, name, conversation, status, messages, first_seen, last_seen";
@@ -127,11 +126,12 @@ fn row_to_conversation(row: &SqliteRow) -> Result<ChannelConversation, StoreErro
         platform: row.try_get("platform").db(read)?,
         name: row.try_get("name").db(read)?,
         replied_seq: row.try_get("replied_seq").db(read)?,
-        replied_parts: usize::try_from(row.try_get::<i64, _>("replied_parts").db(read)?)
-            .map_err(|e| StoreError::Corrupt {
+        replied_parts: usize::try_from(row.try_get::<i64, _>("replied_parts").db(read)?).map_err(
+            |e| StoreError::Corrupt {
                 what: what("replied_parts"),
                 message: e.to_string(),
-            })?,
+            },
+        )?,
         created_at: parse_ts(&created, || what("created_at"))?,
         last_seen: parse_ts(&seen, || what("last_seen"))?,
         chat_id,

@@ -110,7 +110,8 @@ impl Channels {
                             "sending a reply failed: {e}"
                         );
                         if let ChannelError::Partial { sent, .. } = e
-                            && let Err(e) = self.store.set_channel_replied_parts(chat_id, sent).await
+                            && let Err(e) =
+                                self.store.set_channel_replied_parts(chat_id, sent).await
                         {
                             tracing::warn!(chat = %chat_id, "recording the parts sent failed: {e}");
                         }
