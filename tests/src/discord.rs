@@ -1,12 +1,16 @@
 //! A Discord server on loopback for tests, speaking the documented wire format
 //! (`https://discord.com/developers/docs`): REST under `/api/v10` with `Authorization: Bot
-//! TOKEN` (`GET /users/@me`, `GET /gateway/bot`, `POST /channels/{id}/messages`, errors as
-//! `{"code","message"}`), and the JSON gateway over a WebSocket at `/`: Hello (op 10) with a
+//! TOKEN` (`GET /users/@me`, `GET /gateway/bot`, `POST /channels/{id}/messages` with a JSON
+//! body, or `multipart/form-data` with `payload_json` and the files as `files[n]`; above the
+//! limit a test sets, `413` with code 40005; errors as `{"code","message"}`), and the JSON gateway over a WebSocket at `/`: Hello (op 10) with a
 //! `heartbeat_interval`, Identify (op 2; a wrong token closes with 4004), Ready (op 0 `READY`),
 //! Heartbeat (op 1) answered by Heartbeat ACK (op 11), and `MESSAGE_CREATE` dispatches of the
 //! messages tests push. A message pushed while no session is ready waits for the next one.
 
-use crate::platform::{Delivered, Inbound, Outbox, PlatformServer, authorization};
+use crate::platform::{
+    Delivered, Inbound, Outbox, PlatformServer, UploadLimit, Uploaded, authorization,
+    multipart_parts,
+};
 use axum::Router;
 use axum::extract::ws::{CloseFrame, Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
@@ -33,6 +37,8 @@ struct Shared {
     /// `MESSAGE_CREATE` payloads not dispatched yet.
     pending: Inbound<Value>,
     sent: Outbox<Delivered>,
+    uploads: Outbox<Uploaded>,
+    upload_limit: UploadLimit,
     /// Opcodes received from the bot, in order.
     opcodes: Mutex<Vec<u64>>,
     /// `POST /channels/{id}/messages` calls so far, and the number of the one to fail.
@@ -120,6 +126,8 @@ impl DiscordServer {
             next_id: AtomicU64::new(1_000_000_000_000_000_000),
             pending: Inbound::default(),
             sent: Outbox::default(),
+            uploads: Outbox::default(),
+            upload_limit: UploadLimit::default(),
             opcodes: Mutex::new(Vec::new()),
             creates: AtomicU64::new(0),
             fail_create: Mutex::new(None),
@@ -214,6 +222,14 @@ impl PlatformServer for DiscordServer {
     fn outbox(&self) -> &Outbox<Delivered> {
         &self.shared.sent
     }
+
+    fn uploads(&self) -> &Outbox<Uploaded> {
+        &self.shared.uploads
+    }
+
+    fn limit_uploads(&self, bytes: usize) {
+        self.shared.upload_limit.set(bytes);
+    }
 }
 
 async fn current_user(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
@@ -251,8 +267,32 @@ async fn create_message(
     let Ok(channel_id) = channel.parse::<u64>() else {
         return error(StatusCode::NOT_FOUND, 10003, "Unknown Channel");
     };
-    let args: Value = serde_json::from_slice(&body).unwrap_or_default();
+    let content_type = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let (args, files) = if content_type.starts_with("multipart/form-data") {
+        let Some(parts) = multipart_parts(&content_type, body).await else {
+            return error(StatusCode::BAD_REQUEST, 50109, "The request body contains invalid JSON.");
+        };
+        let mut args = Value::Null;
+        let mut files = Vec::new();
+        for (name, file_name, mime, data) in parts {
+            if name == "payload_json" {
+                args = serde_json::from_slice(&data).unwrap_or_default();
+            } else if name.starts_with("files[") {
+                files.push((name, file_name.unwrap_or_default(), mime, data));
+            }
+        }
+        (args, files)
+    } else {
+        (serde_json::from_slice(&body).unwrap_or_default(), Vec::new())
+    };
     let content = args["content"].as_str().unwrap_or_default().to_string();
+    if !files.is_empty() {
+        return attach(&shared, channel, channel_id, &content, files);
+    }
     if content.trim().is_empty() {
         return error(
             StatusCode::BAD_REQUEST,
@@ -295,6 +335,55 @@ async fn create_message(
         &content,
     ))
     .into_response()
+}
+
+/// A message with files (and perhaps text): recorded as uploads.
+fn attach(
+    shared: &Shared,
+    channel: String,
+    channel_id: u64,
+    content: &str,
+    files: Vec<(String, String, String, Vec<u8>)>,
+) -> Response {
+    if files
+        .iter()
+        .any(|(_, _, _, data)| shared.upload_limit.exceeded(data.len()))
+    {
+        return error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            40005,
+            "Request entity too large",
+        );
+    }
+    let id = shared.id();
+    let mut attachments = Vec::new();
+    for (field, file_name, mime, data) in files {
+        attachments.push(json!({
+            "id": shared.id().to_string(),
+            "filename": file_name,
+            "size": data.len(),
+            "url": format!("https://cdn.discordapp.invalid/{id}/{file_name}"),
+            "proxy_url": format!("https://media.discordapp.invalid/{id}/{file_name}"),
+            "content_type": mime,
+        }));
+        shared.uploads.push(Uploaded {
+            conversation: channel.clone(),
+            file_name,
+            mime_type: mime,
+            bytes: data,
+            after_texts: shared.sent.len(),
+            method: field,
+        });
+    }
+    let mut sent = message(
+        id,
+        channel_id,
+        None,
+        user(DISCORD_BOT_ID, "Suzent Test Bot", true),
+        content,
+    );
+    sent["attachments"] = json!(attachments);
+    axum::Json(sent).into_response()
 }
 
 async fn gateway(State(shared): State<Arc<Shared>>, upgrade: WebSocketUpgrade) -> Response {

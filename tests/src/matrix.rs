@@ -7,9 +7,12 @@
 //! is invited to come under `rooms.invite`, joined rooms under `rooms.join` with their
 //! timeline and member state); `POST /_matrix/client/v3/rooms/{roomId}/join`; `PUT
 //! /_matrix/client/v3/rooms/{roomId}/send/m.room.message/{txnId}` (idempotent per transaction
-//! id; an event above 65,536 bytes is `M_TOO_LARGE`).
+//! id; an event above 65,536 bytes is `M_TOO_LARGE`); and `POST /_matrix/media/v3/upload`
+//! (the raw bytes with their `Content-Type`, `filename` in the query; answers the
+//! `content_uri`; above the limit a test sets, `413 M_TOO_LARGE`). An `m.audio` message naming
+//! an uploaded `mxc://` URI is recorded as an upload of that file to the room.
 
-use crate::platform::{Delivered, Outbox, PlatformServer, authorization};
+use crate::platform::{Delivered, Outbox, PlatformServer, UploadLimit, Uploaded, authorization};
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -46,6 +49,8 @@ struct Inner {
     txns: HashMap<(String, String), String>,
     /// Whether the bot's token was used with a `since` it was given (long polling).
     long_polls: usize,
+    /// The media repository: `mxc://` URI to (file name, content type, bytes).
+    media: HashMap<String, (String, String, Vec<u8>)>,
 }
 
 impl Inner {
@@ -61,6 +66,8 @@ struct Shared {
     inner: Mutex<Inner>,
     changed: Notify,
     sent: Outbox<Delivered>,
+    uploads: Outbox<Uploaded>,
+    upload_limit: UploadLimit,
 }
 
 impl Shared {
@@ -137,6 +144,8 @@ impl MatrixServer {
             inner: Mutex::new(Inner::default()),
             changed: Notify::new(),
             sent: Outbox::default(),
+            uploads: Outbox::default(),
+            upload_limit: UploadLimit::default(),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -150,6 +159,7 @@ impl MatrixServer {
                 "/_matrix/client/v3/rooms/{room}/send/{kind}/{txn}",
                 put(send),
             )
+            .route("/_matrix/media/v3/upload", post(upload))
             .with_state(Arc::clone(&shared));
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -206,6 +216,48 @@ impl PlatformServer for MatrixServer {
     fn outbox(&self) -> &Outbox<Delivered> {
         &self.shared.sent
     }
+
+    fn uploads(&self) -> &Outbox<Uploaded> {
+        &self.shared.uploads
+    }
+
+    fn limit_uploads(&self, bytes: usize) {
+        self.shared.upload_limit.set(bytes);
+    }
+}
+
+/// `POST /_matrix/media/v3/upload`: stores the bytes, answers their `mxc://` URI.
+async fn upload(
+    State(shared): State<Arc<Shared>>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    if !shared.authorized(&headers) {
+        return unknown_token();
+    }
+    if shared.upload_limit.exceeded(body.len()) {
+        return error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "M_TOO_LARGE",
+            "Cannot upload files larger than the limit",
+        );
+    }
+    let content_type = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/octet-stream")
+        .to_string();
+    let name = query.get("filename").cloned().unwrap_or_default();
+    let uri = {
+        let mut inner = shared.lock();
+        let uri = format!("mxc://{MATRIX_SERVER}/media{}", inner.media.len() + 1);
+        inner
+            .media
+            .insert(uri.clone(), (name, content_type, body.to_vec()));
+        uri
+    };
+    axum::Json(json!({"content_uri": uri})).into_response()
 }
 
 async fn whoami(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
@@ -374,6 +426,26 @@ async fn send(
         return error(StatusCode::BAD_REQUEST, "M_NOT_JSON", "content is not JSON");
     };
     let text = content["body"].as_str().unwrap_or_default().to_string();
+    let audio = if content["msgtype"] == "m.audio" {
+        let uri = content["url"].as_str().unwrap_or_default();
+        let Some((_, media_type, bytes)) = shared.lock().media.get(uri).cloned() else {
+            return error(StatusCode::BAD_REQUEST, "M_INVALID_PARAM", "unknown media");
+        };
+        let declared = content["info"]["mimetype"]
+            .as_str()
+            .unwrap_or(&media_type)
+            .to_string();
+        Some(Uploaded {
+            conversation: room.clone(),
+            file_name: text.clone(),
+            mime_type: declared,
+            bytes,
+            after_texts: shared.sent.len(),
+            method: "m.audio".into(),
+        })
+    } else {
+        None
+    };
     let event_id = {
         let mut inner = shared.lock();
         if let Some(id) = inner.txns.get(&(room.clone(), txn.clone())) {
@@ -393,10 +465,17 @@ async fn send(
         inner.txns.insert((room.clone(), txn), id.clone());
         id
     };
-    shared.sent.push(Delivered {
-        conversation: room,
-        text,
-    });
+    match audio {
+        Some(upload) => {
+            shared.uploads.push(upload);
+        }
+        None => {
+            shared.sent.push(Delivered {
+                conversation: room,
+                text,
+            });
+        }
+    }
     shared.changed.notify_waiters();
     axum::Json(json!({"event_id": event_id})).into_response()
 }

@@ -1,5 +1,5 @@
-//! What the platform test servers share: the messages a bot sent ([`Outbox`], waited on by
-//! tests) and the [`PlatformServer`] view the platform-neutral channel tests drive.
+//! What the platform test servers share: the messages and files a bot sent ([`Outbox`], waited
+//! on by tests) and the [`PlatformServer`] view the platform-neutral channel tests drive.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -13,6 +13,25 @@ pub struct Delivered {
     pub conversation: String,
     /// Its text.
     pub text: String,
+}
+
+/// A file a bot uploaded to a conversation, as any platform's test server records it once
+/// the platform would show it there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uploaded {
+    /// The conversation it was shared in.
+    pub conversation: String,
+    /// The file name the upload gave.
+    pub file_name: String,
+    /// The MIME type the upload declared (empty when it declared none).
+    pub mime_type: String,
+    /// The bytes that arrived.
+    pub bytes: Vec<u8>,
+    /// How many text messages the bot had sent before it (so tests can check the order).
+    pub after_texts: usize,
+    /// How it was sent: the platform's method (`sendDocument`, `files[0]`,
+    /// `files.completeUploadExternal`, `m.audio`).
+    pub method: String,
 }
 
 /// The messages a bot sent, in order, with a wait for more.
@@ -41,6 +60,16 @@ impl<T: Clone> Outbox<T> {
         };
         self.changed.notify_waiters();
         n
+    }
+
+    /// How many messages were sent.
+    pub fn len(&self) -> usize {
+        self.sent.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Whether none was sent.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Every message sent, in order.
@@ -77,9 +106,25 @@ pub trait PlatformServer: Send + Sync + 'static {
     /// The messages the bot sent.
     fn outbox(&self) -> &Outbox<Delivered>;
 
+    /// The files the bot uploaded to conversations.
+    fn uploads(&self) -> &Outbox<Uploaded>;
+
+    /// From now on, uploads larger than `bytes` are refused with the platform's own answer
+    /// for a file that is too large.
+    fn limit_uploads(&self, bytes: usize);
+
     /// Every message the bot sent, in order.
     fn delivered(&self) -> Vec<Delivered> {
         self.outbox().all()
+    }
+
+    /// Waits until the bot uploaded at least `n` files (or `timeout` passed); returns them.
+    fn wait_uploaded(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> impl std::future::Future<Output = Vec<Uploaded>> + Send {
+        self.uploads().wait(n, timeout)
     }
 
     /// Waits until the bot sent at least `n` messages (or `timeout` passed); returns them.
@@ -159,4 +204,45 @@ impl<T> Inbound<T> {
     pub async fn pushed(&self) {
         let _ = tokio::time::timeout(Duration::from_millis(200), self.pushed.notified()).await;
     }
+}
+
+/// A limit on upload sizes that a test sets (none until then).
+#[derive(Debug, Default)]
+pub struct UploadLimit(std::sync::atomic::AtomicUsize);
+
+impl UploadLimit {
+    /// Sets the limit.
+    pub fn set(&self, bytes: usize) {
+        self.0.store(bytes, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether `len` bytes are above the limit.
+    pub fn exceeded(&self, len: usize) -> bool {
+        let limit = self.0.load(std::sync::atomic::Ordering::SeqCst);
+        limit > 0 && len > limit
+    }
+}
+
+/// The file parts of a `multipart/form-data` body (`content_type` is the request's header):
+/// each part's field name, file name (when it has one), declared MIME type (empty when none)
+/// and bytes; plain fields come with no file name. `None` when the body is not multipart.
+pub async fn multipart_parts(
+    content_type: &str,
+    body: bytes::Bytes,
+) -> Option<Vec<(String, Option<String>, String, Vec<u8>)>> {
+    let boundary = multer::parse_boundary(content_type).ok()?;
+    let stream = futures::stream::once(async move { Ok::<_, std::io::Error>(body) });
+    let mut form = multer::Multipart::new(stream, boundary);
+    let mut parts = Vec::new();
+    while let Ok(Some(field)) = form.next_field().await {
+        let name = field.name().unwrap_or_default().to_string();
+        let file_name = field.file_name().map(str::to_string);
+        let mime = field
+            .content_type()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let data = field.bytes().await.ok()?;
+        parts.push((name, file_name, mime, data.to_vec()));
+    }
+    Some(parts)
 }

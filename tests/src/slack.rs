@@ -7,14 +7,20 @@
 //! send as an `events_api` envelope (an `event_callback` with a `message` event), which the app
 //! acknowledges with `{"envelope_id": ...}`. Envelopes not acknowledged when a connection ends
 //! are delivered again on the next one (with `retry_attempt` counted up), as Slack does.
+//! Files go as Slack's current upload flow has them: `files.getUploadURLExternal` (`filename`,
+//! `length`; above the limit a test sets, `file_upload_size_restricted`) answers an upload URL
+//! on this server and a file id, a `POST` of the bytes to that URL answers `OK - <length>`,
+//! and `files.completeUploadExternal` (`files`, `channel_id`) shares the file in the channel.
 
-use crate::platform::{Delivered, Inbound, Outbox, PlatformServer, authorization};
+use crate::platform::{
+    Delivered, Inbound, Outbox, PlatformServer, UploadLimit, Uploaded, authorization,
+};
 use axum::Router;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -45,6 +51,18 @@ struct Shared {
     names: Mutex<HashMap<String, String>>,
     /// Web API methods called, in order.
     methods: Mutex<Vec<String>>,
+    /// Files by id: (name, announced length, MIME type and bytes once posted).
+    files: Mutex<HashMap<String, PendingFile>>,
+    uploads: Outbox<Uploaded>,
+    upload_limit: UploadLimit,
+}
+
+/// A file between `files.getUploadURLExternal` and `files.completeUploadExternal`.
+#[derive(Debug, Clone, Default)]
+struct PendingFile {
+    name: String,
+    length: usize,
+    posted: Option<(String, Vec<u8>)>,
 }
 
 impl Shared {
@@ -97,9 +115,13 @@ impl SlackServer {
             acked: Mutex::new(Vec::new()),
             names: Mutex::new(HashMap::new()),
             methods: Mutex::new(Vec::new()),
+            files: Mutex::new(HashMap::new()),
+            uploads: Outbox::default(),
+            upload_limit: UploadLimit::default(),
         });
         let app = Router::new()
             .route("/api/{method}", any(method))
+            .route("/upload/{file}", post(upload))
             .route("/link/", get(link))
             .with_state(Arc::clone(&shared));
         let task = tokio::spawn(async move {
@@ -180,6 +202,14 @@ impl PlatformServer for SlackServer {
 
     fn outbox(&self) -> &Outbox<Delivered> {
         &self.shared.sent
+    }
+
+    fn uploads(&self) -> &Outbox<Uploaded> {
+        &self.shared.uploads
+    }
+
+    fn limit_uploads(&self, bytes: usize) {
+        self.shared.upload_limit.set(bytes);
     }
 }
 
@@ -292,11 +322,120 @@ async fn method(
                 }
             }))
         }
-        "apps.connections.open" | "auth.test" | "users.info" | "chat.postMessage" => {
+        "files.getUploadURLExternal" if bot => {
+            let name = args["filename"].as_str().unwrap_or_default().to_string();
+            let length = args["length"]
+                .as_u64()
+                .or_else(|| args["length"].as_str().and_then(|l| l.parse().ok()))
+                .unwrap_or(0) as usize;
+            if name.is_empty() || length == 0 {
+                return failure("missing_argument");
+            }
+            if shared.upload_limit.exceeded(length) {
+                return failure("file_upload_size_restricted");
+            }
+            let id = format!("F0{:08}", shared.next());
+            shared
+                .files
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(
+                    id.clone(),
+                    PendingFile {
+                        name,
+                        length,
+                        posted: None,
+                    },
+                );
+            ok(json!({
+                "upload_url": format!("http://{}/upload/{id}", shared.addr),
+                "file_id": id,
+            }))
+        }
+        "files.completeUploadExternal" if bot => {
+            let channel = args["channel_id"].as_str().unwrap_or_default().to_string();
+            // A JSON body holds the array; a form body holds it as JSON text.
+            let listed = match &args["files"] {
+                Value::String(text) => serde_json::from_str(text).unwrap_or_default(),
+                other => other.clone(),
+            };
+            let Some(wanted) = listed.as_array().filter(|f| !f.is_empty()) else {
+                return failure("invalid_arguments");
+            };
+            let mut done = Vec::new();
+            let mut files = shared.files.lock().unwrap_or_else(PoisonError::into_inner);
+            for file in wanted {
+                let id = file["id"].as_str().unwrap_or_default().to_string();
+                let Some(PendingFile {
+                    name,
+                    posted: Some((mime, bytes)),
+                    ..
+                }) = files.get(&id).cloned()
+                else {
+                    return failure("file_not_found");
+                };
+                done.push((id, name, mime, bytes));
+            }
+            let mut answer = Vec::new();
+            for (id, name, mime, bytes) in done {
+                files.remove(&id);
+                answer.push(json!({
+                    "id": id, "name": name, "title": name, "mimetype": mime, "size": bytes.len()
+                }));
+                if !channel.is_empty() {
+                    shared.uploads.push(Uploaded {
+                        conversation: channel.clone(),
+                        file_name: name,
+                        mime_type: mime,
+                        bytes,
+                        after_texts: shared.sent.len(),
+                        method: "files.completeUploadExternal".into(),
+                    });
+                }
+            }
+            ok(json!({"files": answer}))
+        }
+        "apps.connections.open"
+        | "auth.test"
+        | "users.info"
+        | "chat.postMessage"
+        | "files.getUploadURLExternal"
+        | "files.completeUploadExternal" => {
             failure("not_allowed_token_type")
         }
         _ => failure("unknown_method"),
     }
+}
+
+/// The upload URL of a file: its bytes, as long as `files.getUploadURLExternal` announced.
+async fn upload(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let mime = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let mut files = shared.files.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(file) = files.get_mut(&id) else {
+        return (axum::http::StatusCode::NOT_FOUND, "no such upload").into_response();
+    };
+    if file.length != body.len() {
+        return (
+            axum::http::StatusCode::BAD_REQUEST,
+            format!("length {} was announced, {} arrived", file.length, body.len()),
+        )
+            .into_response();
+    }
+    file.posted = Some((mime, body.to_vec()));
+    (
+        [("content-type", "text/plain")],
+        format!("OK - {}", body.len()),
+    )
+        .into_response()
 }
 
 async fn link(

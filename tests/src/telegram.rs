@@ -2,11 +2,17 @@
 //! (`https://core.telegram.org/bots/api`), `POST /bot<token>/<method>` with a JSON body,
 //! (method names case-insensitive, as Telegram takes them) answers `{"ok":true,"result":...}` or `{"ok":false,"error_code":...,"description":...}`.
 //! It serves `getMe`, `getUpdates` (long polling: updates below the offset are confirmed and
-//! forgotten; with none pending it waits up to `timeout` seconds) and `sendMessage`. Tests push
-//! the messages people send and read what the bot sent.
+//! forgotten; with none pending it waits up to `timeout` seconds), `sendMessage` (with an
+//! inline keyboard as `reply_markup`), the uploads `sendDocument`, `sendVoice` and `sendAudio`
+//! (`multipart/form-data`, the file in the field named after the method's parameter; above
+//! the limit a test sets, `413 Request Entity Too Large`) and `answerCallbackQuery`. Tests
+//! push the messages people send and the inline buttons they press (`callback_query`
+//! updates), and read what the bot sent.
 
+use crate::platform::{Outbox, UploadLimit, Uploaded, multipart_parts};
 use axum::Router;
 use axum::extract::{Path, State};
+use axum::http::HeaderMap;
 use axum::routing::post;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -23,6 +29,28 @@ pub struct SentMessage {
     /// The `chat_id` it was sent to.
     pub chat_id: i64,
     /// Its text.
+    pub text: String,
+}
+
+/// A message the bot sent with an inline keyboard (`reply_markup.inline_keyboard`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keyboard {
+    /// The chat it went to.
+    pub chat_id: i64,
+    /// The message's id.
+    pub message_id: i64,
+    /// Its text.
+    pub text: String,
+    /// The buttons, row by row flattened: (label, `callback_data`).
+    pub buttons: Vec<(String, String)>,
+}
+
+/// The bot's answer to a button press (`answerCallbackQuery`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PressAnswer {
+    /// The callback query it answers.
+    pub callback_query_id: String,
+    /// The text shown to the person who pressed.
     pub text: String,
 }
 
@@ -43,6 +71,10 @@ struct Shared {
     token: String,
     inner: Mutex<Inner>,
     changed: Notify,
+    uploads: Outbox<Uploaded>,
+    keyboards: Outbox<Keyboard>,
+    answers: Outbox<PressAnswer>,
+    upload_limit: UploadLimit,
 }
 
 impl Shared {
@@ -90,6 +122,10 @@ impl TelegramServer {
                 ..Inner::default()
             }),
             changed: Notify::new(),
+            uploads: Outbox::default(),
+            keyboards: Outbox::default(),
+            answers: Outbox::default(),
+            upload_limit: UploadLimit::default(),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -137,6 +173,71 @@ impl TelegramServer {
             user(from_id, name, false),
             text,
         )
+    }
+
+    /// Person `from_id` presses the inline button with `data` under message `message_id` in chat
+    /// `chat_id` (which need not be where the bot sent it: tests forge presses too). Returns
+    /// the callback query's id.
+    pub fn push_press(
+        &self,
+        from_id: i64,
+        name: &str,
+        chat_id: i64,
+        message_id: i64,
+        data: &str,
+    ) -> String {
+        let query_id = {
+            let mut inner = self.shared.lock();
+            let id = inner.next_update;
+            inner.next_update += 1;
+            let query_id = format!("cq{id}");
+            let chat = if chat_id > 0 {
+                json!({"id": chat_id, "type": "private", "first_name": name})
+            } else {
+                json!({"id": chat_id, "type": "group", "title": "a group"})
+            };
+            let update = json!({
+                "update_id": id,
+                "callback_query": {
+                    "id": query_id,
+                    "from": user(from_id, name, false),
+                    "message": {
+                        "message_id": message_id,
+                        "date": now_secs(),
+                        "chat": chat,
+                        "from": user(TEST_BOT_ID, "Suzent Test Bot", true),
+                        "text": "an approval prompt",
+                    },
+                    "chat_instance": format!("ci{chat_id}"),
+                    "data": data,
+                }
+            });
+            inner.pending.push((id, update));
+            query_id
+        };
+        self.shared.changed.notify_waiters();
+        query_id
+    }
+
+    /// The files the bot uploaded (`sendDocument`, `sendVoice`, `sendAudio`), in order.
+    pub fn uploads(&self) -> &Outbox<Uploaded> {
+        &self.shared.uploads
+    }
+
+    /// The messages the bot sent with inline keyboards, in order.
+    pub fn keyboards(&self) -> &Outbox<Keyboard> {
+        &self.shared.keyboards
+    }
+
+    /// The bot's answers to button presses, in order.
+    pub fn press_answers(&self) -> &Outbox<PressAnswer> {
+        &self.shared.answers
+    }
+
+    /// From now on, uploads larger than `bytes` are refused as the Bot API refuses files above
+    /// its limit (`413 Request Entity Too Large`).
+    pub fn limit_uploads(&self, bytes: usize) {
+        self.shared.upload_limit.set(bytes);
     }
 
     fn push(&self, chat: Value, from: Value, text: &str) -> i64 {
@@ -216,9 +317,121 @@ fn ok(result: Value) -> axum::response::Response {
 
 use axum::response::IntoResponse;
 
+fn chat_json(chat_id: i64) -> Value {
+    if chat_id > 0 {
+        json!({"id": chat_id, "type": "private", "first_name": "someone"})
+    } else {
+        json!({"id": chat_id, "type": "group", "title": "a group"})
+    }
+}
+
+/// A file the bot sent with an upload method: (file name, MIME type, bytes).
+type FilePart = (String, String, Vec<u8>);
+
+/// The arguments of a call (its JSON body, or the text fields of a multipart body with the
+/// file parts beside them by field name).
+async fn arguments(
+    headers: &HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<(Value, Vec<(String, FilePart)>), axum::response::Response> {
+    let content_type = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    if content_type.starts_with("multipart/form-data") {
+        let Some(parts) = multipart_parts(&content_type, body).await else {
+            return Err(failure(400, "Bad Request: bad multipart body"));
+        };
+        let mut args = json!({});
+        let mut files = Vec::new();
+        for (name, file_name, mime, data) in parts {
+            match file_name {
+                Some(file_name) => files.push((name, (file_name, mime, data))),
+                None => {
+                    let text = String::from_utf8_lossy(&data).into_owned();
+                    // Numbers and JSON objects arrive as their JSON text.
+                    args[name] = serde_json::from_str(&text).unwrap_or(Value::String(text));
+                }
+            }
+        }
+        return Ok((args, files));
+    }
+    if body.is_empty() {
+        return Ok((json!({}), Vec::new()));
+    }
+    serde_json::from_slice(&body)
+        .map(|v| (v, Vec::new()))
+        .map_err(|e| failure(400, &format!("Bad Request: {e}")))
+}
+
+/// `sendDocument`, `sendVoice`, `sendAudio`: the file in field `field` (an `attach://` name
+/// points at another field, as the Bot API allows).
+fn upload(
+    shared: &Shared,
+    method: &str,
+    field: &str,
+    args: &Value,
+    mut files: Vec<(String, FilePart)>,
+) -> axum::response::Response {
+    let chat_id = args.get("chat_id").and_then(|v| {
+        v.as_i64()
+            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+    });
+    let Some(chat_id) = chat_id else {
+        return failure(400, "Bad Request: chat_id is empty");
+    };
+    let wanted = args
+        .get(field)
+        .and_then(Value::as_str)
+        .and_then(|v| v.strip_prefix("attach://"))
+        .unwrap_or(field)
+        .to_string();
+    let Some(at) = files.iter().position(|(name, _)| *name == wanted) else {
+        return failure(400, &format!("Bad Request: there is no {field} in the request"));
+    };
+    let (_, (file_name, mime_type, bytes)) = files.swap_remove(at);
+    if shared.upload_limit.exceeded(bytes.len()) {
+        return failure(413, "Request Entity Too Large");
+    }
+    let size = bytes.len();
+    let message_id = {
+        let mut inner = shared.lock();
+        let id = inner.next_message;
+        inner.next_message += 1;
+        let after_texts = inner.sent.len();
+        shared.uploads.push(Uploaded {
+            conversation: chat_id.to_string(),
+            file_name: file_name.clone(),
+            mime_type: mime_type.clone(),
+            bytes,
+            after_texts,
+            method: method.to_string(),
+        });
+        id
+    };
+    shared.changed.notify_waiters();
+    let file = json!({
+        "file_id": format!("file{message_id}"),
+        "file_unique_id": format!("u{message_id}"),
+        "file_name": file_name,
+        "mime_type": mime_type,
+        "file_size": size,
+        "duration": args.get("duration").and_then(Value::as_u64).unwrap_or(0),
+    });
+    ok(json!({
+        "message_id": message_id,
+        "date": now_secs(),
+        "chat": chat_json(chat_id),
+        "from": user(TEST_BOT_ID, "Suzent Test Bot", true),
+        field: file,
+    }))
+}
+
 async fn method(
     State(shared): State<Arc<Shared>>,
     Path((bot, method)): Path<(String, String)>,
+    headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> axum::response::Response {
     let token = bot.strip_prefix("bot").unwrap_or_default().to_string();
@@ -226,13 +439,9 @@ async fn method(
     if token != shared.token {
         return failure(401, "Unauthorized");
     }
-    let args: Value = if body.is_empty() {
-        json!({})
-    } else {
-        match serde_json::from_slice(&body) {
-            Ok(v) => v,
-            Err(e) => return failure(400, &format!("Bad Request: {e}")),
-        }
+    let (args, files) = match arguments(&headers, body).await {
+        Ok(parsed) => parsed,
+        Err(refused) => return refused,
     };
     // Bot API method names are case-insensitive (teloxide sends `GetMe`).
     match method.to_ascii_lowercase().as_str() {
@@ -281,6 +490,22 @@ async fn method(
             if text.encode_utf16().count() > 4096 {
                 return failure(400, "Bad Request: message is too long");
             }
+            let buttons: Vec<(String, String)> = args["reply_markup"]["inline_keyboard"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_array)
+                .flatten()
+                .map(|b| {
+                    (
+                        b["text"].as_str().unwrap_or_default().to_string(),
+                        b["callback_data"].as_str().unwrap_or_default().to_string(),
+                    )
+                })
+                .collect();
+            if buttons.iter().any(|(_, data)| data.is_empty() || data.len() > 64) {
+                return failure(400, "Bad Request: BUTTON_DATA_INVALID");
+            }
             let message_id = {
                 let mut inner = shared.lock();
                 let id = inner.next_message;
@@ -291,19 +516,35 @@ async fn method(
                 });
                 id
             };
+            if !buttons.is_empty() {
+                shared.keyboards.push(Keyboard {
+                    chat_id,
+                    message_id,
+                    text: text.clone(),
+                    buttons,
+                });
+            }
             shared.changed.notify_waiters();
-            let chat = if chat_id > 0 {
-                json!({"id": chat_id, "type": "private", "first_name": "someone"})
-            } else {
-                json!({"id": chat_id, "type": "group", "title": "a group"})
-            };
             ok(json!({
                 "message_id": message_id,
                 "date": now_secs(),
-                "chat": chat,
+                "chat": chat_json(chat_id),
                 "from": user(TEST_BOT_ID, "Suzent Test Bot", true),
                 "text": text,
             }))
+        }
+        "senddocument" => upload(&shared, "sendDocument", "document", &args, files),
+        "sendvoice" => upload(&shared, "sendVoice", "voice", &args, files),
+        "sendaudio" => upload(&shared, "sendAudio", "audio", &args, files),
+        "answercallbackquery" => {
+            let Some(id) = args.get("callback_query_id").and_then(Value::as_str) else {
+                return failure(400, "Bad Request: query is too old or query ID is invalid");
+            };
+            shared.answers.push(PressAnswer {
+                callback_query_id: id.to_string(),
+                text: args["text"].as_str().unwrap_or_default().to_string(),
+            });
+            ok(json!(true))
         }
         other => failure(404, &format!("Not Found: method {other}")),
     }

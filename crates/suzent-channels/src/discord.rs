@@ -1,11 +1,13 @@
 //! Discord through a bot account (twilight): REST `GET /users/@me` to connect, the gateway to
 //! receive (`GET /gateway/bot` gives its URL; Hello, Identify, Ready and heartbeats are
 //! twilight-gateway's; `MESSAGE_CREATE` dispatches are passed on), REST
-//! `POST /channels/{id}/messages` to send. Only text messages from people are passed on.
+//! `POST /channels/{id}/messages` to send (audio as a multipart attachment, `files[0]` beside
+//! `payload_json`, which Discord's apps play). Only text messages from people are passed on.
 
 use crate::receive::{Receiver, stream_of};
 use crate::{
-    BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
+    AudioFile, BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit,
+    MessageLimit, Received, check_size, scrub,
 };
 use async_trait::async_trait;
 use futures::stream::BoxStream;
@@ -17,6 +19,7 @@ use twilight_gateway::{
 use twilight_http::error::ErrorType;
 use twilight_http::{Client, Response};
 use twilight_model::channel::Message;
+use twilight_model::http::attachment::Attachment;
 use twilight_model::id::Id;
 
 /// Discord's public REST host (`https://discord.com/api/v10`).
@@ -26,6 +29,8 @@ pub const DISCORD_LIMIT: MessageLimit = MessageLimit {
     max: 2000,
     unit: LengthUnit::Chars,
 };
+/// The largest attachment a bot may upload to a server without boosts (10 MiB).
+pub const DISCORD_UPLOAD_LIMIT: u64 = 10 * 1024 * 1024;
 const PLATFORM: &str = "Discord";
 /// The gateway's close code for a refused token ("Authentication failed").
 const AUTHENTICATION_FAILED: u16 = 4004;
@@ -118,6 +123,12 @@ impl DiscordChannel {
             ErrorType::Unauthorized => ChannelError::Unauthorized {
                 platform: PLATFORM,
                 message,
+            },
+            // "Request entity too large" (JSON error code 40005).
+            ErrorType::Response { status, .. } if status.get() == 413 => ChannelError::TooLarge {
+                platform: PLATFORM,
+                bytes: 0,
+                limit: DISCORD_UPLOAD_LIMIT,
             },
             ErrorType::Response { status, .. } if status.get() == 401 => {
                 ChannelError::Unauthorized {
@@ -217,7 +228,7 @@ struct GatewayState {
 
 impl Receiver for GatewayState {
     /// The next message, or one error (after which the shard is connected again).
-    async fn next(&mut self) -> Result<Incoming, ChannelError> {
+    async fn next(&mut self) -> Result<Received, ChannelError> {
         loop {
             let shard = match &mut self.shard {
                 Some(shard) => shard,
@@ -227,7 +238,7 @@ impl Receiver for GatewayState {
             match shard.next_event(EventTypeFlags::MESSAGE_CREATE).await {
                 Some(Ok(Event::MessageCreate(message))) => {
                     if let Some(incoming) = incoming(&message.message) {
-                        return Ok(incoming);
+                        return Ok(Received::Message(incoming));
                     }
                 }
                 Some(Ok(Event::GatewayClose(Some(CloseFrame { code, reason, .. }))))
@@ -277,7 +288,7 @@ impl Channel for DiscordChannel {
 
     /// Discord's gateway does not deliver a message twice, so a message taken and not handled
     /// when the process dies is lost to the channel (it stays on Discord).
-    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Incoming, ChannelError>> {
+    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Received, ChannelError>> {
         stream_of(GatewayState {
             channel: self,
             shard: None,
@@ -292,6 +303,32 @@ impl Channel for DiscordChannel {
                 self.http().create_message(channel).content(text),
             )
             .await?;
+        Ok(sent.id.to_string())
+    }
+
+    fn upload_limit(&self) -> u64 {
+        DISCORD_UPLOAD_LIMIT
+    }
+
+    async fn send_audio(
+        &self,
+        conversation: &str,
+        audio: &AudioFile,
+    ) -> Result<String, ChannelError> {
+        check_size(PLATFORM, audio, DISCORD_UPLOAD_LIMIT)?;
+        let channel = parse_id(conversation)?;
+        let files = [Attachment::from_bytes(
+            audio.file_name.clone(),
+            audio.bytes.clone(),
+            0,
+        )];
+        let sent = self
+            .model(
+                "POST /channels/{id}/messages",
+                self.http().create_message(channel).attachments(&files),
+            )
+            .await
+            .map_err(|e| e.with_size(audio.bytes.len() as u64))?;
         Ok(sent.id.to_string())
     }
 }

@@ -1,6 +1,9 @@
 //! Suzent's messaging channels: a [`Channel`] is one bot account on one platform (Telegram,
-//! Discord, Slack, Matrix) that connects, yields the messages people send it as a stream, and sends text back,
-//! split at the platform's length limit in order (never cut silently, see [`split_message`]).
+//! Discord, Slack, Matrix) that connects, yields the messages people send it (and the buttons
+//! they press) as a stream, and sends text back, split at the platform's length limit in order
+//! (never cut silently, see [`split_message`]), audio files (speech clips, within the
+//! platform's upload limit, see [`Channel::send_audio`]) and, where the platform has them,
+//! messages with buttons ([`Channel::send_buttons`]).
 //!
 //! This crate knows platforms, not agents: who may talk to the agent, which chat a
 //! conversation goes to and what the reply is are the runtime's channel service's business.
@@ -10,13 +13,15 @@
 //! # async fn demo() -> Result<(), suzent_channels::ChannelError> {
 //! use futures::StreamExt;
 //! use std::sync::Arc;
-//! use suzent_channels::{Channel, TelegramChannel};
+//! use suzent_channels::{Channel, Received, TelegramChannel};
 //! let bot = Arc::new(TelegramChannel::new("123:token", None)?);
 //! let me = bot.connect().await?;
 //! println!("connected as {}", me.name);
 //! let mut incoming = Arc::clone(&bot).receive();
-//! while let Some(Ok(message)) = incoming.next().await {
-//!     bot.send(&message.conversation, &format!("you said: {}", message.text)).await?;
+//! while let Some(Ok(received)) = incoming.next().await {
+//!     if let Received::Message(message) = received {
+//!         bot.send(&message.conversation, &format!("you said: {}", message.text)).await?;
+//!     }
 //! }
 //! # Ok(()) }
 //! ```
@@ -71,6 +76,54 @@ pub struct Incoming {
     pub private: bool,
 }
 
+/// Someone pressed a button of a message the bot sent ([`Channel::send_buttons`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Press {
+    /// The platform's id of the press (Telegram's callback query id), for
+    /// [`Channel::answer_press`].
+    pub id: String,
+    /// The conversation of the message whose button was pressed.
+    pub conversation: String,
+    /// The platform's id of who pressed it (what allow-lists hold).
+    pub sender: String,
+    /// Their display name.
+    pub sender_name: String,
+    /// The button's data as the platform handed it back: untrusted, whatever the bot sent.
+    pub data: String,
+}
+
+/// What people do in a conversation with the bot: write, or press a button.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Received {
+    /// A text message.
+    Message(Incoming),
+    /// A button press.
+    Press(Press),
+}
+
+/// A button under a message: what it says and the data the platform hands back when it is
+/// pressed (Telegram's `callback_data`: at most 64 bytes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Button {
+    /// The label.
+    pub label: String,
+    /// The data.
+    pub data: String,
+}
+
+/// An audio file to send to a conversation (a speech clip of `speak`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AudioFile {
+    /// The file name the conversation shows (`<uuid>.wav`).
+    pub file_name: String,
+    /// Its MIME type (`audio/wav` for Suzent's clips).
+    pub mime_type: String,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+    /// Its length in milliseconds.
+    pub duration_ms: u64,
+}
+
 /// What went wrong talking to a platform. Messages never contain the token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ChannelError {
@@ -97,6 +150,18 @@ pub enum ChannelError {
         platform: &'static str,
         /// What failed.
         message: String,
+    },
+    /// A file is larger than the platform takes from a bot (checked before sending, or the
+    /// platform's own answer).
+    #[error("a file of {bytes} bytes is too large for {platform} (its limit for bots: {limit} bytes)")]
+    TooLarge {
+        /// The platform.
+        platform: &'static str,
+        /// The file's size.
+        bytes: u64,
+        /// The platform's limit for bots as Suzent knows it (a workspace or homeserver may
+        /// set a lower one: then the platform refused a file below this).
+        limit: u64,
     },
     /// The configuration cannot work (an empty token, a bad base URL).
     #[error("invalid {field}: {message}")]
@@ -133,12 +198,53 @@ pub trait Channel: Send + Sync + std::fmt::Debug + 'static {
     /// Checks the credentials and says who the bot is (Telegram `getMe`).
     async fn connect(&self) -> Result<BotIdentity, ChannelError>;
 
-    /// The messages people send to the bot, in order, for as long as the stream is polled. A
-    /// message is acknowledged to the platform only when the next one is asked for, so one
+    /// The largest file the bot may upload, in bytes (Telegram 50 MB, Discord 10 MiB, Slack
+    /// 1 GB, Matrix the homeserver's `m.upload.size` when it says, else 50 MiB).
+    fn upload_limit(&self) -> u64;
+
+    /// Sends an audio file to `conversation` as one message: a voice message where the
+    /// platform has them for the file's format (Telegram's `sendVoice` takes OGG/Opus), else
+    /// an audio file the platform's apps play (a Discord attachment, a Slack file, a Matrix
+    /// `m.audio` event) or, on Telegram, a document (`sendDocument`: WAV is neither a voice
+    /// message nor `sendAudio`'s MP3/M4A). Returns the platform's message (or file) id.
+    ///
+    /// Errors: [`ChannelError::TooLarge`] above [`Channel::upload_limit`] (nothing is sent)
+    /// or when the platform refuses the size; else as [`Channel::send_one`].
+    async fn send_audio(&self, conversation: &str, audio: &AudioFile)
+    -> Result<String, ChannelError>;
+
+    /// Whether [`Channel::send_buttons`] shows buttons (and presses come back as
+    /// [`Received::Press`]); `false` where this client sends only the text.
+    fn has_buttons(&self) -> bool {
+        false
+    }
+
+    /// Sends `text` (at most [`Channel::limit`]) with `buttons` in one row under it; returns
+    /// the message id. Without buttons on this platform ([`Channel::has_buttons`]), only the
+    /// text is sent.
+    async fn send_buttons(
+        &self,
+        conversation: &str,
+        text: &str,
+        buttons: &[Button],
+    ) -> Result<String, ChannelError> {
+        let _ = buttons;
+        self.send_one(conversation, text).await
+    }
+
+    /// Answers a button press (Telegram's `answerCallbackQuery`: the app stops its spinner
+    /// and shows `text` briefly). Does nothing where presses need no answer.
+    async fn answer_press(&self, press: &Press, text: &str) -> Result<(), ChannelError> {
+        let _ = (press, text);
+        Ok(())
+    }
+
+    /// What people send to the bot (messages, and presses of its buttons), in order, for as
+    /// long as the stream is polled. A message is acknowledged to the platform only when the next one is asked for, so one
     /// taken from the stream and not yet handled when the process dies is delivered again
     /// (the runtime's inbox ids make that harmless). An error item is one failed poll; the
     /// stream goes on after it (the caller decides how long to wait).
-    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Incoming, ChannelError>>;
+    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Received, ChannelError>>;
 
     /// Sends one message of at most [`Channel::limit`]; returns the platform's message id.
     async fn send_one(&self, conversation: &str, text: &str) -> Result<String, ChannelError>;
@@ -183,6 +289,40 @@ pub trait Channel: Send + Sync + std::fmt::Debug + 'static {
         }
         Ok(ids)
     }
+}
+
+impl ChannelError {
+    /// A [`ChannelError::TooLarge`] from the platform's answer (which does not say the size)
+    /// with the size of the file that was refused; any other error as it is.
+    pub(crate) fn with_size(self, bytes: u64) -> ChannelError {
+        match self {
+            ChannelError::TooLarge {
+                platform, limit, ..
+            } => ChannelError::TooLarge {
+                platform,
+                bytes,
+                limit,
+            },
+            other => other,
+        }
+    }
+}
+
+/// [`ChannelError::TooLarge`] when `audio` is above `limit` bytes.
+pub(crate) fn check_size(
+    platform: &'static str,
+    audio: &AudioFile,
+    limit: u64,
+) -> Result<(), ChannelError> {
+    let bytes = audio.bytes.len() as u64;
+    if bytes > limit {
+        return Err(ChannelError::TooLarge {
+            platform,
+            bytes,
+            limit,
+        });
+    }
+    Ok(())
 }
 
 /// Replaces every occurrence of `secret` in `text` with `<token>` (platform client errors may

@@ -3,16 +3,20 @@
 //! `next_batch` to receive (rooms the bot is invited to are joined with
 //! `POST /rooms/{roomId}/join`, so a person can start a direct chat with it); `PUT
 //! /rooms/{roomId}/send/m.room.message/{txnId}` to send. Only `m.text` messages of people other
-//! than the bot are passed on. End-to-end encrypted rooms are not read (no keys here).
+//! than the bot are passed on. End-to-end encrypted rooms are not read (no keys here). Audio is
+//! uploaded to the media repository (`POST /_matrix/media/v3/upload`), then sent as an
+//! `m.audio` message naming its `mxc://` URI, MIME type, size and duration.
 
 use crate::receive::{Poller, Polling, stream_of};
 use crate::{
-    BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
+    AudioFile, BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit,
+    MessageLimit, Received, check_size, scrub,
 };
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use ruma::api::auth_scheme::{AuthScheme, SendAccessToken};
 use ruma::api::client::account::whoami;
+use ruma::api::client::media::create_content;
 use ruma::api::client::membership::join_room_by_id;
 use ruma::api::client::message::send_message_event;
 use ruma::api::client::sync::sync_events::v3 as sync;
@@ -20,7 +24,9 @@ use ruma::api::path_builder::PathBuilder;
 use ruma::api::{
     IncomingResponseExt, MatrixVersion, OutgoingRequest, OutgoingRequestExt, SupportedVersions,
 };
-use ruma::events::room::message::{MessageType, RoomMessageEventContent};
+use ruma::events::room::message::{
+    AudioInfo, AudioMessageEventContent, MessageType, RoomMessageEventContent,
+};
 use ruma::events::{
     AnySyncMessageLikeEvent, AnySyncStateEvent, AnySyncTimelineEvent, SyncMessageLikeEvent,
     SyncStateEvent,
@@ -37,6 +43,9 @@ pub const MATRIX_LIMIT: MessageLimit = MessageLimit {
     max: 30_000,
     unit: LengthUnit::Bytes,
 };
+/// The largest upload assumed when the homeserver does not refuse one first (Synapse's default
+/// `max_upload_size`, 50 MiB); a homeserver with a smaller limit answers `M_TOO_LARGE`.
+pub const MATRIX_UPLOAD_LIMIT: u64 = 50 * 1024 * 1024;
 const PLATFORM: &str = "Matrix";
 
 /// A Matrix account (its homeserver and an access token). `Debug` never shows the token.
@@ -161,7 +170,13 @@ impl MatrixChannel {
                 ),
                 &self.token,
             );
-            return Err(if status.as_u16() == 401 {
+            return Err(if status.as_u16() == 413 {
+                ChannelError::TooLarge {
+                    platform: PLATFORM,
+                    bytes: 0,
+                    limit: MATRIX_UPLOAD_LIMIT,
+                }
+            } else if status.as_u16() == 401 {
                 ChannelError::Unauthorized {
                     platform: PLATFORM,
                     message,
@@ -220,7 +235,7 @@ impl Poller for MatrixChannel {
     async fn poll(
         &self,
         since: Option<String>,
-    ) -> Result<(Vec<Incoming>, Option<String>), ChannelError> {
+    ) -> Result<(Vec<Received>, Option<String>), ChannelError> {
         let known = self
             .me
             .lock()
@@ -275,7 +290,7 @@ impl Poller for MatrixChannel {
                             .unwrap_or_else(|| message.sender.localpart().to_string());
                         let room_name = self.name_of(&room_id);
                         let private = room_name.is_none() && members <= 2;
-                        out.push(Incoming {
+                        out.push(Received::Message(Incoming {
                             message_id: message.event_id.to_string(),
                             conversation: room_id.clone(),
                             conversation_name: room_name.unwrap_or_else(|| {
@@ -289,7 +304,7 @@ impl Poller for MatrixChannel {
                             sender_name,
                             text: text.body.clone(),
                             private,
-                        });
+                        }));
                     }
                     _ => {}
                 }
@@ -321,20 +336,67 @@ impl Channel for MatrixChannel {
     /// The first `/sync` of a stream has no `since`: it hands out the recent messages of the
     /// joined rooms again (the runtime's inbox ids make that harmless); later ones go on from
     /// the last `next_batch`, which acknowledges what was handed out before.
-    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Incoming, ChannelError>> {
+    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Received, ChannelError>> {
         stream_of(Polling::new(self))
     }
 
     async fn send_one(&self, conversation: &str, text: &str) -> Result<String, ChannelError> {
-        let room = OwnedRoomId::try_from(conversation).map_err(|_| ChannelError::Invalid {
-            field: "conversation",
-            message: format!("'{conversation}' is not a Matrix room id (!room:server)"),
-        })?;
+        self.send_content(conversation, &RoomMessageEventContent::text_plain(text))
+            .await
+    }
+
+    fn upload_limit(&self) -> u64 {
+        MATRIX_UPLOAD_LIMIT
+    }
+
+    async fn send_audio(
+        &self,
+        conversation: &str,
+        audio: &AudioFile,
+    ) -> Result<String, ChannelError> {
+        check_size(PLATFORM, audio, MATRIX_UPLOAD_LIMIT)?;
+        room_id(conversation)?;
+        let mut upload = create_content::v3::Request::new(audio.bytes.clone());
+        upload.filename = Some(audio.file_name.clone());
+        upload.content_type = Some(audio.mime_type.clone());
+        let uri = self
+            .call(upload)
+            .await
+            .map_err(|e| e.with_size(audio.bytes.len() as u64))?
+            .content_uri;
+        let mut info = AudioInfo::new();
+        info.mimetype = Some(audio.mime_type.clone());
+        info.size = ruma::UInt::new(audio.bytes.len() as u64);
+        info.duration = Some(Duration::from_millis(audio.duration_ms));
+        let content = AudioMessageEventContent::plain(audio.file_name.clone(), uri)
+            .info(Some(Box::new(info)));
+        self.send_content(
+            conversation,
+            &RoomMessageEventContent::new(MessageType::Audio(content)),
+        )
+        .await
+    }
+}
+
+fn room_id(conversation: &str) -> Result<OwnedRoomId, ChannelError> {
+    OwnedRoomId::try_from(conversation).map_err(|_| ChannelError::Invalid {
+        field: "conversation",
+        message: format!("'{conversation}' is not a Matrix room id (!room:server)"),
+    })
+}
+
+impl MatrixChannel {
+    /// Sends one `m.room.message` event to room `conversation`; returns its event id.
+    async fn send_content(
+        &self,
+        conversation: &str,
+        content: &RoomMessageEventContent,
+    ) -> Result<String, ChannelError> {
         let request = send_message_event::v3::Request::new(
-            room,
+            room_id(conversation)?,
             // Each attempt is a new transaction (a retry after a failure is a new message).
             OwnedTransactionId::from(uuid::Uuid::new_v4().simple().to_string()),
-            &RoomMessageEventContent::text_plain(text),
+            content,
         )
         .map_err(|e| self.network("building the message", e))?;
         Ok(self.call(request).await?.event_id.to_string())

@@ -6,7 +6,7 @@
 //!
 //! [`Channel::receive`]: crate::Channel::receive
 
-use crate::{ChannelError, Incoming};
+use crate::{ChannelError, Received};
 use futures::stream::{self, BoxStream, StreamExt};
 use std::collections::VecDeque;
 use std::future::Future;
@@ -15,13 +15,13 @@ use std::sync::Arc;
 /// One platform's receive loop.
 pub(crate) trait Receiver: Send + 'static {
     /// The next message, or one error (the stream goes on after it).
-    fn next(&mut self) -> impl Future<Output = Result<Incoming, ChannelError>> + Send;
+    fn next(&mut self) -> impl Future<Output = Result<Received, ChannelError>> + Send;
 }
 
 /// The endless stream of `receiver`'s messages.
 pub(crate) fn stream_of(
     receiver: impl Receiver,
-) -> BoxStream<'static, Result<Incoming, ChannelError>> {
+) -> BoxStream<'static, Result<Received, ChannelError>> {
     stream::unfold(receiver, |mut receiver| async move {
         let next = receiver.next().await;
         Some((next, receiver))
@@ -35,18 +35,18 @@ pub(crate) trait Poller: Send + Sync + 'static {
     /// first poll's.
     type Cursor: Clone + Default + Send;
 
-    /// One poll from `cursor`: the messages in it and the cursor after them.
+    /// One poll from `cursor`: the messages (and presses) in it and the cursor after them.
     fn poll(
         &self,
         cursor: Self::Cursor,
-    ) -> impl Future<Output = Result<(Vec<Incoming>, Self::Cursor), ChannelError>> + Send;
+    ) -> impl Future<Output = Result<(Vec<Received>, Self::Cursor), ChannelError>> + Send;
 }
 
 /// A [`Poller`]'s batches, one message at a time.
 pub(crate) struct Polling<P: Poller> {
     poller: Arc<P>,
     cursor: P::Cursor,
-    queued: VecDeque<Incoming>,
+    queued: VecDeque<Received>,
 }
 
 impl<P: Poller> Polling<P> {
@@ -61,7 +61,7 @@ impl<P: Poller> Polling<P> {
 }
 
 impl<P: Poller> Receiver for Polling<P> {
-    async fn next(&mut self) -> Result<Incoming, ChannelError> {
+    async fn next(&mut self) -> Result<Received, ChannelError> {
         loop {
             if let Some(next) = self.queued.pop_front() {
                 return Ok(next);

@@ -2,7 +2,10 @@
 //! `apps.connections.open` (app-level token) to connect; Socket Mode to receive (the WebSocket
 //! URL comes from `apps.connections.open`; `hello`, `events_api` envelopes with `message`
 //! events, each acknowledged with its `envelope_id` once the stream handed it on);
-//! `chat.postMessage` to send. Only plain messages from people are passed on.
+//! `chat.postMessage` to send. Only plain messages from people are passed on. Audio is a
+//! file shared in the conversation, uploaded as Slack's current API wants it:
+//! `files.getUploadURLExternal` (name and length) gives an upload URL and a file id, the bytes
+//! are posted to that URL, and `files.completeUploadExternal` shares the file in the channel.
 //!
 //! A Slack channel needs two tokens, stored together as one secret: the bot token
 //! (`xoxb-…`) and the app-level token (`xapp-…`, scope `connections:write`), separated by
@@ -10,7 +13,8 @@
 
 use crate::receive::{Receiver, stream_of};
 use crate::{
-    BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
+    AudioFile, BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit,
+    MessageLimit, Received, check_size, scrub,
 };
 use async_trait::async_trait;
 use futures::stream::BoxStream;
@@ -28,6 +32,8 @@ pub const SLACK_LIMIT: MessageLimit = MessageLimit {
     max: 4000,
     unit: LengthUnit::Chars,
 };
+/// The largest file Slack takes (1 GB).
+pub const SLACK_UPLOAD_LIMIT: u64 = 1000 * 1000 * 1000;
 const PLATFORM: &str = "Slack";
 
 type Connector = SlackClientHyperConnector<
@@ -163,6 +169,15 @@ impl SlackChannel {
                 ChannelError::Unauthorized {
                     platform: PLATFORM,
                     message,
+                }
+            }
+            // "The size of provided file is too large, as the team has restricted uploads of
+            // large files" (files.getUploadURLExternal).
+            SlackClientError::ApiError(api) if api.code == "file_upload_size_restricted" => {
+                ChannelError::TooLarge {
+                    platform: PLATFORM,
+                    bytes: 0,
+                    limit: SLACK_UPLOAD_LIMIT,
                 }
             }
             SlackClientError::ApiError(_) | SlackClientError::RateLimitError(_) => {
@@ -322,7 +337,7 @@ impl SocketState {
 }
 
 impl Receiver for SocketState {
-    async fn next(&mut self) -> Result<Incoming, ChannelError> {
+    async fn next(&mut self) -> Result<Received, ChannelError> {
         loop {
             let listening = match &mut self.listening {
                 Some(l) => l,
@@ -338,7 +353,7 @@ impl Receiver for SocketState {
             if let SlackEventCallbackBody::Message(event) = push.event
                 && let Some(incoming) = self.channel.incoming(event).await
             {
-                return Ok(incoming);
+                return Ok(Received::Message(incoming));
             }
         }
     }
@@ -377,7 +392,7 @@ impl Channel for SlackChannel {
 
     /// Slack delivers an envelope again when it was not acknowledged; one taken from the
     /// stream was acknowledged, so a crash before it is handled loses it to the channel.
-    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Incoming, ChannelError>> {
+    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Received, ChannelError>> {
         stream_of(SocketState {
             channel: self,
             listening: None,
@@ -385,12 +400,7 @@ impl Channel for SlackChannel {
     }
 
     async fn send_one(&self, conversation: &str, text: &str) -> Result<String, ChannelError> {
-        if conversation.is_empty() || conversation.contains(char::is_whitespace) {
-            return Err(ChannelError::Invalid {
-                field: "conversation",
-                message: format!("'{conversation}' is not a Slack channel id"),
-            });
-        }
+        check_conversation(conversation)?;
         let request = SlackApiChatPostMessageRequest::new(
             conversation.to_string().into(),
             SlackMessageContent::new().with_text(text.to_string()),
@@ -403,6 +413,54 @@ impl Channel for SlackChannel {
             .map_err(|e| self.error(&e))?;
         Ok(sent.ts.to_string())
     }
+
+    fn upload_limit(&self) -> u64 {
+        SLACK_UPLOAD_LIMIT
+    }
+
+    async fn send_audio(
+        &self,
+        conversation: &str,
+        audio: &AudioFile,
+    ) -> Result<String, ChannelError> {
+        check_size(PLATFORM, audio, SLACK_UPLOAD_LIMIT)?;
+        check_conversation(conversation)?;
+        let session = self.client.open_session(&self.bot);
+        let target = session
+            .get_upload_url_external(&SlackApiFilesGetUploadUrlExternalRequest::new(
+                audio.file_name.clone(),
+                audio.bytes.len(),
+            ))
+            .await
+            .map_err(|e| self.error(&e).with_size(audio.bytes.len() as u64))?;
+        session
+            .files_upload_via_url(&SlackApiFilesUploadViaUrlRequest::new(
+                target.upload_url,
+                audio.bytes.clone(),
+                audio.mime_type.clone(),
+            ))
+            .await
+            .map_err(|e| self.error(&e))?;
+        let request = SlackApiFilesCompleteUploadExternalRequest::new(vec![
+            SlackApiFilesComplete::new(target.file_id.clone()).with_title(audio.file_name.clone()),
+        ])
+        .with_channel_id(conversation.to_string().into());
+        session
+            .files_complete_upload_external(&request)
+            .await
+            .map_err(|e| self.error(&e))?;
+        Ok(target.file_id.to_string())
+    }
+}
+
+fn check_conversation(conversation: &str) -> Result<(), ChannelError> {
+    if conversation.is_empty() || conversation.contains(char::is_whitespace) {
+        return Err(ChannelError::Invalid {
+            field: "conversation",
+            message: format!("'{conversation}' is not a Slack channel id"),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,9 +1,14 @@
 //! Telegram through the Bot API (`teloxide-core`): `getMe` to connect, `getUpdates` long
-//! polling to receive, `sendMessage` to send. Only text messages are passed on.
+//! polling to receive, `sendMessage` to send. Only text messages and presses of the bot's
+//! inline keyboard buttons (`callback_query`) are passed on. Audio goes as a multipart upload:
+//! `sendVoice` for OGG/Opus (what Telegram plays as a voice message), `sendAudio` for MP3/M4A,
+//! `sendDocument` for anything else (Suzent's WAV clips). Buttons are an inline keyboard on
+//! `sendMessage`; a press is answered with `answerCallbackQuery`.
 
 use crate::receive::{Poller, Polling, stream_of};
 use crate::{
-    BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit, MessageLimit, scrub,
+    AudioFile, BotIdentity, Button, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit,
+    MessageLimit, Press, Received, check_size, scrub,
 };
 use async_trait::async_trait;
 use futures::stream::BoxStream;
@@ -11,9 +16,14 @@ use std::sync::Arc;
 use std::time::Duration;
 use teloxide_core::Bot;
 use teloxide_core::errors::{ApiError, RequestError};
-use teloxide_core::payloads::GetUpdatesSetters;
+use teloxide_core::payloads::{
+    AnswerCallbackQuerySetters, GetUpdatesSetters, SendMessageSetters, SendVoiceSetters,
+};
 use teloxide_core::requests::{Request, Requester};
-use teloxide_core::types::{AllowedUpdate, ChatId, Message, UpdateKind};
+use teloxide_core::types::{
+    AllowedUpdate, CallbackQuery, CallbackQueryId, ChatId, InlineKeyboardButton,
+    InlineKeyboardMarkup, InputFile, Message, UpdateKind,
+};
 
 /// The Bot API's public address.
 pub const TELEGRAM_API: &str = "https://api.telegram.org";
@@ -22,6 +32,8 @@ pub const TELEGRAM_LIMIT: MessageLimit = MessageLimit {
     max: 4096,
     unit: LengthUnit::Utf16,
 };
+/// The largest file a bot may upload (Bot API, "Sending files": 50 MB for other files).
+pub const TELEGRAM_UPLOAD_LIMIT: u64 = 50 * 1000 * 1000;
 /// How long one `getUpdates` waits for a message (seconds).
 const LONG_POLL_SECS: u32 = 25;
 const PLATFORM: &str = "Telegram";
@@ -91,6 +103,12 @@ impl TelegramChannel {
     fn error(&self, e: RequestError) -> ChannelError {
         let message = scrub(&e.to_string(), &self.token);
         match e {
+            // The Bot API's answer to an upload above its limit.
+            RequestError::Api(ApiError::RequestEntityTooLarge) => ChannelError::TooLarge {
+                platform: PLATFORM,
+                bytes: 0,
+                limit: TELEGRAM_UPLOAD_LIMIT,
+            },
             RequestError::Api(ApiError::InvalidToken) => ChannelError::Unauthorized {
                 platform: PLATFORM,
                 message,
@@ -112,14 +130,15 @@ impl TelegramChannel {
 impl Poller for TelegramChannel {
     type Cursor = i32;
 
-    /// One `getUpdates` from `offset`: the text messages in it and the next offset.
-    async fn poll(&self, offset: i32) -> Result<(Vec<Incoming>, i32), ChannelError> {
+    /// One `getUpdates` from `offset`: the text messages and button presses in it and the
+    /// next offset.
+    async fn poll(&self, offset: i32) -> Result<(Vec<Received>, i32), ChannelError> {
         let updates = self
             .bot
             .get_updates()
             .offset(offset)
             .timeout(self.long_poll)
-            .allowed_updates(vec![AllowedUpdate::Message])
+            .allowed_updates(vec![AllowedUpdate::Message, AllowedUpdate::CallbackQuery])
             .send()
             .await
             .map_err(|e| self.error(e))?;
@@ -131,10 +150,14 @@ impl Poller for TelegramChannel {
                     .unwrap_or(i32::MAX)
                     .saturating_add(1),
             );
-            if let UpdateKind::Message(message) = update.kind
-                && let Some(incoming) = incoming(&message)
-            {
-                out.push(incoming);
+            match update.kind {
+                UpdateKind::Message(message) => {
+                    out.extend(incoming(&message).map(Received::Message));
+                }
+                UpdateKind::CallbackQuery(query) => {
+                    out.extend(press(&query).map(Received::Press));
+                }
+                _ => {}
             }
         }
         Ok((out, next))
@@ -167,6 +190,52 @@ fn incoming(message: &Message) -> Option<Incoming> {
     })
 }
 
+/// A press of an inline keyboard button of a message in a chat as a [`Press`]; `None` for
+/// presses without data or without their message (inline mode, games).
+fn press(query: &CallbackQuery) -> Option<Press> {
+    let data = query.data.clone()?;
+    let message = query.message.as_ref()?;
+    Some(Press {
+        id: query.id.0.clone(),
+        conversation: message.chat().id.0.to_string(),
+        sender: query.from.id.0.to_string(),
+        sender_name: query.from.full_name(),
+        data,
+    })
+}
+
+fn chat_id(conversation: &str) -> Result<ChatId, ChannelError> {
+    conversation
+        .parse()
+        .map(ChatId)
+        .map_err(|_| ChannelError::Invalid {
+            field: "conversation",
+            message: format!("'{conversation}' is not a Telegram chat id"),
+        })
+}
+
+/// How Telegram shows a file of this MIME type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AudioMethod {
+    /// `sendVoice`: a voice message (OGG with Opus).
+    Voice,
+    /// `sendAudio`: a track in the music player (MP3, M4A).
+    Audio,
+    /// `sendDocument`: a file.
+    Document,
+}
+
+fn audio_method(mime_type: &str) -> AudioMethod {
+    let base = mime_type.split(';').next().unwrap_or_default().trim();
+    match base.to_ascii_lowercase().as_str() {
+        "audio/ogg" | "audio/opus" => AudioMethod::Voice,
+        "audio/mpeg" | "audio/mp3" | "audio/mp4" | "audio/m4a" | "audio/x-m4a" => {
+            AudioMethod::Audio
+        }
+        _ => AudioMethod::Document,
+    }
+}
+
 #[async_trait]
 impl Channel for TelegramChannel {
     fn platform(&self) -> ChannelPlatform {
@@ -186,19 +255,71 @@ impl Channel for TelegramChannel {
         })
     }
 
-    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Incoming, ChannelError>> {
+    fn upload_limit(&self) -> u64 {
+        TELEGRAM_UPLOAD_LIMIT
+    }
+
+    async fn send_audio(
+        &self,
+        conversation: &str,
+        audio: &AudioFile,
+    ) -> Result<String, ChannelError> {
+        check_size(PLATFORM, audio, TELEGRAM_UPLOAD_LIMIT)?;
+        let chat = chat_id(conversation)?;
+        let file = InputFile::memory(audio.bytes.clone()).file_name(audio.file_name.clone());
+        let seconds = u32::try_from(audio.duration_ms.div_ceil(1000)).unwrap_or(u32::MAX);
+        let sent = match audio_method(&audio.mime_type) {
+            AudioMethod::Voice => self.bot.send_voice(chat, file).duration(seconds).send().await,
+            AudioMethod::Audio => self.bot.send_audio(chat, file).send().await,
+            AudioMethod::Document => self.bot.send_document(chat, file).send().await,
+        };
+        let sent = sent.map_err(|e| self.error(e).with_size(audio.bytes.len() as u64))?;
+        Ok(sent.id.0.to_string())
+    }
+
+    fn has_buttons(&self) -> bool {
+        true
+    }
+
+    async fn send_buttons(
+        &self,
+        conversation: &str,
+        text: &str,
+        buttons: &[Button],
+    ) -> Result<String, ChannelError> {
+        let row = buttons
+            .iter()
+            .map(|b| InlineKeyboardButton::callback(b.label.clone(), b.data.clone()))
+            .collect::<Vec<_>>();
+        let sent = self
+            .bot
+            .send_message(chat_id(conversation)?, text)
+            .reply_markup(InlineKeyboardMarkup::new(vec![row]))
+            .send()
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(sent.id.0.to_string())
+    }
+
+    async fn answer_press(&self, press: &Press, text: &str) -> Result<(), ChannelError> {
+        self.bot
+            .answer_callback_query(CallbackQueryId(press.id.clone()))
+            .text(text)
+            .send()
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    fn receive(self: Arc<Self>) -> BoxStream<'static, Result<Received, ChannelError>> {
         // Asking from the next offset acknowledges what was handed out before.
         stream_of(Polling::new(self))
     }
 
     async fn send_one(&self, conversation: &str, text: &str) -> Result<String, ChannelError> {
-        let chat: i64 = conversation.parse().map_err(|_| ChannelError::Invalid {
-            field: "conversation",
-            message: format!("'{conversation}' is not a Telegram chat id"),
-        })?;
         let sent = self
             .bot
-            .send_message(ChatId(chat), text)
+            .send_message(chat_id(conversation)?, text)
             .send()
             .await
             .map_err(|e| self.error(e))?;
@@ -209,6 +330,13 @@ impl Channel for TelegramChannel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_ogg_opus_goes_as_a_voice_message_and_wav_as_a_document() {
+        assert_eq!(audio_method("audio/ogg; codecs=opus"), AudioMethod::Voice);
+        assert_eq!(audio_method("audio/mpeg"), AudioMethod::Audio);
+        assert_eq!(audio_method("audio/wav"), AudioMethod::Document);
+    }
 
     #[test]
     fn debug_and_errors_never_show_the_token() {

@@ -58,7 +58,7 @@ impl Default for SpeechConfig {
 }
 
 /// A stored speech clip: what a `speak` call returns (as JSON, to the model and the app) and what
-/// channels send as a voice message. The file lives in the chat's speech folder under Suzent's
+/// channels send to the conversation as an audio file. The file lives in the chat's speech folder under Suzent's
 /// data directory (`<data>/speech/<chat id>/<file>`), never in the workspace.
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -87,7 +87,7 @@ pub use browser::{BrowserService, ChatBrowserMode};
 pub use canvas::{CANVAS_ACTION_KIND, CANVAS_SENDER, MAX_ACTION_CONTEXT_BYTES, action_text};
 pub use channels::{
     CHANNEL_MESSAGE_KIND, ChannelCheck, ChannelState, ChannelStatus, ChannelView, Channels,
-    REFUSAL_TEXT, WAITING_TEXT,
+    PRESS_DECIDED, PRESS_ELSEWHERE, PRESS_INVALID, PRESS_NOT_ALLOWED, REFUSAL_TEXT, WAITING_TEXT,
 };
 pub use chats::CreateChat;
 pub use connection::{ConnectionCheck, ProviderCheck};

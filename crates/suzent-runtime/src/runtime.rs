@@ -263,6 +263,7 @@ impl Services {
             Arc::clone(&inbox),
             Arc::clone(&chats),
             Arc::clone(&rules),
+            Arc::clone(&speech),
             events.clone(),
         ));
         let turn = Arc::new_cyclic(|turn: &Weak<TurnService>| {
@@ -311,6 +312,7 @@ impl Services {
             Arc::clone(&settings),
             CancellationToken::new(),
         ));
+        channels.set_turns(Arc::downgrade(&turn) as Weak<dyn crate::channels::ChannelTurns>);
         devices.set_host(Arc::new(RuntimeDeviceHost {
             settings: Arc::clone(&settings),
             inbox: Arc::clone(&inbox),

@@ -254,6 +254,10 @@ impl TestServices {
                 self.toolset.registry.clone(),
                 devices,
             ));
+            let speech = Arc::new(crate::speech::SpeechService::new(
+                &self.paths,
+                Arc::clone(&self.settings),
+            ));
             let services = TurnServices {
                 store: self.store.clone(),
                 events: self.events.clone(),
@@ -270,10 +274,7 @@ impl TestServices {
                 memory,
                 skills: self.skills(),
                 canvas: self.canvas(),
-                speech: Arc::new(crate::speech::SpeechService::new(
-                    &self.paths,
-                    Arc::clone(&self.settings),
-                )),
+                speech: Arc::clone(&speech),
                 browser,
                 local_models: Arc::clone(&self.local_models),
                 channels: Arc::new(crate::channels::Channels::new(
@@ -282,6 +283,7 @@ impl TestServices {
                     Arc::clone(&self.inbox),
                     Arc::clone(&self.chats),
                     Arc::clone(&self.rules),
+                    speech,
                     self.events.clone(),
                 )),
             };

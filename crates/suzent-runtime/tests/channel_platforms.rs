@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use suzent_core::{
     Behavior, ChatMessage, Config, PermissionMode, RuleDestination, RuleDraft, RuleMatcher,
-    RunOutcome,
+    RunOutcome, SpeechClip,
 };
 use suzent_runtime::provider::StaticKeys;
 use suzent_runtime::{
@@ -41,6 +41,9 @@ struct Spec {
     eve: &'static str,
     /// The platform's message limit, in characters.
     limit: usize,
+    /// The MIME type an audio upload declares on the platform's wire (empty: the upload
+    /// carries none; Discord takes the type from the file name).
+    audio_mime: &'static str,
 }
 
 /// A platform's test server, started for a spec.
@@ -56,6 +59,7 @@ const DISCORD: Spec = Spec {
     ada: "4242",
     eve: "7777",
     limit: 2000,
+    audio_mime: "",
 };
 
 impl TestServer for DiscordServer {
@@ -72,6 +76,7 @@ const SLACK: Spec = Spec {
     ada: "U0ADA42",
     eve: "U0EVE77",
     limit: 4000,
+    audio_mime: "audio/wav",
 };
 
 impl TestServer for SlackServer {
@@ -90,6 +95,7 @@ const MATRIX: Spec = Spec {
     eve: "@eve:suzent.test",
     // 30,000 bytes of text: a 9,000-character reply is one event.
     limit: 30_000,
+    audio_mime: "audio/wav",
 };
 
 impl TestServer for MatrixServer {
@@ -108,6 +114,20 @@ struct Harness<S> {
 }
 
 async fn harness<S: TestServer>(spec: &Spec, turns: Vec<Turn>) -> Harness<S> {
+    harness_with(spec, turns, |_| {}).await
+}
+
+/// `speak` selected, synthesizing with the scripted server's OpenAI `/audio/speech` route.
+fn speaking(config: &mut Config) {
+    config.tools.push("SpeakTool".into());
+    config.speech.model = "openai/gpt-4o-mini-tts".into();
+}
+
+async fn harness_with<S: TestServer>(
+    spec: &Spec,
+    turns: Vec<Turn>,
+    tweak: impl FnOnce(&mut Config),
+) -> Harness<S> {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("project");
     std::fs::create_dir_all(&ws).unwrap();
@@ -129,6 +149,7 @@ async fn harness<S: TestServer>(spec: &Spec, turns: Vec<Turn>) -> Harness<S> {
         ..Config::default()
     };
     config.providers.openai.base_url = Some(model.openai_base());
+    tweak(&mut config);
     let home = dir.path().join("home");
     let runtime = Runtime::open(RuntimeOptions {
         paths: Paths::under(&home),
@@ -375,6 +396,87 @@ async fn social_message_lists_the_contact_and_sends_to_it<S: TestServer>(
     Ok(())
 }
 
+/// A step that says "Here it is:" and speaks, then a step that asks "Anything else?".
+fn speaking_turns() -> Vec<Turn> {
+    vec![
+        Turn::tool_call("s1", "speak", r#"{"text": "The build is green."}"#)
+            .with_text_first("Here it is:"),
+        Turn::text("Anything else?"),
+    ]
+}
+
+async fn a_speech_clip_reaches_the_conversation_as_audio_in_order<S: TestServer>(
+    spec: &Spec,
+) -> anyhow::Result<()> {
+    let h: Harness<S> = harness_with(spec, speaking_turns(), speaking).await;
+    let conversation = h.server.push_direct(spec.ada, "Ada", "read me the status");
+    let sent = h.server.wait_delivered(2, WAIT).await;
+    let uploads = h.server.wait_uploaded(1, WAIT).await;
+    let texts: Vec<(&str, &str)> = sent
+        .iter()
+        .map(|m| (m.conversation.as_str(), m.text.as_str()))
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            (conversation.as_str(), "Here it is:"),
+            (conversation.as_str(), "Anything else?")
+        ]
+    );
+    assert_eq!(uploads.len(), 1, "{uploads:?}");
+    let chat = h.runtime.channels().conversations().await?[0]
+        .chat_id
+        .clone();
+    let clip = tool_results(&h.transcript(&chat).await)
+        .into_iter()
+        .find_map(|(content, _)| serde_json::from_str::<SpeechClip>(&content).ok())
+        .expect("the speak result");
+    let stored = std::fs::read(h.runtime.speech_clip_path(&chat, &clip.file)?)?;
+    let upload = &uploads[0];
+    assert_eq!(
+        (
+            upload.conversation.as_str(),
+            upload.file_name.as_str(),
+            upload.mime_type.as_str(),
+            upload.bytes.len(),
+            // After the text of its own step, before the next step's.
+            upload.after_texts
+        ),
+        (
+            conversation.as_str(),
+            clip.file.as_str(),
+            spec.audio_mime,
+            stored.len(),
+            1
+        )
+    );
+    assert!(upload.bytes == stored, "the bytes that arrived are the clip's");
+    assert!(stored.starts_with(b"RIFF"), "a WAV file");
+    Ok(())
+}
+
+async fn a_clip_larger_than_the_platform_takes_becomes_a_text_note<S: TestServer>(
+    spec: &Spec,
+) -> anyhow::Result<()> {
+    let h: Harness<S> = harness_with(spec, speaking_turns(), speaking).await;
+    h.server.limit_uploads(1_000);
+    let conversation = h.server.push_direct(spec.ada, "Ada", "read me the status");
+    let sent = h.server.wait_delivered(3, WAIT).await;
+    let texts: Vec<&str> = sent.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    assert_eq!((texts[0], texts[2]), ("Here it is:", "Anything else?"));
+    assert!(
+        texts[1].contains("too large to send")
+            && texts[1].contains(spec.platform.label())
+            && texts[1].contains("Suzent app"),
+        "{}",
+        texts[1]
+    );
+    assert!(sent.iter().all(|m| m.conversation == conversation));
+    assert!(h.server.uploads().is_empty());
+    Ok(())
+}
+
 /// The log file every test of this binary writes to from the first call on (the process-wide
 /// subscriber, at every level).
 fn log_file() -> &'static Path {
@@ -486,6 +588,18 @@ macro_rules! platform_tests {
             async fn social_message_lists_the_contact_and_sends_to_it_when_a_rule_allows()
             -> anyhow::Result<()> {
                 social_message_lists_the_contact_and_sends_to_it::<$server>(&$spec).await
+            }
+
+            #[tokio::test]
+            async fn a_speech_clip_reaches_the_conversation_as_audio_after_the_text_of_its_step()
+            -> anyhow::Result<()> {
+                a_speech_clip_reaches_the_conversation_as_audio_in_order::<$server>(&$spec).await
+            }
+
+            #[tokio::test]
+            async fn a_clip_larger_than_the_platform_takes_becomes_a_clear_text_note()
+            -> anyhow::Result<()> {
+                a_clip_larger_than_the_platform_takes_becomes_a_text_note::<$server>(&$spec).await
             }
 
             #[tokio::test]

@@ -1,7 +1,7 @@
 //! One channel's connection: connect (retrying with backoff unless the token is refused), send
 //! the replies a restart left unsent, then take each incoming message: from an allowed user to
 //! the inbox of its conversation's chat, from anyone else to a pending request (with one
-//! polite refusal).
+//! polite refusal). Presses of approval buttons go to `buttons.rs`.
 
 use super::{CHANNEL_MESSAGE_KIND, ChannelState, ChannelStatus, Channels, REFUSAL_TEXT};
 use crate::chats::CreateChat;
@@ -9,7 +9,7 @@ use crate::error::RuntimeError;
 use futures::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
-use suzent_channels::{Channel, ChannelError, Incoming};
+use suzent_channels::{Channel, ChannelError, Incoming, Received};
 use suzent_store::{ChannelRequestStatus, NewChannelConversation, NewInboxMessage};
 use tokio_util::sync::CancellationToken;
 
@@ -89,11 +89,18 @@ pub(super) async fn run(
         };
         match next {
             None => return,
-            Some(Ok(message)) => {
+            Some(Ok(received)) => {
                 backoff = FIRST_BACKOFF;
                 channels.set_status(&name, connected.clone());
-                if let Err(e) = channels.handle(&name, client.as_ref(), message).await {
-                    tracing::warn!(channel = %name, "channel message not handled: {e}");
+                match received {
+                    Received::Message(message) => {
+                        if let Err(e) = channels.handle(&name, client.as_ref(), message).await {
+                            tracing::warn!(channel = %name, "channel message not handled: {e}");
+                        }
+                    }
+                    Received::Press(press) => {
+                        channels.handle_press(&name, client.as_ref(), press).await;
+                    }
                 }
             }
             Some(Err(e)) => {

@@ -10,7 +10,12 @@
 //! Anyone else gets one polite refusal and is recorded as a pending request the user can
 //! approve (Settings, `suzent channels approve`): approving adds them to the allow-list.
 //! `social_message` reaches the channels through [`Channels`] as its host (`social.rs`).
+//! Speech clips of a channel turn go to the conversation as audio files, in transcript order
+//! (`replies.rs`); approvals a turn waits for are sent with the platform's buttons where the
+//! client has them, and a press from an allowed user of that conversation answers them
+//! (`buttons.rs`).
 
+mod buttons;
 mod connector;
 mod replies;
 mod social;
@@ -21,10 +26,11 @@ use crate::event_bus::Events;
 use crate::inbox::InboxService;
 use crate::rules::RuleService;
 use crate::settings::SettingsService;
+use crate::speech::SpeechService;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use suzent_channels::{
     Channel, ChannelError, DiscordChannel, MatrixChannel, SlackChannel, TelegramChannel,
 };
@@ -33,6 +39,9 @@ use suzent_store::{
     ChannelConversation, ChannelRequest, ChannelRequestStatus, InboxMessage, Store,
 };
 use tokio_util::sync::CancellationToken;
+
+pub(crate) use buttons::ChannelTurns;
+pub use buttons::{PRESS_DECIDED, PRESS_ELSEWHERE, PRESS_INVALID, PRESS_NOT_ALLOWED};
 
 /// The inbox kind of a message from a channel.
 pub const CHANNEL_MESSAGE_KIND: &str = "channel_message";
@@ -115,11 +124,17 @@ pub struct Channels {
     inbox: Arc<InboxService>,
     chats: Arc<ChatService>,
     rules: Arc<RuleService>,
+    /// Where `speak`'s clips are (they go to the conversation as audio).
+    speech: Arc<SpeechService>,
     events: Events,
     running: Mutex<HashMap<String, Running>>,
     statuses: Mutex<HashMap<String, ChannelStatus>>,
     /// One reply flush at a time, so no reply goes out twice.
     flush: tokio::sync::Mutex<()>,
+    /// The approval buttons sent, by token (`buttons.rs`).
+    buttons: Mutex<HashMap<String, buttons::Binding>>,
+    /// Continues a turn once a button answered its approval.
+    turns: OnceLock<Weak<dyn ChannelTurns>>,
     started: AtomicBool,
     shutdown: CancellationToken,
 }
@@ -173,6 +188,11 @@ pub(crate) fn turn_profile(config: &Config, message: &InboxMessage) -> (Permissi
         .and_then(|name| config.channels.iter().find(|c| c.name == name))
         .map(|c| c.profile)
         .unwrap_or_default();
+    profile_mode(profile)
+}
+
+/// The mode of a channel profile's turns and whether their asks suspend.
+pub(crate) fn profile_mode(profile: ChannelProfile) -> (PermissionMode, bool) {
     match profile {
         ChannelProfile::Headless => (PermissionMode::Auto, false),
         ChannelProfile::AskInApp => (PermissionMode::Default, true),
@@ -194,6 +214,7 @@ impl Channels {
         inbox: Arc<InboxService>,
         chats: Arc<ChatService>,
         rules: Arc<RuleService>,
+        speech: Arc<SpeechService>,
         events: Events,
     ) -> Channels {
         Channels {
@@ -202,10 +223,13 @@ impl Channels {
             inbox,
             chats,
             rules,
+            speech,
             events,
             running: Mutex::new(HashMap::new()),
             statuses: Mutex::new(HashMap::new()),
             flush: tokio::sync::Mutex::new(()),
+            buttons: Mutex::new(HashMap::new()),
+            turns: OnceLock::new(),
             started: AtomicBool::new(false),
             shutdown: CancellationToken::new(),
         }
