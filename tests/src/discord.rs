@@ -5,11 +5,14 @@
 //! limit a test sets, `413` with code 40005; errors as `{"code","message"}`), and the JSON gateway over a WebSocket at `/`: Hello (op 10) with a
 //! `heartbeat_interval`, Identify (op 2; a wrong token closes with 4004), Ready (op 0 `READY`),
 //! Heartbeat (op 1) answered by Heartbeat ACK (op 11), and `MESSAGE_CREATE` dispatches of the
-//! messages tests push. A message pushed while no session is ready waits for the next one.
+//! messages tests push. A message with an action row of buttons (`components`) is recorded as a
+//! prompt; a button press tests push is an `INTERACTION_CREATE` dispatch (a message component
+//! interaction with its `custom_id`), answered with `POST
+//! /api/v10/interactions/{id}/{token}/callback`. A message pushed while no session is ready waits for the next one.
 
 use crate::platform::{
-    Delivered, Inbound, Outbox, PlatformServer, UploadLimit, Uploaded, authorization,
-    multipart_parts,
+    ButtonServer, Delivered, Inbound, Outbox, PlatformServer, PressAnswer, Prompt, UploadLimit,
+    Uploaded, authorization, multipart_parts,
 };
 use axum::Router;
 use axum::extract::ws::{CloseFrame, Message as WsMessage, WebSocket, WebSocketUpgrade};
@@ -34,8 +37,10 @@ struct Shared {
     token: String,
     addr: SocketAddr,
     next_id: AtomicU64,
-    /// `MESSAGE_CREATE` payloads not dispatched yet.
-    pending: Inbound<Value>,
+    /// Dispatches not sent yet: (event name, payload).
+    pending: Inbound<(&'static str, Value)>,
+    prompts: Outbox<Prompt>,
+    answers: Outbox<PressAnswer>,
     sent: Outbox<Delivered>,
     uploads: Outbox<Uploaded>,
     upload_limit: UploadLimit,
@@ -125,6 +130,8 @@ impl DiscordServer {
             addr,
             next_id: AtomicU64::new(1_000_000_000_000_000_000),
             pending: Inbound::default(),
+            prompts: Outbox::default(),
+            answers: Outbox::default(),
             sent: Outbox::default(),
             uploads: Outbox::default(),
             upload_limit: UploadLimit::default(),
@@ -137,6 +144,10 @@ impl DiscordServer {
             .route("/api/v10/users/@me", get(current_user))
             .route("/api/v10/gateway/bot", get(gateway_bot))
             .route("/api/v10/channels/{id}/messages", post(create_message))
+            .route(
+                "/api/v10/interactions/{id}/{token}/callback",
+                post(interaction_callback),
+            )
             .with_state(Arc::clone(&shared));
         // Discord is another program: the server runs on its own thread and runtime, where
         // nothing is logged, so that what the app's logs hold is the app's (the WebSocket
@@ -182,7 +193,7 @@ impl DiscordServer {
     }
 
     fn push(&self, payload: Value) {
-        self.shared.pending.push(payload);
+        self.shared.pending.push(("MESSAGE_CREATE", payload));
     }
 
     /// Makes the `n`-th `POST /channels/{id}/messages` from now (1-based) fail once with a
@@ -230,6 +241,61 @@ impl PlatformServer for DiscordServer {
     fn limit_uploads(&self, bytes: usize) {
         self.shared.upload_limit.set(bytes);
     }
+}
+
+impl ButtonServer for DiscordServer {
+    fn prompts(&self) -> &Outbox<Prompt> {
+        &self.shared.prompts
+    }
+
+    fn push_press(&self, user_id: &str, name: &str, conversation: &str, data: &str) -> String {
+        let id = self.shared.id();
+        let user_id: u64 = user_id.parse().unwrap_or(1);
+        let interaction = json!({
+            "id": id.to_string(),
+            "application_id": DISCORD_BOT_ID.to_string(),
+            "type": 3,
+            "token": format!("interaction-token-{id}"),
+            "version": 1,
+            "attachment_size_limit": 10_485_760u64,
+            "authorizing_integration_owners": {"1": user_id.to_string()},
+            "entitlements": [],
+            "app_permissions": "0",
+            "locale": "en-US",
+            "context": 1,
+            "channel": {"id": conversation, "type": 1},
+            "channel_id": conversation,
+            "user": user(user_id, name, false),
+            "data": {"custom_id": data, "component_type": 2},
+        });
+        self.shared.pending.push(("INTERACTION_CREATE", interaction));
+        id.to_string()
+    }
+
+    fn press_answers(&self) -> &Outbox<PressAnswer> {
+        &self.shared.answers
+    }
+}
+
+/// `POST /interactions/{id}/{token}/callback`: the bot's answer to a press.
+async fn interaction_callback(
+    State(shared): State<Arc<Shared>>,
+    Path((id, token)): Path<(String, String)>,
+    body: axum::body::Bytes,
+) -> Response {
+    // Interaction callbacks carry the interaction's token in the path, not the bot's.
+    if token != format!("interaction-token-{id}") {
+        return error(StatusCode::UNAUTHORIZED, 50027, "Invalid Webhook Token");
+    }
+    let answer: Value = serde_json::from_slice(&body).unwrap_or_default();
+    shared.answers.push(PressAnswer {
+        press: id,
+        text: answer["data"]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    });
+    StatusCode::NO_CONTENT.into_response()
 }
 
 async fn current_user(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
@@ -323,6 +389,33 @@ async fn create_message(
         }
     }
     let id = shared.id();
+    let buttons: Vec<(String, String)> = args["components"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|row| row["components"].as_array())
+        .flatten()
+        .map(|b| {
+            (
+                b["label"].as_str().unwrap_or_default().to_string(),
+                b["custom_id"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    if buttons.iter().any(|(_, data)| data.is_empty() || data.len() > 100) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            50035,
+            "Invalid Form Body (components: custom_id must be 1 to 100 characters)",
+        );
+    }
+    if !buttons.is_empty() {
+        shared.prompts.push(Prompt {
+            conversation: channel.clone(),
+            text: content.clone(),
+            buttons,
+        });
+    }
     shared.sent.push(Delivered {
         conversation: channel,
         text: content.clone(),
@@ -406,9 +499,9 @@ async fn session(shared: Arc<Shared>, mut socket: WebSocket) {
     let mut ready = false;
     loop {
         if ready {
-            for payload in shared.pending.take() {
+            for (event, payload) in shared.pending.take() {
                 seq += 1;
-                let dispatch = json!({"op": 0, "t": "MESSAGE_CREATE", "s": seq, "d": payload});
+                let dispatch = json!({"op": 0, "t": event, "s": seq, "d": payload});
                 if socket.send(frame(dispatch)).await.is_err() {
                     return;
                 }

@@ -16,10 +16,13 @@ mod wire;
 
 pub use discord::DiscordServer;
 pub use matrix::MatrixServer;
-pub use platform::{Delivered, Inbound, Outbox, PlatformServer, UploadLimit, Uploaded};
+pub use platform::{
+    ButtonServer, Delivered, Inbound, Outbox, PlatformServer, PressAnswer, Prompt, UploadLimit,
+    Uploaded,
+};
 pub use scripted::{Chunking, HttpFailure, Item, RecordedRequest, Responder, ScriptedServer, Turn};
 pub use slack::SlackServer;
-pub use telegram::{Keyboard, PressAnswer, SentMessage, TelegramServer};
+pub use telegram::{Keyboard, SentMessage, TelegramServer};
 
 /// Every file below `dir`, at any depth (the token tests grep them all).
 pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

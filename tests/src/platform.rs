@@ -206,6 +206,40 @@ impl<T> Inbound<T> {
     }
 }
 
+/// A message the bot sent with buttons under it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    /// The conversation it went to.
+    pub conversation: String,
+    /// Its text.
+    pub text: String,
+    /// The buttons in order: (label, the data a press hands back).
+    pub buttons: Vec<(String, String)>,
+}
+
+/// The bot's answer to a button press.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PressAnswer {
+    /// The press it answers (Telegram's callback query id, Discord's interaction id).
+    pub press: String,
+    /// The text shown to the person who pressed.
+    pub text: String,
+}
+
+/// A platform test server whose messages can carry buttons.
+pub trait ButtonServer: PlatformServer {
+    /// The messages the bot sent with buttons, in order.
+    fn prompts(&self) -> &Outbox<Prompt>;
+
+    /// Person `user` (display name `name`) presses the button with `data` in `conversation`
+    /// (which need not be where the bot sent it: tests forge presses too). Returns the
+    /// press's id.
+    fn push_press(&self, user: &str, name: &str, conversation: &str, data: &str) -> String;
+
+    /// The bot's answers to presses, in order.
+    fn press_answers(&self) -> &Outbox<PressAnswer>;
+}
+
 /// A limit on upload sizes that a test sets (none until then).
 #[derive(Debug, Default)]
 pub struct UploadLimit(std::sync::atomic::AtomicUsize);

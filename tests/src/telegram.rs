@@ -9,7 +9,7 @@
 //! push the messages people send and the inline buttons they press (`callback_query`
 //! updates), and read what the bot sent.
 
-use crate::platform::{Outbox, UploadLimit, Uploaded, multipart_parts};
+use crate::platform::{Outbox, PressAnswer, UploadLimit, Uploaded, multipart_parts};
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -43,15 +43,6 @@ pub struct Keyboard {
     pub text: String,
     /// The buttons, row by row flattened: (label, `callback_data`).
     pub buttons: Vec<(String, String)>,
-}
-
-/// The bot's answer to a button press (`answerCallbackQuery`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PressAnswer {
-    /// The callback query it answers.
-    pub callback_query_id: String,
-    /// The text shown to the person who pressed.
-    pub text: String,
 }
 
 #[derive(Default)]
@@ -229,7 +220,7 @@ impl TelegramServer {
         &self.shared.keyboards
     }
 
-    /// The bot's answers to button presses, in order.
+    /// The bot's answers to button presses (`answerCallbackQuery`), in order.
     pub fn press_answers(&self) -> &Outbox<PressAnswer> {
         &self.shared.answers
     }
@@ -541,7 +532,7 @@ async fn method(
                 return failure(400, "Bad Request: query is too old or query ID is invalid");
             };
             shared.answers.push(PressAnswer {
-                callback_query_id: id.to_string(),
+                press: id.to_string(),
                 text: args["text"].as_str().unwrap_or_default().to_string(),
             });
             ok(json!(true))

@@ -2,12 +2,16 @@
 //! receive (`GET /gateway/bot` gives its URL; Hello, Identify, Ready and heartbeats are
 //! twilight-gateway's; `MESSAGE_CREATE` dispatches are passed on), REST
 //! `POST /channels/{id}/messages` to send (audio as a multipart attachment, `files[0]` beside
-//! `payload_json`, which Discord's apps play). Only text messages from people are passed on.
+//! `payload_json`, which Discord's apps play). Only text messages from people are passed on,
+//! and presses of the bot's buttons: a message with an action row of buttons (message
+//! components, each with its `custom_id`), pressed as an `INTERACTION_CREATE` dispatch of a
+//! message component, answered with `POST /interactions/{id}/{token}/callback` (an ephemeral
+//! message only the person who pressed sees).
 
 use crate::receive::{Receiver, stream_of};
 use crate::{
-    AudioFile, BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit,
-    MessageLimit, Received, check_size, scrub,
+    AudioFile, BotIdentity, Button, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit,
+    MessageLimit, Press, Received, check_size, scrub,
 };
 use async_trait::async_trait;
 use futures::stream::BoxStream;
@@ -18,8 +22,16 @@ use twilight_gateway::{
 };
 use twilight_http::error::ErrorType;
 use twilight_http::{Client, Response};
+use twilight_model::application::interaction::{Interaction, InteractionData, InteractionType};
 use twilight_model::channel::Message;
+use twilight_model::channel::message::MessageFlags;
+use twilight_model::channel::message::component::{
+    ActionRow, Button as ComponentButton, ButtonStyle, Component,
+};
 use twilight_model::http::attachment::Attachment;
+use twilight_model::http::interaction::{
+    InteractionResponse, InteractionResponseData, InteractionResponseType,
+};
 use twilight_model::id::Id;
 
 /// Discord's public REST host (`https://discord.com/api/v10`).
@@ -210,6 +222,29 @@ fn incoming(message: &Message) -> Option<Incoming> {
     })
 }
 
+/// A press of one of the bot's buttons as a [`Press`] (its id holds what the answer needs:
+/// `application/interaction/token`); `None` for any other interaction.
+fn press(interaction: &Interaction) -> Option<Press> {
+    if interaction.kind != InteractionType::MessageComponent {
+        return None;
+    }
+    let Some(InteractionData::MessageComponent(data)) = &interaction.data else {
+        return None;
+    };
+    let user = interaction.author()?;
+    let channel = interaction.channel.as_ref()?;
+    Some(Press {
+        id: format!(
+            "{}/{}/{}",
+            interaction.application_id, interaction.id, interaction.token
+        ),
+        conversation: channel.id.to_string(),
+        sender: user.id.to_string(),
+        sender_name: user.global_name.clone().unwrap_or_else(|| user.name.clone()),
+        data: data.custom_id.clone(),
+    })
+}
+
 fn parse_id<T>(conversation: &str) -> Result<Id<T>, ChannelError> {
     conversation
         .parse::<u64>()
@@ -235,10 +270,16 @@ impl Receiver for GatewayState {
                 None => self.shard.insert(self.channel.shard().await?),
             };
             // Close frames come whatever the flags.
-            match shard.next_event(EventTypeFlags::MESSAGE_CREATE).await {
+            let wanted = EventTypeFlags::MESSAGE_CREATE | EventTypeFlags::INTERACTION_CREATE;
+            match shard.next_event(wanted).await {
                 Some(Ok(Event::MessageCreate(message))) => {
                     if let Some(incoming) = incoming(&message.message) {
                         return Ok(Received::Message(incoming));
+                    }
+                }
+                Some(Ok(Event::InteractionCreate(interaction))) => {
+                    if let Some(press) = press(&interaction.0) {
+                        return Ok(Received::Press(press));
                     }
                 }
                 Some(Ok(Event::GatewayClose(Some(CloseFrame { code, reason, .. }))))
@@ -308,6 +349,78 @@ impl Channel for DiscordChannel {
 
     fn upload_limit(&self) -> u64 {
         DISCORD_UPLOAD_LIMIT
+    }
+
+    fn has_buttons(&self) -> bool {
+        true
+    }
+
+    async fn send_buttons(
+        &self,
+        conversation: &str,
+        text: &str,
+        buttons: &[Button],
+    ) -> Result<String, ChannelError> {
+        let channel = parse_id(conversation)?;
+        let row = [Component::ActionRow(ActionRow {
+            id: None,
+            components: buttons
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    Component::Button(ComponentButton {
+                        custom_id: Some(b.data.clone()),
+                        disabled: false,
+                        emoji: None,
+                        id: None,
+                        label: Some(b.label.clone()),
+                        sku_id: None,
+                        style: if i == 0 {
+                            ButtonStyle::Primary
+                        } else {
+                            ButtonStyle::Secondary
+                        },
+                        url: None,
+                    })
+                })
+                .collect(),
+        })];
+        let sent = self
+            .model(
+                "POST /channels/{id}/messages",
+                self.http()
+                    .create_message(channel)
+                    .content(text)
+                    .components(&row),
+            )
+            .await?;
+        Ok(sent.id.to_string())
+    }
+
+    async fn answer_press(&self, press: &Press, text: &str) -> Result<(), ChannelError> {
+        let mut parts = press.id.splitn(3, '/');
+        let (Some(application), Some(interaction), Some(token)) =
+            (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(ChannelError::Invalid {
+                field: "press",
+                message: "not a Discord interaction".into(),
+            });
+        };
+        let response = InteractionResponse {
+            kind: InteractionResponseType::ChannelMessageWithSource,
+            data: Some(InteractionResponseData {
+                content: Some(text.to_string()),
+                flags: Some(MessageFlags::EPHEMERAL),
+                ..InteractionResponseData::default()
+            }),
+        };
+        let client = self.http().interaction(parse_id(application)?);
+        client
+            .create_response(parse_id(interaction)?, token, &response)
+            .await
+            .map_err(|e| self.error(&e))?;
+        Ok(())
     }
 
     async fn send_audio(

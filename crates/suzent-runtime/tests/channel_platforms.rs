@@ -11,16 +11,18 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use suzent_core::{
-    Behavior, ChatMessage, Config, PermissionMode, RuleDestination, RuleDraft, RuleMatcher,
+    ApprovalResponse, Behavior, ChatMessage, Config, PermissionMode, RuleDestination, RuleDraft, RuleMatcher,
     RunOutcome, SpeechClip,
 };
 use suzent_runtime::provider::StaticKeys;
 use suzent_runtime::{
     ChannelConfig, ChannelPlatform, ChannelProfile, ChannelRequestStatus, ChannelState, CreateChat,
-    Paths, REFUSAL_TEXT, RunOptions, Runtime, RuntimeOptions,
+    PRESS_DECIDED, PRESS_ELSEWHERE, PRESS_INVALID, PRESS_NOT_ALLOWED, Paths, REFUSAL_TEXT,
+    RunOptions, Runtime, RuntimeOptions,
 };
 use suzent_tests::{
-    Delivered, DiscordServer, MatrixServer, PlatformServer, ScriptedServer, SlackServer, Turn,
+    ButtonServer, Delivered, DiscordServer, MatrixServer, PlatformServer, Prompt, ScriptedServer,
+    SlackServer, Turn,
 };
 use tempfile::TempDir;
 
@@ -41,6 +43,8 @@ struct Spec {
     eve: &'static str,
     /// The platform's message limit, in characters.
     limit: usize,
+    /// A conversation of the platform that is not Ada's (where a forged press comes from).
+    elsewhere: &'static str,
     /// The MIME type an audio upload declares on the platform's wire (empty: the upload
     /// carries none; Discord takes the type from the file name).
     audio_mime: &'static str,
@@ -58,6 +62,7 @@ const DISCORD: Spec = Spec {
     wrong_secret: "MTk4.Cl2FMQ.WRONG-DISCORD-SECRET",
     ada: "4242",
     eve: "7777",
+    elsewhere: "900000000000000123",
     limit: 2000,
     audio_mime: "",
 };
@@ -75,6 +80,7 @@ const SLACK: Spec = Spec {
     wrong_secret: "xoxb-1111-WRONG-SLACK-BOT xapp-1-A0SUZENT-WRONG-SLACK-APP",
     ada: "U0ADA42",
     eve: "U0EVE77",
+    elsewhere: "C0ELSEWHERE",
     limit: 4000,
     audio_mime: "audio/wav",
 };
@@ -93,6 +99,7 @@ const MATRIX: Spec = Spec {
     wrong_secret: "syt_c3V6ZW50_WRONG-MATRIX-TOKEN_9z8y7x",
     ada: "@ada:suzent.test",
     eve: "@eve:suzent.test",
+    elsewhere: "!elsewhere:suzent.test",
     // 30,000 bytes of text: a 9,000-character reply is one event.
     limit: 30_000,
     audio_mime: "audio/wav",
@@ -476,6 +483,156 @@ async fn a_clip_larger_than_the_platform_takes_becomes_a_text_note<S: TestServer
     assert!(h.server.uploads().is_empty());
     Ok(())
 }
+
+/// Ada says hello (answered), then asks for a ping: the model sends "ping" to her with
+/// `social_message` (which asks under `ask_in_app`), then says "Done.". Returns the approval
+/// prompt with its buttons, the conversation's chat and the conversation.
+async fn approval_prompt<S: TestServer + ButtonServer>(
+    h: &Harness<S>,
+    spec: &Spec,
+) -> (Prompt, String, String) {
+    let conversation = h.server.push_direct(spec.ada, "Ada", "hello");
+    h.server.wait_delivered(1, WAIT).await;
+    let recipient = format!("{}:{conversation}", h.name);
+    h.model.push_turns(vec![
+        Turn::tool_call(
+            "c1",
+            "social_message",
+            &serde_json::json!({"recipient": recipient, "message": "ping"}).to_string(),
+        ),
+        Turn::text("Done."),
+    ]);
+    h.server.push_direct(spec.ada, "Ada", "ping me");
+    let prompts = h.server.prompts().wait(1, WAIT).await;
+    assert_eq!(prompts.len(), 1, "an approval prompt with buttons");
+    let chat = h.runtime.channels().conversations().await.unwrap()[0]
+        .chat_id
+        .clone();
+    (prompts[0].clone(), chat, conversation)
+}
+
+fn ask_in_app(config: &mut Config) {
+    config.channels[0].profile = ChannelProfile::AskInApp;
+}
+
+async fn press_answers<S: ButtonServer>(server: &S, n: usize) -> Vec<String> {
+    server
+        .press_answers()
+        .wait(n, WAIT)
+        .await
+        .into_iter()
+        .map(|a| a.text)
+        .collect()
+}
+
+async fn an_allowed_press_answers_the_approval_and_the_turn_goes_on<
+    S: TestServer + ButtonServer,
+>(
+    spec: &Spec,
+) -> anyhow::Result<()> {
+    let h: Harness<S> = harness_with(spec, vec![Turn::text("Hi Ada.")], ask_in_app).await;
+    let (prompt, chat, conversation) = approval_prompt(&h, spec).await;
+    let pending = h.runtime.pending_approvals(Some(&chat)).await?;
+    assert_eq!(pending.len(), 1);
+    assert_eq!(prompt.conversation, conversation);
+    assert!(prompt.text.contains("social_message"), "{}", prompt.text);
+    let labels: Vec<&str> = prompt.buttons.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(labels, ["Allow once", "Reject"]);
+    for (_, data) in &prompt.buttons {
+        assert!(data.len() >= 32 && !data.contains(&pending[0].id), "{data}");
+    }
+    let allow = prompt.buttons[0].1.clone();
+    let press = h.server.push_press(spec.ada, "Ada", &conversation, &allow);
+    let answers = h.server.press_answers().wait(1, WAIT).await;
+    assert_eq!(
+        (answers[0].press.as_str(), answers[0].text.as_str()),
+        (press.as_str(), "Allowed once. Continuing…")
+    );
+    let sent: Vec<String> = h
+        .server
+        .wait_delivered(4, WAIT)
+        .await
+        .into_iter()
+        .map(|m| m.text)
+        .collect();
+    assert_eq!(sent[2..], ["ping".to_string(), "Done.".to_string()]);
+    assert!(h.runtime.pending_approvals(Some(&chat)).await?.is_empty());
+    // The same press again (a replay) decides nothing.
+    h.server.push_press(spec.ada, "Ada", &conversation, &allow);
+    assert_eq!(press_answers(&h.server, 2).await[1], PRESS_INVALID);
+    Ok(())
+}
+
+async fn strangers_forged_and_misplaced_presses_decide_nothing<S: TestServer + ButtonServer>(
+    spec: &Spec,
+) -> anyhow::Result<()> {
+    let h: Harness<S> = harness_with(spec, vec![Turn::text("Hi Ada.")], ask_in_app).await;
+    let (prompt, chat, conversation) = approval_prompt(&h, spec).await;
+    let pending = h.runtime.pending_approvals(Some(&chat)).await?;
+    let allow = prompt.buttons[0].1.clone();
+    let requests = h.model.requests().len();
+    h.server.push_press(spec.eve, "Eve", &conversation, &allow);
+    h.server.push_press(spec.ada, "Ada", spec.elsewhere, &allow);
+    h.server
+        .push_press(spec.ada, "Ada", &conversation, &pending[0].id);
+    h.server.push_press(
+        spec.ada,
+        "Ada",
+        &conversation,
+        "0123456789abcdef0123456789abcdef",
+    );
+    assert_eq!(
+        press_answers(&h.server, 4).await,
+        [PRESS_NOT_ALLOWED, PRESS_ELSEWHERE, PRESS_INVALID, PRESS_INVALID]
+    );
+    let still = h.runtime.pending_approvals(Some(&chat)).await?;
+    assert_eq!(still.len(), 1);
+    assert_eq!(still[0].id, pending[0].id);
+    assert_eq!(h.server.delivered().len(), 2);
+    assert_eq!(h.model.requests().len(), requests);
+    h.runtime
+        .resume_approvals(
+            &chat,
+            vec![ApprovalResponse {
+                request_id: pending[0].id.clone(),
+                tool_call_id: None,
+                action_id: "reject".into(),
+                feedback: None,
+                rule: None,
+            }],
+            RunOptions::default(),
+        )
+        .await?;
+    h.server.push_press(spec.ada, "Ada", &conversation, &allow);
+    assert_eq!(press_answers(&h.server, 5).await[4], PRESS_DECIDED);
+    let sent = h.server.wait_delivered(3, WAIT).await;
+    assert_eq!(sent.last().map(|m| m.text.as_str()), Some("Done."));
+    assert!(!sent.iter().any(|m| m.text == "ping"), "{sent:?}");
+    Ok(())
+}
+
+/// The button scenarios for a platform whose client shows buttons.
+macro_rules! button_tests {
+    ($module:ident, $server:ty, $spec:expr) => {
+        mod $module {
+            use super::*;
+
+            #[tokio::test]
+            async fn an_allowed_users_press_of_allow_once_answers_the_approval_and_the_turn_goes_on()
+            -> anyhow::Result<()> {
+                an_allowed_press_answers_the_approval_and_the_turn_goes_on::<$server>(&$spec).await
+            }
+
+            #[tokio::test]
+            async fn a_strangers_press_a_forged_token_and_a_press_elsewhere_decide_nothing()
+            -> anyhow::Result<()> {
+                strangers_forged_and_misplaced_presses_decide_nothing::<$server>(&$spec).await
+            }
+        }
+    };
+}
+
+button_tests!(discord_buttons, DiscordServer, DISCORD);
 
 /// The log file every test of this binary writes to from the first call on (the process-wide
 /// subscriber, at every level).

@@ -628,7 +628,7 @@ async fn an_allowed_users_press_of_allow_once_answers_the_approval_and_the_turn_
         .telegram
         .push_press(42, "Ada", 42, prompt.message_id, &allow);
     let answers = h.telegram.press_answers().wait(1, WAIT).await;
-    assert_eq!(answers[0].callback_query_id, query);
+    assert_eq!(answers[0].press, query);
     assert_eq!(answers[0].text, "Allowed once. Continuing…");
     let sent: Vec<String> = h
         .telegram
