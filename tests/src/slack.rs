@@ -11,9 +11,13 @@
 //! `length`; above the limit a test sets, `file_upload_size_restricted`) answers an upload URL
 //! on this server and a file id, a `POST` of the bytes to that URL answers `OK - <length>`,
 //! and `files.completeUploadExternal` (`files`, `channel_id`) shares the file in the channel.
+//! A `chat.postMessage` with an `actions` block of buttons is recorded as a prompt; a press
+//! tests push is an `interactive` envelope with a `block_actions` payload whose
+//! `response_url` points at this server (`POST /respond/{id}` records the answer).
 
 use crate::platform::{
-    Delivered, Inbound, Outbox, PlatformServer, UploadLimit, Uploaded, authorization,
+    ButtonServer, Delivered, Inbound, Outbox, PlatformServer, PressAnswer, Prompt, UploadLimit,
+    Uploaded, authorization,
 };
 use axum::Router;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
@@ -36,6 +40,8 @@ const HARD_LIMIT: usize = 40_000;
 #[derive(Debug, Clone)]
 struct Envelope {
     id: String,
+    /// `events_api` or `interactive`.
+    kind: &'static str,
     event: Value,
     attempt: u64,
 }
@@ -55,6 +61,8 @@ struct Shared {
     files: Mutex<HashMap<String, PendingFile>>,
     uploads: Outbox<Uploaded>,
     upload_limit: UploadLimit,
+    prompts: Outbox<Prompt>,
+    answers: Outbox<PressAnswer>,
 }
 
 /// A file between `files.getUploadURLExternal` and `files.completeUploadExternal`.
@@ -118,10 +126,13 @@ impl SlackServer {
             files: Mutex::new(HashMap::new()),
             uploads: Outbox::default(),
             upload_limit: UploadLimit::default(),
+            prompts: Outbox::default(),
+            answers: Outbox::default(),
         });
         let app = Router::new()
             .route("/api/{method}", any(method))
             .route("/upload/{file}", post(upload))
+            .route("/respond/{press}", post(respond))
             .route("/link/", get(link))
             .with_state(Arc::clone(&shared));
         let task = tokio::spawn(async move {
@@ -165,6 +176,7 @@ impl SlackServer {
         });
         self.shared.pending.push(Envelope {
             id: format!("env-{n:08}"),
+            kind: "events_api",
             event,
             attempt: 0,
         });
@@ -211,6 +223,64 @@ impl PlatformServer for SlackServer {
     fn limit_uploads(&self, bytes: usize) {
         self.shared.upload_limit.set(bytes);
     }
+}
+
+impl ButtonServer for SlackServer {
+    fn prompts(&self) -> &Outbox<Prompt> {
+        &self.shared.prompts
+    }
+
+    fn push_press(&self, user: &str, name: &str, conversation: &str, data: &str) -> String {
+        let n = self.shared.next();
+        let ts = format!("1764637400.{n:06}");
+        let payload = json!({
+            "type": "block_actions",
+            "team": {"id": "T0SUZENT", "domain": "suzent-test"},
+            "user": {"id": user, "username": name.to_lowercase(), "name": name, "team_id": "T0SUZENT"},
+            "api_app_id": "A0SUZENT",
+            "token": "verification-token-unused",
+            "container": {
+                "type": "message", "message_ts": ts, "channel_id": conversation,
+                "is_ephemeral": false
+            },
+            "trigger_id": format!("{n}.trigger"),
+            "channel": {"id": conversation, "name": "directmessage"},
+            "response_url": format!("http://{}/respond/{n}", self.shared.addr),
+            "actions": [{
+                "type": "button",
+                "action_id": "suzent-0",
+                "block_id": "b0",
+                "text": {"type": "plain_text", "text": "a button"},
+                "value": data,
+                "action_ts": ts,
+            }],
+        });
+        self.shared.pending.push(Envelope {
+            id: format!("env-{n:08}"),
+            kind: "interactive",
+            event: payload,
+            attempt: 0,
+        });
+        n.to_string()
+    }
+
+    fn press_answers(&self) -> &Outbox<PressAnswer> {
+        &self.shared.answers
+    }
+}
+
+/// A press's `response_url`: the app's answer to it.
+async fn respond(
+    State(shared): State<Arc<Shared>>,
+    Path(press): Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    let answer: Value = serde_json::from_slice(&body).unwrap_or_default();
+    shared.answers.push(PressAnswer {
+        press,
+        text: answer["text"].as_str().unwrap_or_default().to_string(),
+    });
+    ok(json!({}))
 }
 
 /// The arguments of a Web API call: the query string, then a JSON or form body.
@@ -309,6 +379,31 @@ async fn method(
                 return failure("msg_too_long");
             }
             let ts = format!("1764637300.{:06}", shared.next());
+            let buttons: Vec<(String, String)> = args["blocks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|b| b["type"] == "actions")
+                .filter_map(|b| b["elements"].as_array())
+                .flatten()
+                .filter(|e| e["type"] == "button")
+                .map(|e| {
+                    (
+                        e["text"]["text"].as_str().unwrap_or_default().to_string(),
+                        e["value"].as_str().unwrap_or_default().to_string(),
+                    )
+                })
+                .collect();
+            if buttons.iter().any(|(_, value)| value.is_empty() || value.len() > 2000) {
+                return failure("invalid_blocks");
+            }
+            if !buttons.is_empty() {
+                shared.prompts.push(Prompt {
+                    conversation: channel.clone(),
+                    text: text.clone(),
+                    buttons,
+                });
+            }
             shared.sent.push(Delivered {
                 conversation: channel.clone(),
                 text: text.clone(),
@@ -469,7 +564,7 @@ async fn session(shared: Arc<Shared>, mut socket: WebSocket) {
         for envelope in shared.pending.take() {
             let frame = json!({
                 "envelope_id": envelope.id,
-                "type": "events_api",
+                "type": envelope.kind,
                 "accepts_response_payload": false,
                 "retry_attempt": envelope.attempt,
                 "retry_reason": if envelope.attempt > 0 { "timeout" } else { "" },

@@ -6,6 +6,10 @@
 //! file shared in the conversation, uploaded as Slack's current API wants it:
 //! `files.getUploadURLExternal` (name and length) gives an upload URL and a file id, the bytes
 //! are posted to that URL, and `files.completeUploadExternal` shares the file in the channel.
+//! Buttons are Block Kit: a `section` with the text and an `actions` block of buttons, each
+//! with its `value`; a press comes over Socket Mode as an `interactive` envelope with a
+//! `block_actions` payload (acknowledged like the others) and is answered through its
+//! `response_url` with a message only the person who pressed sees.
 //!
 //! A Slack channel needs two tokens, stored together as one secret: the bot token
 //! (`xoxb-…`) and the app-level token (`xapp-…`, scope `connections:write`), separated by
@@ -13,8 +17,8 @@
 
 use crate::receive::{Receiver, stream_of};
 use crate::{
-    AudioFile, BotIdentity, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit,
-    MessageLimit, Received, check_size, scrub,
+    AudioFile, BotIdentity, Button, Channel, ChannelError, ChannelPlatform, Incoming, LengthUnit,
+    MessageLimit, Press, Received, check_size, scrub,
 };
 use async_trait::async_trait;
 use futures::stream::BoxStream;
@@ -257,15 +261,17 @@ impl SlackChannel {
     }
 }
 
-/// What the Socket Mode callback hands on: each push event, in order. The envelope is
-/// acknowledged when the send returns, that is when the stream has room for it.
-struct Forward(mpsc::Sender<SlackPushEventCallback>);
+/// What Socket Mode delivers that the stream takes: a push event, or an interaction.
+enum SocketEvent {
+    Push(Box<SlackPushEventCallback>),
+    Interaction(Box<SlackInteractionEvent>),
+}
 
-async fn on_push(
-    event: SlackPushEventCallback,
-    _client: Arc<Client>,
-    states: SlackClientEventsUserState,
-) -> UserCallbackResult<()> {
+/// What the Socket Mode callbacks hand on: each push event and interaction, in order. The
+/// envelope is acknowledged when the send returns, that is when the stream has room for it.
+struct Forward(mpsc::Sender<SocketEvent>);
+
+async fn forward(states: SlackClientEventsUserState, event: SocketEvent) -> UserCallbackResult<()> {
     let sender = states
         .read()
         .await
@@ -278,6 +284,48 @@ async fn on_push(
             .map_err(|_| "the channel stopped receiving".into()),
         None => Err("no receiver for Slack events".into()),
     }
+}
+
+async fn on_push(
+    event: SlackPushEventCallback,
+    _client: Arc<Client>,
+    states: SlackClientEventsUserState,
+) -> UserCallbackResult<()> {
+    forward(states, SocketEvent::Push(Box::new(event))).await
+}
+
+async fn on_interaction(
+    event: SlackInteractionEvent,
+    _client: Arc<Client>,
+    states: SlackClientEventsUserState,
+) -> UserCallbackResult<()> {
+    forward(states, SocketEvent::Interaction(Box::new(event))).await
+}
+
+/// A press of one of the bot's buttons as a [`Press`] (its id is the `response_url` the answer
+/// goes to); `None` for any other interaction.
+fn press(event: &SlackInteractionEvent) -> Option<Press> {
+    let SlackInteractionEvent::BlockActions(actions) = event else {
+        return None;
+    };
+    let user = actions.user.as_ref()?;
+    let conversation = match (&actions.channel, &actions.container) {
+        (Some(channel), _) => channel.id.to_string(),
+        (None, SlackInteractionActionContainer::Message(m)) => m.channel_id.as_ref()?.to_string(),
+        _ => return None,
+    };
+    let data = actions.actions.as_ref()?.first()?.value.clone()?;
+    Some(Press {
+        id: actions.response_url.as_ref()?.value().to_string(),
+        conversation,
+        sender: user.id.to_string(),
+        sender_name: user
+            .name
+            .clone()
+            .or_else(|| user.username.clone())
+            .unwrap_or_else(|| user.id.to_string()),
+        data,
+    })
 }
 
 fn on_error(
@@ -293,7 +341,7 @@ fn on_error(
 /// The Socket Mode listener of one stream; stopped when the stream is dropped.
 struct Listening {
     listener: Arc<SlackClientSocketModeListener<Connector>>,
-    events: mpsc::Receiver<SlackPushEventCallback>,
+    events: mpsc::Receiver<SocketEvent>,
 }
 
 impl Drop for Listening {
@@ -318,7 +366,9 @@ impl SocketState {
                 .with_error_handler(on_error)
                 .with_user_state(Forward(sender)),
         );
-        let callbacks = SlackSocketModeListenerCallbacks::new().with_push_events(on_push);
+        let callbacks = SlackSocketModeListenerCallbacks::new()
+            .with_push_events(on_push)
+            .with_interaction_events(on_interaction);
         let config = SlackClientSocketModeConfig::new()
             .with_max_connections_count(1)
             .with_initial_backoff_in_seconds(1);
@@ -343,17 +393,26 @@ impl Receiver for SocketState {
                 Some(l) => l,
                 None => self.listening.insert(self.listen().await?),
             };
-            let Some(push) = listening.events.recv().await else {
+            let Some(event) = listening.events.recv().await else {
                 self.listening = None;
                 return Err(ChannelError::Network {
                     platform: PLATFORM,
                     message: "Socket Mode stopped".into(),
                 });
             };
-            if let SlackEventCallbackBody::Message(event) = push.event
-                && let Some(incoming) = self.channel.incoming(event).await
-            {
-                return Ok(Received::Message(incoming));
+            match event {
+                SocketEvent::Push(push) => {
+                    if let SlackEventCallbackBody::Message(event) = push.event
+                        && let Some(incoming) = self.channel.incoming(event).await
+                    {
+                        return Ok(Received::Message(incoming));
+                    }
+                }
+                SocketEvent::Interaction(interaction) => {
+                    if let Some(press) = press(&interaction) {
+                        return Ok(Received::Press(press));
+                    }
+                }
             }
         }
     }
@@ -416,6 +475,64 @@ impl Channel for SlackChannel {
 
     fn upload_limit(&self) -> u64 {
         SLACK_UPLOAD_LIMIT
+    }
+
+    fn has_buttons(&self) -> bool {
+        true
+    }
+
+    async fn send_buttons(
+        &self,
+        conversation: &str,
+        text: &str,
+        buttons: &[Button],
+    ) -> Result<String, ChannelError> {
+        check_conversation(conversation)?;
+        let elements = buttons
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                SlackBlockButtonElement::new(b.label.as_str().into())
+                    .with_action_id(format!("suzent-{i}").into())
+                    .with_value(b.data.clone())
+                    .into()
+            })
+            .collect();
+        let blocks = vec![
+            SlackSectionBlock::new()
+                .with_text(SlackBlockPlainText::from(text).into())
+                .into(),
+            SlackActionsBlock::new(elements).into(),
+        ];
+        let request = SlackApiChatPostMessageRequest::new(
+            conversation.to_string().into(),
+            SlackMessageContent::new()
+                .with_text(text.to_string())
+                .with_blocks(blocks),
+        );
+        let sent = self
+            .client
+            .open_session(&self.bot)
+            .chat_post_message(&request)
+            .await
+            .map_err(|e| self.error(&e))?;
+        Ok(sent.ts.to_string())
+    }
+
+    async fn answer_press(&self, press: &Press, text: &str) -> Result<(), ChannelError> {
+        let url = url::Url::parse(&press.id).map_err(|_| ChannelError::Invalid {
+            field: "press",
+            message: "not a Slack response URL".into(),
+        })?;
+        let answer = SlackApiPostWebhookMessageRequest::new(
+            SlackMessageContent::new().with_text(text.to_string()),
+        )
+        .with_replace_original(false);
+        self.client
+            .respond_to_event(&SlackResponseUrl::new(url), &answer)
+            .await
+            .map_err(|e| self.error(&e))?;
+        Ok(())
     }
 
     async fn send_audio(

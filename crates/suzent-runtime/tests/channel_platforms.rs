@@ -633,6 +633,7 @@ macro_rules! button_tests {
 }
 
 button_tests!(discord_buttons, DiscordServer, DISCORD);
+button_tests!(slack_buttons, SlackServer, SLACK);
 
 /// The log file every test of this binary writes to from the first call on (the process-wide
 /// subscriber, at every level).
