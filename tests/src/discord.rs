@@ -268,7 +268,9 @@ impl ButtonServer for DiscordServer {
             "user": user(user_id, name, false),
             "data": {"custom_id": data, "component_type": 2},
         });
-        self.shared.pending.push(("INTERACTION_CREATE", interaction));
+        self.shared
+            .pending
+            .push(("INTERACTION_CREATE", interaction));
         id.to_string()
     }
 
@@ -340,7 +342,11 @@ async fn create_message(
         .to_string();
     let (args, files) = if content_type.starts_with("multipart/form-data") {
         let Some(parts) = multipart_parts(&content_type, body).await else {
-            return error(StatusCode::BAD_REQUEST, 50109, "The request body contains invalid JSON.");
+            return error(
+                StatusCode::BAD_REQUEST,
+                50109,
+                "The request body contains invalid JSON.",
+            );
         };
         let mut args = Value::Null;
         let mut files = Vec::new();
@@ -353,7 +359,10 @@ async fn create_message(
         }
         (args, files)
     } else {
-        (serde_json::from_slice(&body).unwrap_or_default(), Vec::new())
+        (
+            serde_json::from_slice(&body).unwrap_or_default(),
+            Vec::new(),
+        )
     };
     let content = args["content"].as_str().unwrap_or_default().to_string();
     if !files.is_empty() {
@@ -402,7 +411,10 @@ async fn create_message(
             )
         })
         .collect();
-    if buttons.iter().any(|(_, data)| data.is_empty() || data.len() > 100) {
+    if buttons
+        .iter()
+        .any(|(_, data)| data.is_empty() || data.len() > 100)
+    {
         return error(
             StatusCode::BAD_REQUEST,
             50035,

@@ -64,7 +64,10 @@ impl<T: Clone> Outbox<T> {
 
     /// How many messages were sent.
     pub fn len(&self) -> usize {
-        self.sent.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.sent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// Whether none was sent.

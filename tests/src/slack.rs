@@ -394,7 +394,10 @@ async fn method(
                     )
                 })
                 .collect();
-            if buttons.iter().any(|(_, value)| value.is_empty() || value.len() > 2000) {
+            if buttons
+                .iter()
+                .any(|(_, value)| value.is_empty() || value.len() > 2000)
+            {
                 return failure("invalid_blocks");
             }
             if !buttons.is_empty() {
@@ -495,9 +498,7 @@ async fn method(
         | "users.info"
         | "chat.postMessage"
         | "files.getUploadURLExternal"
-        | "files.completeUploadExternal" => {
-            failure("not_allowed_token_type")
-        }
+        | "files.completeUploadExternal" => failure("not_allowed_token_type"),
         _ => failure("unknown_method"),
     }
 }
@@ -521,7 +522,11 @@ async fn upload(
     if file.length != body.len() {
         return (
             axum::http::StatusCode::BAD_REQUEST,
-            format!("length {} was announced, {} arrived", file.length, body.len()),
+            format!(
+                "length {} was announced, {} arrived",
+                file.length,
+                body.len()
+            ),
         )
             .into_response();
     }

@@ -379,7 +379,10 @@ fn upload(
         .unwrap_or(field)
         .to_string();
     let Some(at) = files.iter().position(|(name, _)| *name == wanted) else {
-        return failure(400, &format!("Bad Request: there is no {field} in the request"));
+        return failure(
+            400,
+            &format!("Bad Request: there is no {field} in the request"),
+        );
     };
     let (_, (file_name, mime_type, bytes)) = files.swap_remove(at);
     if shared.upload_limit.exceeded(bytes.len()) {
@@ -494,7 +497,10 @@ async fn method(
                     )
                 })
                 .collect();
-            if buttons.iter().any(|(_, data)| data.is_empty() || data.len() > 64) {
+            if buttons
+                .iter()
+                .any(|(_, data)| data.is_empty() || data.len() > 64)
+            {
                 return failure(400, "Bad Request: BUTTON_DATA_INVALID");
             }
             let message_id = {

@@ -240,7 +240,10 @@ fn press(interaction: &Interaction) -> Option<Press> {
         ),
         conversation: channel.id.to_string(),
         sender: user.id.to_string(),
-        sender_name: user.global_name.clone().unwrap_or_else(|| user.name.clone()),
+        sender_name: user
+            .global_name
+            .clone()
+            .unwrap_or_else(|| user.name.clone()),
         data: data.custom_id.clone(),
     })
 }

@@ -153,7 +153,9 @@ pub enum ChannelError {
     },
     /// A file is larger than the platform takes from a bot (checked before sending, or the
     /// platform's own answer).
-    #[error("a file of {bytes} bytes is too large for {platform} (its limit for bots: {limit} bytes)")]
+    #[error(
+        "a file of {bytes} bytes is too large for {platform} (its limit for bots: {limit} bytes)"
+    )]
     TooLarge {
         /// The platform.
         platform: &'static str,
@@ -210,8 +212,11 @@ pub trait Channel: Send + Sync + std::fmt::Debug + 'static {
     ///
     /// Errors: [`ChannelError::TooLarge`] above [`Channel::upload_limit`] (nothing is sent)
     /// or when the platform refuses the size; else as [`Channel::send_one`].
-    async fn send_audio(&self, conversation: &str, audio: &AudioFile)
-    -> Result<String, ChannelError>;
+    async fn send_audio(
+        &self,
+        conversation: &str,
+        audio: &AudioFile,
+    ) -> Result<String, ChannelError>;
 
     /// Whether [`Channel::send_buttons`] shows buttons (and presses come back as
     /// [`Received::Press`]); `false` where this client sends only the text.

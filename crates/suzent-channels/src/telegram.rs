@@ -269,7 +269,13 @@ impl Channel for TelegramChannel {
         let file = InputFile::memory(audio.bytes.clone()).file_name(audio.file_name.clone());
         let seconds = u32::try_from(audio.duration_ms.div_ceil(1000)).unwrap_or(u32::MAX);
         let sent = match audio_method(&audio.mime_type) {
-            AudioMethod::Voice => self.bot.send_voice(chat, file).duration(seconds).send().await,
+            AudioMethod::Voice => {
+                self.bot
+                    .send_voice(chat, file)
+                    .duration(seconds)
+                    .send()
+                    .await
+            }
             AudioMethod::Audio => self.bot.send_audio(chat, file).send().await,
             AudioMethod::Document => self.bot.send_document(chat, file).send().await,
         };

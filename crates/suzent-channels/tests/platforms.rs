@@ -9,16 +9,30 @@ use pretty_assertions::assert_eq;
 use std::sync::Arc;
 use std::time::Duration;
 use suzent_channels::{
-    Channel, ChannelError, DiscordChannel, Incoming, MatrixChannel, SlackChannel,
+    AudioFile, Button, Channel, ChannelError, DiscordChannel, Incoming, MatrixChannel, Received,
+    SlackChannel,
 };
-use suzent_tests::{Delivered, DiscordServer, MatrixServer, PlatformServer, SlackServer};
+use suzent_tests::{
+    ButtonServer, Delivered, DiscordServer, MatrixServer, PlatformServer, PressAnswer, Prompt,
+    SlackServer,
+};
 
 const WAIT: Duration = Duration::from_secs(20);
 
 /// The next message of `client`'s stream (within [`WAIT`]).
 async fn next_message(
-    incoming: &mut futures::stream::BoxStream<'static, Result<Incoming, ChannelError>>,
+    incoming: &mut futures::stream::BoxStream<'static, Result<Received, ChannelError>>,
 ) -> Incoming {
+    match next_received(incoming).await {
+        Received::Message(message) => message,
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+/// The next thing `client`'s stream hands out (within [`WAIT`]).
+async fn next_received(
+    incoming: &mut futures::stream::BoxStream<'static, Result<Received, ChannelError>>,
+) -> Received {
     tokio::time::timeout(WAIT, incoming.next())
         .await
         .expect("a message within the wait")
@@ -240,5 +254,172 @@ async fn matrix_joins_the_invited_room_receives_by_long_polling_sync_and_sends()
         "syt_wrong",
     )
     .await;
+    Ok(())
+}
+
+/// A small WAV file's bytes (a header and a ramp).
+fn wav_bytes() -> Vec<u8> {
+    let mut bytes = b"RIFF\x24\x08\x00\x00WAVEfmt ".to_vec();
+    bytes.extend((0..2048u32).map(|i| (i % 251) as u8));
+    bytes
+}
+
+/// `client` sends an audio file to `conversation`; the server has it, bytes and name.
+async fn sends_audio(client: &dyn Channel, server: &impl PlatformServer, conversation: &str) {
+    let audio = AudioFile {
+        file_name: "clip.wav".into(),
+        mime_type: "audio/wav".into(),
+        bytes: wav_bytes(),
+        duration_ms: 1200,
+    };
+    client.send_audio(conversation, &audio).await.unwrap();
+    let uploads = server.wait_uploaded(1, WAIT).await;
+    assert_eq!(uploads.len(), 1);
+    assert_eq!(
+        (
+            uploads[0].conversation.as_str(),
+            uploads[0].file_name.as_str()
+        ),
+        (conversation, "clip.wav")
+    );
+    assert!(uploads[0].bytes == audio.bytes, "the bytes arrive whole");
+    // Above the platform's own limit, the platform's answer is a clear "too large".
+    server.limit_uploads(100);
+    let refused = client.send_audio(conversation, &audio).await.unwrap_err();
+    assert!(
+        matches!(refused, ChannelError::TooLarge { bytes, .. } if bytes == audio.bytes.len() as u64),
+        "{refused:?}"
+    );
+    // Above the limit the client knows, nothing is sent at all.
+    let huge = AudioFile {
+        bytes: vec![0; usize::try_from(client.upload_limit()).unwrap() + 1],
+        ..audio
+    };
+    let before = server.uploads().len();
+    assert!(matches!(
+        client.send_audio(conversation, &huge).await,
+        Err(ChannelError::TooLarge { .. })
+    ));
+    assert_eq!(server.uploads().len(), before);
+}
+
+/// `client` sends a message with two buttons to `conversation`; a press of the second comes
+/// back on the stream with its data, conversation and sender, and the answer reaches the
+/// server.
+async fn round_trips_a_press<S: ButtonServer>(
+    client: Arc<dyn Channel>,
+    server: &S,
+    user: &str,
+    conversation: &str,
+) {
+    assert!(client.has_buttons());
+    let buttons = [
+        Button {
+            label: "Allow once".into(),
+            data: "token-allow".into(),
+        },
+        Button {
+            label: "Reject".into(),
+            data: "token-reject".into(),
+        },
+    ];
+    client
+        .send_buttons(conversation, "May I?", &buttons)
+        .await
+        .unwrap();
+    let prompts = server.prompts().wait(1, WAIT).await;
+    assert_eq!(
+        prompts,
+        vec![Prompt {
+            conversation: conversation.to_string(),
+            text: "May I?".into(),
+            buttons: vec![
+                ("Allow once".into(), "token-allow".into()),
+                ("Reject".into(), "token-reject".into())
+            ],
+        }]
+    );
+    let mut incoming = Arc::clone(&client).receive();
+    let pressed = server.push_press(user, "Ada", conversation, "token-reject");
+    // (Messages pushed before, not yet taken, come first.)
+    let press = loop {
+        if let Received::Press(press) = next_received(&mut incoming).await {
+            break press;
+        }
+    };
+    assert_eq!(
+        (
+            press.conversation.as_str(),
+            press.sender.as_str(),
+            press.data.as_str()
+        ),
+        (conversation, user, "token-reject")
+    );
+    client.answer_press(&press, "Rejected.").await.unwrap();
+    assert_eq!(
+        server.press_answers().wait(1, WAIT).await,
+        vec![PressAnswer {
+            press: pressed,
+            text: "Rejected.".into()
+        }]
+    );
+}
+
+#[tokio::test]
+async fn discord_sends_audio_as_an_attachment_and_round_trips_a_button_press() -> anyhow::Result<()>
+{
+    let server = DiscordServer::start("DISCORD.TEST.TOKEN").await;
+    let client: Arc<dyn Channel> = Arc::new(DiscordChannel::new(
+        "DISCORD.TEST.TOKEN",
+        Some(&server.base_url()),
+    )?);
+    client.connect().await?;
+    let dm = server.push_direct("4242", "Ada", "hello");
+    sends_audio(client.as_ref(), &server, &dm).await;
+    assert_eq!(server.uploads().all()[0].method, "files[0]");
+    round_trips_a_press(client, &server, "4242", &dm).await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn slack_uploads_audio_with_the_external_upload_flow_and_round_trips_a_button_press()
+-> anyhow::Result<()> {
+    let server = SlackServer::start("xoxb-1-BOT", "xapp-1-APP").await;
+    let client: Arc<dyn Channel> = Arc::new(SlackChannel::new(
+        "xoxb-1-BOT xapp-1-APP",
+        Some(&server.base_url()),
+    )?);
+    client.connect().await?;
+    sends_audio(client.as_ref(), &server, "D0ADA42").await;
+    let upload = &server.uploads().all()[0];
+    assert_eq!(
+        (upload.mime_type.as_str(), upload.method.as_str()),
+        ("audio/wav", "files.completeUploadExternal")
+    );
+    round_trips_a_press(client, &server, "U0ADA42", "D0ADA42").await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn matrix_uploads_audio_to_the_media_repository_and_sends_an_m_audio_event()
+-> anyhow::Result<()> {
+    let server = MatrixServer::start("syt_MATRIX_TEST").await;
+    let client: Arc<dyn Channel> = Arc::new(MatrixChannel::new(
+        "syt_MATRIX_TEST",
+        Some(&server.base_url()),
+        1,
+    )?);
+    client.connect().await?;
+    let room = server.push_direct("@ada:suzent.test", "Ada", "hello");
+    // The bot joins the room it is invited to while it receives.
+    let mut incoming = Arc::clone(&client).receive();
+    next_message(&mut incoming).await;
+    sends_audio(client.as_ref(), &server, &room).await;
+    let upload = &server.uploads().all()[0];
+    assert_eq!(
+        (upload.mime_type.as_str(), upload.method.as_str()),
+        ("audio/wav", "m.audio")
+    );
+    assert!(!client.has_buttons());
     Ok(())
 }

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use suzent_core::{
-    ApprovalResponse, Behavior, ChatMessage, Config, PermissionMode, RuleDestination, RuleDraft, RuleMatcher,
-    RunOutcome, SpeechClip,
+    ApprovalResponse, Behavior, ChatMessage, Config, PermissionMode, RuleDestination, RuleDraft,
+    RuleMatcher, RunOutcome, SpeechClip,
 };
 use suzent_runtime::provider::StaticKeys;
 use suzent_runtime::{
@@ -457,7 +457,10 @@ async fn a_speech_clip_reaches_the_conversation_as_audio_in_order<S: TestServer>
             1
         )
     );
-    assert!(upload.bytes == stored, "the bytes that arrived are the clip's");
+    assert!(
+        upload.bytes == stored,
+        "the bytes that arrived are the clip's"
+    );
     assert!(stored.starts_with(b"RIFF"), "a WAV file");
     Ok(())
 }
@@ -583,7 +586,12 @@ async fn strangers_forged_and_misplaced_presses_decide_nothing<S: TestServer + B
     );
     assert_eq!(
         press_answers(&h.server, 4).await,
-        [PRESS_NOT_ALLOWED, PRESS_ELSEWHERE, PRESS_INVALID, PRESS_INVALID]
+        [
+            PRESS_NOT_ALLOWED,
+            PRESS_ELSEWHERE,
+            PRESS_INVALID,
+            PRESS_INVALID
+        ]
     );
     let still = h.runtime.pending_approvals(Some(&chat)).await?;
     assert_eq!(still.len(), 1);

@@ -612,7 +612,8 @@ async fn an_allowed_users_press_of_allow_once_answers_the_approval_and_the_turn_
     assert_eq!(pending.len(), 1);
     assert_eq!(prompt.chat_id, 42);
     assert!(
-        prompt.text.starts_with(suzent_runtime::WAITING_TEXT) && prompt.text.contains("social_message"),
+        prompt.text.starts_with(suzent_runtime::WAITING_TEXT)
+            && prompt.text.contains("social_message"),
         "{}",
         prompt.text
     );
@@ -672,7 +673,12 @@ async fn a_strangers_press_a_forged_token_and_a_press_in_another_chat_decide_not
     );
     assert_eq!(
         h.press_answers(4).await,
-        [PRESS_NOT_ALLOWED, PRESS_ELSEWHERE, PRESS_INVALID, PRESS_INVALID]
+        [
+            PRESS_NOT_ALLOWED,
+            PRESS_ELSEWHERE,
+            PRESS_INVALID,
+            PRESS_INVALID
+        ]
     );
     // Nothing was decided: the approval waits, the turn did not go on.
     let still = h.runtime.pending_approvals(Some(&chat)).await?;
@@ -757,7 +763,10 @@ async fn a_speech_clip_of_a_telegram_turn_arrives_as_a_file_after_the_text_of_it
         ),
         ("42", "sendDocument", clip.file.as_str(), stored.len(), 1)
     );
-    assert!(upload.bytes == stored, "the bytes that arrived are the clip's");
+    assert!(
+        upload.bytes == stored,
+        "the bytes that arrived are the clip's"
+    );
     Ok(())
 }
 
@@ -774,7 +783,10 @@ async fn a_clip_above_telegrams_upload_limit_becomes_a_text_note() -> anyhow::Re
         .map(|m| m.text)
         .collect();
     assert_eq!(sent.len(), 3, "{sent:?}");
-    assert_eq!((sent[0].as_str(), sent[2].as_str()), ("Here it is:", "Anything else?"));
+    assert_eq!(
+        (sent[0].as_str(), sent[2].as_str()),
+        ("Here it is:", "Anything else?")
+    );
     assert!(
         sent[1].contains("too large to send to Telegram") && sent[1].contains("Suzent app"),
         "{}",

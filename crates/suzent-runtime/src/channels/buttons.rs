@@ -60,8 +60,7 @@ pub(super) struct Binding {
 }
 
 /// The answer to a press whose token is unknown.
-pub const PRESS_INVALID: &str =
-    "This button is no longer valid. Please answer in the Suzent app.";
+pub const PRESS_INVALID: &str = "This button is no longer valid. Please answer in the Suzent app.";
 /// The answer to a press from another conversation than the prompt's.
 pub const PRESS_ELSEWHERE: &str = "This button belongs to another conversation.";
 /// The answer to a press by someone not on the channel's allow-list.
@@ -223,8 +222,13 @@ impl Channels {
             request_id: binding.approval_id.clone(),
             tool_call_id: None,
             action_id: binding.action.as_str().to_string(),
-            feedback: (binding.action == ApprovalActionId::Reject)
-                .then(|| format!("rejected on {} by {}", config.platform.label(), press.sender_name)),
+            feedback: (binding.action == ApprovalActionId::Reject).then(|| {
+                format!(
+                    "rejected on {} by {}",
+                    config.platform.label(),
+                    press.sender_name
+                )
+            }),
             rule: None,
         };
         let chat_id = binding.chat_id.clone();

@@ -110,7 +110,12 @@ impl Channels {
             } = &message.message
                 && tool_name == SPEAK_TOOL
                 && let Err(e) = self
-                    .send_clip(client.as_ref(), &conversation.conversation, chat_id, content)
+                    .send_clip(
+                        client.as_ref(),
+                        &conversation.conversation,
+                        chat_id,
+                        content,
+                    )
                     .await
             {
                 // Left unsent: the next flush tries again.
