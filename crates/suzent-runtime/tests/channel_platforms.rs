@@ -542,7 +542,7 @@ async fn an_allowed_press_answers_the_approval_and_the_turn_goes_on<
     let labels: Vec<&str> = prompt.buttons.iter().map(|(l, _)| l.as_str()).collect();
     assert_eq!(labels, ["Allow once", "Reject"]);
     for (_, data) in &prompt.buttons {
-        assert!(data.len() >= 32 && !data.contains(&pending[0].id), "{data}");
+        assert!(data.len() >= 32 && *data != pending[0].id, "{data}");
     }
     let allow = prompt.buttons[0].1.clone();
     let press = h.server.push_press(spec.ada, "Ada", &conversation, &allow);
