@@ -1,5 +1,6 @@
 //! Approvals answered with the platform's buttons (issue 20 item 2), where the channel's client
-//! has them ([`Channel::has_buttons`]: Telegram's inline keyboards so far).
+//! has them ([`Channel::has_buttons`]: Telegram's inline keyboards, Discord's message
+//! components, Slack's Block Kit buttons; not Matrix).
 //!
 //! When a turn of a channel with the `ask_in_app` profile waits for approvals, each approval
 //! goes to the conversation as a prompt with two buttons, "Allow once" and "Reject", besides
