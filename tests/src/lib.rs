@@ -22,7 +22,7 @@ pub use platform::{
 };
 pub use scripted::{Chunking, HttpFailure, Item, RecordedRequest, Responder, ScriptedServer, Turn};
 pub use slack::SlackServer;
-pub use telegram::{Keyboard, SentMessage, TelegramServer};
+pub use telegram::{SentMessage, TelegramServer};
 
 /// Every file below `dir`, at any depth (the token tests grep them all).
 pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

@@ -9,7 +9,10 @@
 //! push the messages people send and the inline buttons they press (`callback_query`
 //! updates), and read what the bot sent.
 
-use crate::platform::{Outbox, PressAnswer, UploadLimit, Uploaded, multipart_parts};
+use crate::platform::{
+    ButtonServer, Delivered, Outbox, PlatformServer, PressAnswer, Prompt, UploadLimit, Uploaded,
+    multipart_parts,
+};
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -32,19 +35,6 @@ pub struct SentMessage {
     pub text: String,
 }
 
-/// A message the bot sent with an inline keyboard (`reply_markup.inline_keyboard`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Keyboard {
-    /// The chat it went to.
-    pub chat_id: i64,
-    /// The message's id.
-    pub message_id: i64,
-    /// Its text.
-    pub text: String,
-    /// The buttons, row by row flattened: (label, `callback_data`).
-    pub buttons: Vec<(String, String)>,
-}
-
 #[derive(Default)]
 struct Inner {
     next_update: i64,
@@ -63,7 +53,9 @@ struct Shared {
     inner: Mutex<Inner>,
     changed: Notify,
     uploads: Outbox<Uploaded>,
-    keyboards: Outbox<Keyboard>,
+    /// The text messages, as the platform-neutral tests read them.
+    delivered: Outbox<Delivered>,
+    prompts: Outbox<Prompt>,
     answers: Outbox<PressAnswer>,
     upload_limit: UploadLimit,
 }
@@ -114,7 +106,8 @@ impl TelegramServer {
             }),
             changed: Notify::new(),
             uploads: Outbox::default(),
-            keyboards: Outbox::default(),
+            delivered: Outbox::default(),
+            prompts: Outbox::default(),
             answers: Outbox::default(),
             upload_limit: UploadLimit::default(),
         });
@@ -169,7 +162,7 @@ impl TelegramServer {
     /// Person `from_id` presses the inline button with `data` under message `message_id` in chat
     /// `chat_id` (which need not be where the bot sent it: tests forge presses too). Returns
     /// the callback query's id.
-    pub fn push_press(
+    pub fn push_press_at(
         &self,
         from_id: i64,
         name: &str,
@@ -208,27 +201,6 @@ impl TelegramServer {
         };
         self.shared.changed.notify_waiters();
         query_id
-    }
-
-    /// The files the bot uploaded (`sendDocument`, `sendVoice`, `sendAudio`), in order.
-    pub fn uploads(&self) -> &Outbox<Uploaded> {
-        &self.shared.uploads
-    }
-
-    /// The messages the bot sent with inline keyboards, in order.
-    pub fn keyboards(&self) -> &Outbox<Keyboard> {
-        &self.shared.keyboards
-    }
-
-    /// The bot's answers to button presses (`answerCallbackQuery`), in order.
-    pub fn press_answers(&self) -> &Outbox<PressAnswer> {
-        &self.shared.answers
-    }
-
-    /// From now on, uploads larger than `bytes` are refused as the Bot API refuses files above
-    /// its limit (`413 Request Entity Too Large`).
-    pub fn limit_uploads(&self, bytes: usize) {
-        self.shared.upload_limit.set(bytes);
     }
 
     fn push(&self, chat: Value, from: Value, text: &str) -> i64 {
@@ -292,6 +264,56 @@ impl TelegramServer {
     /// Updates pushed and not confirmed by a later `getUpdates` offset.
     pub fn unconfirmed(&self) -> usize {
         self.shared.lock().pending.len()
+    }
+}
+
+impl PlatformServer for TelegramServer {
+    fn base_url(&self) -> String {
+        TelegramServer::base_url(self)
+    }
+
+    /// A private chat's id is the person's.
+    fn push_direct(&self, user: &str, name: &str, text: &str) -> String {
+        let id: i64 = user.parse().unwrap_or(1);
+        self.push_private(id, name, text);
+        id.to_string()
+    }
+
+    fn outbox(&self) -> &Outbox<Delivered> {
+        &self.shared.delivered
+    }
+
+    /// `sendDocument`, `sendVoice`, `sendAudio`.
+    fn uploads(&self) -> &Outbox<Uploaded> {
+        &self.shared.uploads
+    }
+
+    /// Above it, the Bot API's `413 Request Entity Too Large`.
+    fn limit_uploads(&self, bytes: usize) {
+        self.shared.upload_limit.set(bytes);
+    }
+}
+
+impl ButtonServer for TelegramServer {
+    /// Messages with an inline keyboard.
+    fn prompts(&self) -> &Outbox<Prompt> {
+        &self.shared.prompts
+    }
+
+    /// A `callback_query` update (of a message in that chat); its id is the query's.
+    fn push_press(&self, user: &str, name: &str, conversation: &str, data: &str) -> String {
+        self.push_press_at(
+            user.parse().unwrap_or(1),
+            name,
+            conversation.parse().unwrap_or(1),
+            1,
+            data,
+        )
+    }
+
+    /// `answerCallbackQuery`.
+    fn press_answers(&self) -> &Outbox<PressAnswer> {
+        &self.shared.answers
     }
 }
 
@@ -513,10 +535,13 @@ async fn method(
                 });
                 id
             };
+            shared.delivered.push(Delivered {
+                conversation: chat_id.to_string(),
+                text: text.clone(),
+            });
             if !buttons.is_empty() {
-                shared.keyboards.push(Keyboard {
-                    chat_id,
-                    message_id,
+                shared.prompts.push(Prompt {
+                    conversation: chat_id.to_string(),
                     text: text.clone(),
                     buttons,
                 });

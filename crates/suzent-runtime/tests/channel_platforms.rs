@@ -1,8 +1,10 @@
-//! Channels on every platform beside Telegram (issue 20), each against its test server on
-//! loopback (`suzent_tests::{DiscordServer, SlackServer, MatrixServer}`, the platform's documented wire format), with
-//! the scripted model server, real SQLite and the durable inbox. The scenarios are written once
-//! and run per platform (`platform_tests!`); Telegram's own, and the platform-neutral approval
-//! flow of `social_message`, are in `channels.rs`.
+//! Channels per platform (issue 20), each against its test server on loopback
+//! (`suzent_tests::{DiscordServer, SlackServer, MatrixServer, TelegramServer}`, the platform's
+//! documented wire format), with the scripted model server, real SQLite and the durable inbox.
+//! The scenarios are written once and run per platform: `platform_tests!` (conversations,
+//! strangers, long replies, `social_message`, tokens; Telegram's own are in `channels.rs`),
+//! `speech_tests!` (speech clips as audio files, every platform) and `button_tests!` (approval
+//! buttons, where the platform has them).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use pretty_assertions::assert_eq;
@@ -22,7 +24,7 @@ use suzent_runtime::{
 };
 use suzent_tests::{
     ButtonServer, Delivered, DiscordServer, MatrixServer, PlatformServer, Prompt, ScriptedServer,
-    SlackServer, Turn,
+    SlackServer, TelegramServer, Turn,
 };
 use tempfile::TempDir;
 
@@ -45,6 +47,8 @@ struct Spec {
     limit: usize,
     /// A conversation of the platform that is not Ada's (where a forged press comes from).
     elsewhere: &'static str,
+    /// How an audio file goes on the platform (the method or form field the server saw).
+    audio_method: &'static str,
     /// The MIME type an audio upload declares on the platform's wire (empty: the upload
     /// carries none; Discord takes the type from the file name).
     audio_mime: &'static str,
@@ -64,6 +68,7 @@ const DISCORD: Spec = Spec {
     eve: "7777",
     elsewhere: "900000000000000123",
     limit: 2000,
+    audio_method: "files[0]",
     audio_mime: "",
 };
 
@@ -82,6 +87,7 @@ const SLACK: Spec = Spec {
     eve: "U0EVE77",
     elsewhere: "C0ELSEWHERE",
     limit: 4000,
+    audio_method: "files.completeUploadExternal",
     audio_mime: "audio/wav",
 };
 
@@ -102,12 +108,33 @@ const MATRIX: Spec = Spec {
     elsewhere: "!elsewhere:suzent.test",
     // 30,000 bytes of text: a 9,000-character reply is one event.
     limit: 30_000,
+    audio_method: "m.audio",
     audio_mime: "audio/wav",
 };
 
 impl TestServer for MatrixServer {
     async fn start(spec: &Spec) -> MatrixServer {
         MatrixServer::start(spec.secret).await
+    }
+}
+
+const TELEGRAM: Spec = Spec {
+    platform: ChannelPlatform::Telegram,
+    secret: "123456:TELEGRAM-SECRET-TOKEN-ab12cd34",
+    secret_parts: &["TELEGRAM-SECRET-TOKEN"],
+    wrong_secret: "123456:WRONG-TELEGRAM-TOKEN",
+    ada: "42",
+    eve: "77",
+    elsewhere: "-100200",
+    limit: 4096,
+    // WAV is neither a voice message (OGG/Opus) nor sendAudio's MP3/M4A: a document.
+    audio_method: "sendDocument",
+    audio_mime: "",
+};
+
+impl TestServer for TelegramServer {
+    async fn start(spec: &Spec) -> TelegramServer {
+        TelegramServer::start(spec.secret).await
     }
 }
 
@@ -444,6 +471,7 @@ async fn a_speech_clip_reaches_the_conversation_as_audio_in_order<S: TestServer>
         (
             upload.conversation.as_str(),
             upload.file_name.as_str(),
+            upload.method.as_str(),
             upload.mime_type.as_str(),
             upload.bytes.len(),
             // After the text of its own step, before the next step's.
@@ -452,6 +480,7 @@ async fn a_speech_clip_reaches_the_conversation_as_audio_in_order<S: TestServer>
         (
             conversation.as_str(),
             clip.file.as_str(),
+            spec.audio_method,
             spec.audio_mime,
             stored.len(),
             1
@@ -640,8 +669,35 @@ macro_rules! button_tests {
     };
 }
 
+button_tests!(telegram_buttons, TelegramServer, TELEGRAM);
 button_tests!(discord_buttons, DiscordServer, DISCORD);
 button_tests!(slack_buttons, SlackServer, SLACK);
+
+/// The speech scenarios for one platform.
+macro_rules! speech_tests {
+    ($module:ident, $server:ty, $spec:expr) => {
+        mod $module {
+            use super::*;
+
+            #[tokio::test]
+            async fn a_speech_clip_reaches_the_conversation_as_audio_after_the_text_of_its_step()
+            -> anyhow::Result<()> {
+                a_speech_clip_reaches_the_conversation_as_audio_in_order::<$server>(&$spec).await
+            }
+
+            #[tokio::test]
+            async fn a_clip_larger_than_the_platform_takes_becomes_a_clear_text_note()
+            -> anyhow::Result<()> {
+                a_clip_larger_than_the_platform_takes_becomes_a_text_note::<$server>(&$spec).await
+            }
+        }
+    };
+}
+
+speech_tests!(telegram_speech, TelegramServer, TELEGRAM);
+speech_tests!(discord_speech, DiscordServer, DISCORD);
+speech_tests!(slack_speech, SlackServer, SLACK);
+speech_tests!(matrix_speech, MatrixServer, MATRIX);
 
 /// The log file every test of this binary writes to from the first call on (the process-wide
 /// subscriber, at every level).
@@ -754,18 +810,6 @@ macro_rules! platform_tests {
             async fn social_message_lists_the_contact_and_sends_to_it_when_a_rule_allows()
             -> anyhow::Result<()> {
                 social_message_lists_the_contact_and_sends_to_it::<$server>(&$spec).await
-            }
-
-            #[tokio::test]
-            async fn a_speech_clip_reaches_the_conversation_as_audio_after_the_text_of_its_step()
-            -> anyhow::Result<()> {
-                a_speech_clip_reaches_the_conversation_as_audio_in_order::<$server>(&$spec).await
-            }
-
-            #[tokio::test]
-            async fn a_clip_larger_than_the_platform_takes_becomes_a_clear_text_note()
-            -> anyhow::Result<()> {
-                a_clip_larger_than_the_platform_takes_becomes_a_text_note::<$server>(&$spec).await
             }
 
             #[tokio::test]

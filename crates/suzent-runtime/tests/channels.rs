@@ -9,15 +9,14 @@ use std::sync::Arc;
 use std::time::Duration;
 use suzent_core::{
     ApprovalResponse, Behavior, ChatMessage, Config, PermissionMode, RuleDestination, RuleDraft,
-    RuleMatcher, RunOutcome, SpeechClip,
+    RuleMatcher, RunOutcome,
 };
 use suzent_runtime::provider::StaticKeys;
 use suzent_runtime::{
     ChannelConfig, ChannelPlatform, ChannelProfile, ChannelRequestStatus, ChannelState, CreateChat,
-    PRESS_DECIDED, PRESS_ELSEWHERE, PRESS_INVALID, PRESS_NOT_ALLOWED, Paths, REFUSAL_TEXT,
-    RunOptions, Runtime, RuntimeOptions,
+    Paths, REFUSAL_TEXT, RunOptions, Runtime, RuntimeOptions,
 };
-use suzent_tests::{Keyboard, ScriptedServer, SentMessage, TelegramServer, Turn};
+use suzent_tests::{ScriptedServer, SentMessage, TelegramServer, Turn};
 use tempfile::TempDir;
 
 const TOKEN: &str = "123456:TEST-SECRET-TOKEN-ab12cd34";
@@ -524,7 +523,8 @@ async fn with_the_ask_in_app_profile_a_channel_turn_waits_for_the_apps_approval_
     let h = harness(ping_turns(), ask_in_app).await;
     h.telegram.push_private(42, "Ada", "ping me");
     let sent = h.telegram.wait_sent(1, WAIT).await;
-    // The conversation is told it waits, with the approval's buttons (see below).
+    // The conversation is told it waits, with the approval's buttons (their presses:
+    // `channel_platforms.rs`, `button_tests!`).
     assert!(
         sent[0].text.starts_with(suzent_runtime::WAITING_TEXT),
         "{}",
@@ -577,221 +577,4 @@ fn ping_turns() -> Vec<Turn> {
 
 fn ask_in_app(config: &mut Config) {
     config.channels[0].profile = ChannelProfile::AskInApp;
-}
-
-impl Harness {
-    /// Ada asks for a ping; the approval prompt with its buttons arrives. Returns it and the
-    /// conversation's chat.
-    async fn approval_prompt(&self) -> (Keyboard, String) {
-        self.telegram.push_private(42, "Ada", "ping me");
-        let keyboards = self.telegram.keyboards().wait(1, WAIT).await;
-        assert_eq!(keyboards.len(), 1, "an approval prompt with buttons");
-        let chat = self.runtime.channels().conversations().await.unwrap()[0]
-            .chat_id
-            .clone();
-        (keyboards[0].clone(), chat)
-    }
-
-    async fn press_answers(&self, n: usize) -> Vec<String> {
-        self.telegram
-            .press_answers()
-            .wait(n, WAIT)
-            .await
-            .into_iter()
-            .map(|a| a.text)
-            .collect()
-    }
-}
-
-#[tokio::test]
-async fn an_allowed_users_press_of_allow_once_answers_the_approval_and_the_turn_goes_on()
--> anyhow::Result<()> {
-    let h = harness(ping_turns(), ask_in_app).await;
-    let (prompt, chat) = h.approval_prompt().await;
-    let pending = h.runtime.pending_approvals(Some(&chat)).await?;
-    assert_eq!(pending.len(), 1);
-    assert_eq!(prompt.chat_id, 42);
-    assert!(
-        prompt.text.starts_with(suzent_runtime::WAITING_TEXT)
-            && prompt.text.contains("social_message"),
-        "{}",
-        prompt.text
-    );
-    let labels: Vec<&str> = prompt.buttons.iter().map(|(l, _)| l.as_str()).collect();
-    assert_eq!(labels, ["Allow once", "Reject"]);
-    // The data is an opaque token per button, not the approval id.
-    for (_, data) in &prompt.buttons {
-        assert!(data.len() >= 32 && *data != pending[0].id, "{data}");
-    }
-    assert_ne!(prompt.buttons[0].1, prompt.buttons[1].1);
-    let allow = prompt.buttons[0].1.clone();
-    let query = h
-        .telegram
-        .push_press(42, "Ada", 42, prompt.message_id, &allow);
-    let answers = h.telegram.press_answers().wait(1, WAIT).await;
-    assert_eq!(answers[0].press, query);
-    assert_eq!(answers[0].text, "Allowed once. Continuing…");
-    let sent: Vec<String> = h
-        .telegram
-        .wait_sent(3, WAIT)
-        .await
-        .into_iter()
-        .map(|m| m.text)
-        .collect();
-    assert_eq!(sent[1..], ["ping".to_string(), "Done.".to_string()]);
-    assert!(h.runtime.pending_approvals(Some(&chat)).await?.is_empty());
-    // The same press again (a replay) decides nothing.
-    h.telegram
-        .push_press(42, "Ada", 42, prompt.message_id, &allow);
-    assert_eq!(h.press_answers(2).await[1], PRESS_INVALID);
-    Ok(())
-}
-
-#[tokio::test]
-async fn a_strangers_press_a_forged_token_and_a_press_in_another_chat_decide_nothing()
--> anyhow::Result<()> {
-    let h = harness(ping_turns(), ask_in_app).await;
-    let (prompt, chat) = h.approval_prompt().await;
-    let pending = h.runtime.pending_approvals(Some(&chat)).await?;
-    let allow = prompt.buttons[0].1.clone();
-    let requests_before = h.model.requests().len();
-    // Eve (not on the allow-list) presses Ada's button.
-    h.telegram
-        .push_press(77, "Eve", 42, prompt.message_id, &allow);
-    // Ada's token, pressed in another chat (a group the bot is in).
-    h.telegram
-        .push_press(42, "Ada", -100_200, prompt.message_id, &allow);
-    // Forged data: the approval id itself, and a well-formed token that was never sent.
-    h.telegram
-        .push_press(42, "Ada", 42, prompt.message_id, &pending[0].id);
-    h.telegram.push_press(
-        42,
-        "Ada",
-        42,
-        prompt.message_id,
-        "0123456789abcdef0123456789abcdef",
-    );
-    assert_eq!(
-        h.press_answers(4).await,
-        [
-            PRESS_NOT_ALLOWED,
-            PRESS_ELSEWHERE,
-            PRESS_INVALID,
-            PRESS_INVALID
-        ]
-    );
-    // Nothing was decided: the approval waits, the turn did not go on.
-    let still = h.runtime.pending_approvals(Some(&chat)).await?;
-    assert_eq!(still.len(), 1);
-    assert_eq!(still[0].id, pending[0].id);
-    assert_eq!(h.telegram.sent().len(), 1);
-    assert_eq!(h.model.requests().len(), requests_before);
-    // Answered in the app, a later press finds it decided.
-    h.runtime
-        .resume_approvals(
-            &chat,
-            vec![ApprovalResponse {
-                request_id: pending[0].id.clone(),
-                tool_call_id: None,
-                action_id: "reject".into(),
-                feedback: None,
-                rule: None,
-            }],
-            RunOptions::default(),
-        )
-        .await?;
-    h.telegram
-        .push_press(42, "Ada", 42, prompt.message_id, &allow);
-    assert_eq!(h.press_answers(5).await[4], PRESS_DECIDED);
-    let sent = h.telegram.wait_sent(2, WAIT).await;
-    assert_eq!(sent.last().map(|m| m.text.as_str()), Some("Done."));
-    assert!(!sent.iter().any(|m| m.text == "ping"), "{sent:?}");
-    Ok(())
-}
-
-/// `speak` selected, synthesizing with the scripted server's OpenAI `/audio/speech` route.
-fn speaking(config: &mut Config) {
-    config.tools.push("SpeakTool".into());
-    config.speech.model = "openai/gpt-4o-mini-tts".into();
-}
-
-fn speaking_turns() -> Vec<Turn> {
-    vec![
-        Turn::tool_call("s1", "speak", r#"{"text": "The build is green."}"#)
-            .with_text_first("Here it is:"),
-        Turn::text("Anything else?"),
-    ]
-}
-
-#[tokio::test]
-async fn a_speech_clip_of_a_telegram_turn_arrives_as_a_file_after_the_text_of_its_step()
--> anyhow::Result<()> {
-    let h = harness(speaking_turns(), speaking).await;
-    h.telegram.push_private(42, "Ada", "read me the status");
-    let sent: Vec<String> = h
-        .telegram
-        .wait_sent(2, WAIT)
-        .await
-        .into_iter()
-        .map(|m| m.text)
-        .collect();
-    assert_eq!(sent, ["Here it is:", "Anything else?"]);
-    let uploads = h.telegram.uploads().wait(1, WAIT).await;
-    assert_eq!(uploads.len(), 1);
-    let chat = h.runtime.channels().conversations().await?[0]
-        .chat_id
-        .clone();
-    let clip = h
-        .transcript(&chat)
-        .await
-        .into_iter()
-        .find_map(|m| match m {
-            ChatMessage::Tool { content, .. } => serde_json::from_str::<SpeechClip>(&content).ok(),
-            _ => None,
-        })
-        .expect("the speak result");
-    let stored = std::fs::read(h.runtime.speech_clip_path(&chat, &clip.file)?)?;
-    let upload = &uploads[0];
-    // WAV is neither a voice message (OGG/Opus) nor sendAudio's MP3/M4A: a document.
-    assert_eq!(
-        (
-            upload.conversation.as_str(),
-            upload.method.as_str(),
-            upload.file_name.as_str(),
-            upload.bytes.len(),
-            upload.after_texts
-        ),
-        ("42", "sendDocument", clip.file.as_str(), stored.len(), 1)
-    );
-    assert!(
-        upload.bytes == stored,
-        "the bytes that arrived are the clip's"
-    );
-    Ok(())
-}
-
-#[tokio::test]
-async fn a_clip_above_telegrams_upload_limit_becomes_a_text_note() -> anyhow::Result<()> {
-    let h = harness(speaking_turns(), speaking).await;
-    h.telegram.limit_uploads(1_000);
-    h.telegram.push_private(42, "Ada", "read me the status");
-    let sent: Vec<String> = h
-        .telegram
-        .wait_sent(3, WAIT)
-        .await
-        .into_iter()
-        .map(|m| m.text)
-        .collect();
-    assert_eq!(sent.len(), 3, "{sent:?}");
-    assert_eq!(
-        (sent[0].as_str(), sent[2].as_str()),
-        ("Here it is:", "Anything else?")
-    );
-    assert!(
-        sent[1].contains("too large to send to Telegram") && sent[1].contains("Suzent app"),
-        "{}",
-        sent[1]
-    );
-    assert!(h.telegram.uploads().is_empty());
-    Ok(())
 }
