@@ -197,6 +197,23 @@ impl SlackChannel {
         }
     }
 
+    /// `chat.postMessage` of `content` to `conversation`; the message's `ts`.
+    async fn post(
+        &self,
+        conversation: &str,
+        content: SlackMessageContent,
+    ) -> Result<String, ChannelError> {
+        check_conversation(conversation)?;
+        let request = SlackApiChatPostMessageRequest::new(conversation.to_string().into(), content);
+        let sent = self
+            .client
+            .open_session(&self.bot)
+            .chat_post_message(&request)
+            .await
+            .map_err(|e| self.error(&e))?;
+        Ok(sent.ts.to_string())
+    }
+
     /// The display name of user `id` (asked once, then remembered; the id when Slack does
     /// not say).
     async fn name_of(&self, id: &str) -> String {
@@ -459,18 +476,11 @@ impl Channel for SlackChannel {
     }
 
     async fn send_one(&self, conversation: &str, text: &str) -> Result<String, ChannelError> {
-        check_conversation(conversation)?;
-        let request = SlackApiChatPostMessageRequest::new(
-            conversation.to_string().into(),
+        self.post(
+            conversation,
             SlackMessageContent::new().with_text(text.to_string()),
-        );
-        let sent = self
-            .client
-            .open_session(&self.bot)
-            .chat_post_message(&request)
-            .await
-            .map_err(|e| self.error(&e))?;
-        Ok(sent.ts.to_string())
+        )
+        .await
     }
 
     fn upload_limit(&self) -> u64 {
@@ -487,7 +497,6 @@ impl Channel for SlackChannel {
         text: &str,
         buttons: &[Button],
     ) -> Result<String, ChannelError> {
-        check_conversation(conversation)?;
         let elements = buttons
             .iter()
             .enumerate()
@@ -504,19 +513,13 @@ impl Channel for SlackChannel {
                 .into(),
             SlackActionsBlock::new(elements).into(),
         ];
-        let request = SlackApiChatPostMessageRequest::new(
-            conversation.to_string().into(),
+        self.post(
+            conversation,
             SlackMessageContent::new()
                 .with_text(text.to_string())
                 .with_blocks(blocks),
-        );
-        let sent = self
-            .client
-            .open_session(&self.bot)
-            .chat_post_message(&request)
-            .await
-            .map_err(|e| self.error(&e))?;
-        Ok(sent.ts.to_string())
+        )
+        .await
     }
 
     async fn answer_press(&self, press: &Press, text: &str) -> Result<(), ChannelError> {
