@@ -109,6 +109,11 @@ impl Channels {
                 return false;
             }
         };
+        // Buttons of this chat's approvals that were answered elsewhere (in the app) go.
+        self.buttons
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|_, b| b.chat_id != chat_id || pending.iter().any(|p| p.id == b.approval_id));
         let mut prompted = false;
         for approval in pending {
             let (allow, reject) = {
