@@ -5,7 +5,8 @@
 //! waits 20 s idle (`SUZENT_BENCH_IDLE_SECS`) and sums the memory of the process tree from `/proc`.
 //!
 //! `cargo bench -p suzent-desktop --features custom-protocol --bench desktop_startup`
-//! (build the UI first; `SUZENT_BENCH_RUNS` sets the number of runs, default 5). Prints each run
+//! (build the UI first; `SUZENT_BENCH_RUNS` sets the number of runs, default 5;
+//! `SUZENT_BENCH_APP=/usr/bin/suzent-desktop` times an installed build instead). Prints each run
 //! and the medians, and writes them to `$CARGO_TARGET_DIR/desktop-startup.json`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -39,8 +40,24 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20);
-    let app = Path::new(env!("CARGO_BIN_EXE_suzent-desktop"));
-    let profile = if cfg!(debug_assertions) {
+    // SUZENT_BENCH_APP=/usr/bin/suzent-desktop times an installed build (a .deb, the
+    // AppImage) instead of the one cargo built beside this bench.
+    let installed = std::env::var_os("SUZENT_BENCH_APP").map(std::path::PathBuf::from);
+    if let Some(path) = &installed {
+        if !path.is_file() {
+            eprintln!("desktop_startup: SUZENT_BENCH_APP={} is not a file", path.display());
+            std::process::exit(2);
+        }
+        *support::APP_BINARY
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(path.clone());
+    }
+    let app = installed
+        .as_deref()
+        .unwrap_or(Path::new(env!("CARGO_BIN_EXE_suzent-desktop")));
+    let profile = if installed.is_some() {
+        "installed"
+    } else if cfg!(debug_assertions) {
         "debug"
     } else {
         "release"

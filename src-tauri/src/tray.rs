@@ -241,42 +241,74 @@ async fn refresh<R: tauri::Runtime>(app: &AppHandle<R>, runtime: &Runtime) {
     }
 }
 
+/// What closing the main window does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum OnClose {
+    /// The window closes (and the app quits with its last window).
+    Close,
+    /// The window hides and the app keeps running in the tray; `notice` is the body of the
+    /// first-time notification, when it has not been shown yet.
+    Hide { notice: Option<String> },
+}
+
+/// Decides what closing the main window does: hide it while schedules, background commands or
+/// paired devices need the app, the desktop has a tray and "Keep running in the tray" is on;
+/// the first time, with a notice saying why and how to quit.
+pub(crate) fn on_close(
+    status: &TrayStatus,
+    keep_running_in_tray: bool,
+    notice_shown: bool,
+) -> OnClose {
+    if !status.available || !status.needed_in_background() || !keep_running_in_tray {
+        return OnClose::Close;
+    }
+    let notice = (!notice_shown).then(|| {
+        let count = |n: u32, one: &str, many: &str| {
+            (n > 0).then(|| format!("{n} {}", if n == 1 { one } else { many }))
+        };
+        let why: Vec<String> = [
+            count(status.enabled_schedules, "scheduled job", "scheduled jobs"),
+            count(
+                status.running_commands,
+                "background command",
+                "background commands",
+            ),
+            count(status.paired_devices, "paired device", "paired devices"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        format!(
+            "For {}. Quit from the tray menu; turn this off in Settings → Desktop.",
+            why.join(", ")
+        )
+    });
+    OnClose::Hide { notice }
+}
+
 /// The main window asks to close: hide it instead while the app is needed in the background
-/// and "Keep running in the tray" is on. Returns whether the close was turned into a hide.
+/// and "Keep running in the tray" is on ([`on_close`]). Returns whether the close was turned
+/// into a hide.
 pub fn keep_running_on_close<R: tauri::Runtime>(app: &AppHandle<R>) -> bool {
     let status = app.state::<Tray<R>>().status();
-    if !status.available || !status.needed_in_background() {
-        return false;
-    }
     let updates = app.state::<Updates>();
     let Ok(mut prefs) = updates.prefs().load() else {
         return false;
     };
-    if !prefs.keep_running_in_tray {
+    let OnClose::Hide { notice } =
+        on_close(&status, prefs.keep_running_in_tray, prefs.tray_notice_shown)
+    else {
         return false;
-    }
+    };
     if let Some(window) = app.get_webview_window("main") {
         let _ = window.hide();
     }
-    if !prefs.tray_notice_shown {
-        let mut why = Vec::new();
-        if status.enabled_schedules > 0 {
-            why.push(format!("{} scheduled jobs", status.enabled_schedules));
-        }
-        if status.running_commands > 0 {
-            why.push(format!("{} background commands", status.running_commands));
-        }
-        if status.paired_devices > 0 {
-            why.push(format!("{} paired devices", status.paired_devices));
-        }
+    if let Some(body) = notice {
         let shown = app
             .notification()
             .builder()
             .title("Suzent keeps running in the tray")
-            .body(format!(
-                "For {}. Quit from the tray menu; turn this off in Settings → Desktop.",
-                why.join(", ")
-            ))
+            .body(body)
             .show();
         if let Err(e) = shown {
             tracing::warn!("cannot show the tray notice: {e}");
@@ -331,4 +363,61 @@ pub fn set_autostart<R: tauri::Runtime>(
     launcher
         .is_enabled()
         .map_err(|e| AppError::new(AppErrorKind::Io, format!("cannot read Start at login: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn status(schedules: u32, commands: u32, devices: u32) -> TrayStatus {
+        TrayStatus {
+            available: true,
+            enabled_schedules: schedules,
+            running_commands: commands,
+            paired_devices: devices,
+            ..TrayStatus::default()
+        }
+    }
+
+    #[test]
+    fn closing_quits_when_nothing_needs_the_app_in_the_background() {
+        assert_eq!(on_close(&status(0, 0, 0), true, false), OnClose::Close);
+    }
+
+    #[test]
+    fn closing_quits_when_keep_running_is_off_or_there_is_no_tray() {
+        assert_eq!(on_close(&status(2, 0, 0), false, false), OnClose::Close);
+        let no_tray = TrayStatus {
+            available: false,
+            ..status(2, 1, 1)
+        };
+        assert_eq!(on_close(&no_tray, true, false), OnClose::Close);
+    }
+
+    #[test]
+    fn the_first_hide_says_why_and_how_to_quit_and_later_ones_say_nothing() {
+        assert_eq!(
+            on_close(&status(1, 0, 2), true, false),
+            OnClose::Hide {
+                notice: Some(
+                    "For 1 scheduled job, 2 paired devices. Quit from the tray menu; turn this off in Settings → Desktop."
+                        .into()
+                )
+            }
+        );
+        assert_eq!(
+            on_close(&status(3, 1, 0), true, false),
+            OnClose::Hide {
+                notice: Some(
+                    "For 3 scheduled jobs, 1 background command. Quit from the tray menu; turn this off in Settings → Desktop."
+                        .into()
+                )
+            }
+        );
+        assert_eq!(
+            on_close(&status(1, 0, 0), true, true),
+            OnClose::Hide { notice: None }
+        );
+    }
 }

@@ -26,6 +26,9 @@ pub static APP_BINARY: Mutex<Option<PathBuf>> = Mutex::new(None);
 /// Longest wait for something to appear in the window.
 pub const UI_TIMEOUT: Duration = Duration::from_secs(40);
 
+/// Longest a whole desktop scenario may take (the longest pass in about 3 minutes).
+pub const SCENARIO_TIMEOUT: Duration = Duration::from_secs(600);
+
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
@@ -185,14 +188,22 @@ fn run_desktop_test_seeded<F>(
         let mut desktop = Desktop::start_seeded(name, server, config, extra_config, seed)
             .await
             .unwrap_or_else(|e| panic!("starting the app for '{name}': {e:#}"));
-        let result = scenario(&mut desktop).await;
+        // A WebDriver call has no deadline of its own: a scenario that never ends fails here
+        // with the app's output instead of holding the whole test run.
+        let result = match tokio::time::timeout(SCENARIO_TIMEOUT, scenario(&mut desktop)).await {
+            Ok(result) => result,
+            Err(_) => Err(anyhow::anyhow!(
+                "the scenario did not finish within {SCENARIO_TIMEOUT:?} (a WebDriver call never answered?); the last screenshot is step {}",
+                desktop.step
+            )),
+        };
         if let Err(e) = &result {
-            let _ = desktop.screenshot("failure").await;
+            let _ = tokio::time::timeout(Duration::from_secs(20), desktop.screenshot("failure")).await;
             let logs = desktop.logs();
-            desktop.stop().await;
+            let _ = tokio::time::timeout(Duration::from_secs(20), desktop.stop()).await;
             panic!("{name}: {e:#}\n--- app and driver output ---\n{logs}");
         }
-        desktop.stop().await;
+        let _ = tokio::time::timeout(Duration::from_secs(20), desktop.stop()).await;
     });
 }
 
@@ -461,15 +472,10 @@ impl Desktop {
             bail!("no WebDriver session to take the screenshot '{step}' with");
         }
         self.step += 1;
-        // Let the page paint what the last step changed before capturing it.
-        let _ = self
-            .client()
-            .execute_async(
-                "const done = arguments[arguments.length - 1]; \
-                 requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => done(true), 50)));",
-                Vec::new(),
-            )
-            .await;
+        // Let the page paint what the last step changed before capturing it. A timer, not an
+        // animation frame: with compositing off (Xvfb, `rendering.rs`) WebKitGTK runs no
+        // requestAnimationFrame callback while nothing repaints, and the script never returned.
+        tokio::time::sleep(Duration::from_millis(120)).await;
         let png = self.client().screenshot().await?;
         let path = self.shots.join(format!("{:02}-{step}.png", self.step));
         std::fs::write(&path, png)?;

@@ -92,7 +92,7 @@ function ChannelRow({ view, onChange }: { view: ChannelView; onChange: (v: Chann
   );
 }
 
-/** What a platform asks for when a channel is added (label keys of `channels.json`). */
+/** What a platform asks for when a channel is added (translated labels). */
 interface PlatformFields {
   label: string;
   /** The token field's label and hint. */
@@ -106,41 +106,50 @@ interface PlatformFields {
   usersHint: string;
 }
 
-const PLATFORMS: Record<ChannelPlatform, PlatformFields> = {
-  telegram: {
-    label: "Telegram",
-    token: "channels.token",
-    tokenHint: "channels.telegramTokenHint",
-    baseUrl: "channels.baseUrl",
-    baseUrlRequired: false,
-    usersHint: "channels.allowedUsersHint",
-  },
-  discord: {
-    label: "Discord",
-    token: "channels.token",
-    tokenHint: "channels.discordTokenHint",
-    baseUrl: "channels.baseUrl",
-    baseUrlRequired: false,
-    usersHint: "channels.discordUsersHint",
-  },
-  slack: {
-    label: "Slack",
-    token: "channels.slackBotToken",
-    tokenHint: "channels.slackBotTokenHint",
-    appToken: { label: "channels.slackAppToken", hint: "channels.slackAppTokenHint" },
-    baseUrl: "channels.baseUrl",
-    baseUrlRequired: false,
-    usersHint: "channels.slackUsersHint",
-  },
-  matrix: {
-    label: "Matrix",
-    token: "channels.matrixToken",
-    tokenHint: "channels.matrixTokenHint",
-    baseUrl: "channels.homeserver",
-    baseUrlRequired: true,
-    usersHint: "channels.matrixUsersHint",
-  },
-};
+const PLATFORM_ORDER: ChannelPlatform[] = ["telegram", "discord", "slack", "matrix"];
+
+/** Each platform's fields, its keys named literally (the locale test checks every key used). */
+function platformFields(t: TFunction, platform: ChannelPlatform): PlatformFields {
+  switch (platform) {
+    case "telegram":
+      return {
+        label: "Telegram",
+        token: t("channels.token"),
+        tokenHint: t("channels.telegramTokenHint"),
+        baseUrl: t("channels.baseUrl"),
+        baseUrlRequired: false,
+        usersHint: t("channels.allowedUsersHint"),
+      };
+    case "discord":
+      return {
+        label: "Discord",
+        token: t("channels.token"),
+        tokenHint: t("channels.discordTokenHint"),
+        baseUrl: t("channels.baseUrl"),
+        baseUrlRequired: false,
+        usersHint: t("channels.discordUsersHint"),
+      };
+    case "slack":
+      return {
+        label: "Slack",
+        token: t("channels.slackBotToken"),
+        tokenHint: t("channels.slackBotTokenHint"),
+        appToken: { label: t("channels.slackAppToken"), hint: t("channels.slackAppTokenHint") },
+        baseUrl: t("channels.baseUrl"),
+        baseUrlRequired: false,
+        usersHint: t("channels.slackUsersHint"),
+      };
+    case "matrix":
+      return {
+        label: "Matrix",
+        token: t("channels.matrixToken"),
+        tokenHint: t("channels.matrixTokenHint"),
+        baseUrl: t("channels.homeserver"),
+        baseUrlRequired: true,
+        usersHint: t("channels.matrixUsersHint"),
+      };
+  }
+}
 
 /** A password field with its label and a hint of where the secret comes from. */
 function SecretField(props: { label: string; hint: string; value: string; testId: string; onChange: (v: string) => void }) {
@@ -170,7 +179,7 @@ function AddChannel({ onAdded }: { onAdded: () => void }) {
   const [checked, setChecked] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [keychainFailed, setKeychainFailed] = useState(false);
-  const fields = PLATFORMS[platform];
+  const fields = platformFields(t, platform);
   const url = baseUrl.trim() === "" ? null : baseUrl.trim();
   // The one secret the keychain keeps: Slack's two tokens are stored together.
   const secret = fields.appToken ? `${token.trim()} ${appToken.trim()}` : token.trim();
@@ -237,18 +246,18 @@ function AddChannel({ onAdded }: { onAdded: () => void }) {
           data-testid="channel-add-platform"
           onChange={(e) => choose(e.target.value as ChannelPlatform)}
         >
-          {(Object.keys(PLATFORMS) as ChannelPlatform[]).map((p) => (
+          {PLATFORM_ORDER.map((p) => (
             <option key={p} value={p}>
-              {PLATFORMS[p].label}
+              {platformFields(t, p).label}
             </option>
           ))}
         </select>
       </label>
-      <SecretField label={t(fields.token)} hint={t(fields.tokenHint)} value={token} testId="channel-add-token" onChange={setToken} />
+      <SecretField label={fields.token} hint={fields.tokenHint} value={token} testId="channel-add-token" onChange={setToken} />
       {fields.appToken && (
         <SecretField
-          label={t(fields.appToken.label)}
-          hint={t(fields.appToken.hint)}
+          label={fields.appToken.label}
+          hint={fields.appToken.hint}
           value={appToken}
           testId="channel-add-app-token"
           onChange={setAppToken}
@@ -259,12 +268,12 @@ function AddChannel({ onAdded }: { onAdded: () => void }) {
         <input
           value={users}
           data-testid="channel-add-users"
-          placeholder={t(fields.usersHint)}
+          placeholder={fields.usersHint}
           onChange={(e) => setUsers(e.target.value)}
         />
       </label>
       <label>
-        {t(fields.baseUrl)}
+        {fields.baseUrl}
         <input
           value={baseUrl}
           data-testid="channel-add-base-url"
