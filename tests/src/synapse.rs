@@ -734,20 +734,14 @@ impl PlatformServer for SynapseServer {
         block_on(self.bot_messages())
     }
 
-    fn wait_delivered(
-        &self,
-        n: usize,
-        timeout: Duration,
-    ) -> impl Future<Output = Vec<Delivered>> + Send {
-        async move {
-            let deadline = tokio::time::Instant::now() + timeout;
-            loop {
-                let sent = self.bot_messages().await;
-                if sent.len() >= n || tokio::time::Instant::now() >= deadline {
-                    return sent;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
+    async fn wait_delivered(&self, n: usize, timeout: Duration) -> Vec<Delivered> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let sent = self.bot_messages().await;
+            if sent.len() >= n || tokio::time::Instant::now() >= deadline {
+                return sent;
             }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 }
