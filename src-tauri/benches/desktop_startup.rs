@@ -45,7 +45,10 @@ fn main() {
     let installed = std::env::var_os("SUZENT_BENCH_APP").map(std::path::PathBuf::from);
     if let Some(path) = &installed {
         if !path.is_file() {
-            eprintln!("desktop_startup: SUZENT_BENCH_APP={} is not a file", path.display());
+            eprintln!(
+                "desktop_startup: SUZENT_BENCH_APP={} is not a file",
+                path.display()
+            );
             std::process::exit(2);
         }
         *support::APP_BINARY

