@@ -37,7 +37,6 @@ use suzent_runtime::{Runtime, RuntimeOptions, SessionKeys};
 use tauri::Manager;
 
 mod navigation;
-pub mod rendering;
 mod scheme;
 pub use navigation::{NavigationVerdict, navigation_verdict};
 

@@ -472,9 +472,8 @@ impl Desktop {
             bail!("no WebDriver session to take the screenshot '{step}' with");
         }
         self.step += 1;
-        // Let the page paint what the last step changed before capturing it. A timer, not an
-        // animation frame: with compositing off (Xvfb, `rendering.rs`) WebKitGTK runs no
-        // requestAnimationFrame callback while nothing repaints, and the script never returned.
+        // Let the page paint what the last step changed before capturing it (a timer: a script
+        // waiting for animation frames never returns from a page WebKit does not repaint).
         tokio::time::sleep(Duration::from_millis(120)).await;
         let png = self.client().screenshot().await?;
         let path = self.shots.join(format!("{:02}-{step}.png", self.step));
