@@ -2975,7 +2975,7 @@ export type SkillSource =
 
 /**
  *  A stored speech clip: what a `speak` call returns (as JSON, to the model and the app) and what
- *  channels send as a voice message. The file lives in the chat's speech folder under Suzent's
+ *  channels send to the conversation as an audio file. The file lives in the chat's speech folder under Suzent's
  *  data directory (`<data>/speech/<chat id>/<file>`), never in the workspace.
  */
 export type SpeechClip = {
