@@ -129,8 +129,9 @@ enum Command {
     /// Pairs this install with other devices and manages the paired devices.
     #[command(subcommand)]
     Devices(devices_cmd::DevicesCommand),
-    /// Messaging channels (Telegram): list, add, token, test, allow, enable, remove, and the
-    /// requests of people not on an allow-list (requests, approve, dismiss).
+    /// Messaging channels (Telegram, Slack, Discord, Matrix): list, add, token, test, allow,
+    /// enable, remove, and the requests of people not on an allow-list (requests, approve,
+    /// dismiss).
     #[command(subcommand)]
     Channels(channels_cmd::ChannelsCommand),
     /// Scheduled jobs: add, list, rm, run, pause, history, preview, import, export, status.
