@@ -36,7 +36,11 @@ pub async fn nearby_devices(state: State<'_, AppState>) -> Result<Vec<NearbyView
 #[tauri::command]
 #[specta::specta]
 pub async fn start_pairing(state: State<'_, AppState>) -> Result<PairingOffer, AppError> {
-    Ok(state.runtime()?.devices().pair().await?)
+    let devices = state.runtime()?.devices().clone();
+    // The app keeps a device it pairs connected: the endpoint's loops start with the first
+    // pairing (at launch they start only when a device is already paired).
+    devices.start().await?;
+    Ok(devices.pair().await?)
 }
 
 /// The state of the pairing window, waiting up to `wait_ms` (at most 10 s) for a change.
@@ -70,7 +74,9 @@ pub async fn cancel_pairing(state: State<'_, AppState>) -> Result<(), AppError> 
 #[tauri::command]
 #[specta::specta]
 pub async fn join_device(state: State<'_, AppState>, code: String) -> Result<JoinOffer, AppError> {
-    Ok(state.runtime()?.devices().join(&code).await?)
+    let devices = state.runtime()?.devices().clone();
+    devices.start().await?;
+    Ok(devices.join(&code).await?)
 }
 
 /// This user's answer to the words of the device being joined; the pairing when both confirmed.

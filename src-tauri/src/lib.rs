@@ -299,10 +299,11 @@ pub fn run(log_dir: Option<PathBuf>) -> Result<(), String> {
                     // agent messages, sub-agent reports); it runs for the life of the app.
                     let dispatcher = runtime.clone();
                     tauri::async_runtime::spawn(async move { dispatcher.start_dispatcher() });
-                    // Paired devices: the endpoint and its loops (outbox, receipts, revocations).
+                    // Paired devices: the endpoint and its loops (outbox, receipts, revocations),
+                    // only when a device is paired; pairing starts them otherwise.
                     let devices = runtime.clone();
                     tauri::async_runtime::spawn(async move {
-                        if let Err(e) = devices.devices().start().await {
+                        if let Err(e) = devices.devices().start_if_paired().await {
                             tracing::warn!("paired devices are unavailable: {e}");
                         }
                     });

@@ -733,3 +733,53 @@ async fn deliveries_are_idempotent_per_sender_and_message_id_and_other_content_i
     b.rt.shutdown().await;
     Ok(())
 }
+
+/// The app's launch (`start_if_paired`): an install that never paired opens no endpoint (it
+/// publishes nothing and holds no connection); once a device is paired, the next launch starts
+/// the endpoint and stays connected to it; after the pairing is revoked it does not again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_endpoint_starts_at_launch_only_when_a_device_is_paired() -> Result<()> {
+    async fn launch(home: &std::path::Path, config: Config) -> Result<(Runtime, bool)> {
+        let rt = Runtime::open(RuntimeOptions {
+            paths: Paths::under(home),
+            keys: Arc::new(StaticKeys::new().with("openai", "sk-test")),
+            config: Some(config),
+        })
+        .await?;
+        let started = rt.devices().start_if_paired().await?;
+        Ok((rt, started))
+    }
+    let model = ScriptedServer::start(vec![]).await;
+    let mut a = install("Laptop A", &model, PermissionMode::Default).await?;
+    a.rt.shutdown().await;
+    let (rt, started) = launch(&a.home, a.config.clone()).await?;
+    assert!(!started);
+    assert!(!rt.devices().this_device().await?.running);
+    a.rt = rt;
+
+    // Pairing (here through the API the app's Settings calls) brings the endpoint up.
+    a.rt.devices().start().await?;
+    let b = install("Desktop B", &model, PermissionMode::Default).await?;
+    pair(&a, &b).await?;
+    let b_id = b.short_id().await?;
+    a.rt.shutdown().await;
+    let (rt, started) = launch(&a.home, a.config.clone()).await?;
+    assert!(started);
+    assert!(rt.devices().this_device().await?.running);
+    eventually("A to reconnect to B", Duration::from_secs(30), || async {
+        rt.devices()
+            .list()
+            .await
+            .is_ok_and(|l| l.iter().any(|d| d.online))
+    })
+    .await?;
+    rt.devices().revoke(&b_id).await?;
+    rt.shutdown().await;
+
+    let (rt, started) = launch(&a.home, a.config.clone()).await?;
+    assert!(!started);
+    assert!(!rt.devices().this_device().await?.running);
+    rt.shutdown().await;
+    b.rt.shutdown().await;
+    Ok(())
+}

@@ -440,6 +440,25 @@ impl Devices {
         Ok(())
     }
 
+    /// Starts the endpoint and its loops when a pairing is active: what the
+    /// app does at launch. An install that never paired opens no endpoint, publishes nothing
+    /// and holds no relay connection until the user pairs (`pair`, `join`) or looks for nearby
+    /// devices (`discover`). Returns whether it started.
+    ///
+    /// Errors: [`RuntimeError::Store`]; [`RuntimeError::Device`] as for [`Devices::start`].
+    pub async fn start_if_paired(self: &Arc<Self>) -> Result<bool, RuntimeError> {
+        let paired = self
+            .store
+            .devices()
+            .await?
+            .iter()
+            .any(|d| d.state == DeviceState::Active);
+        if paired {
+            self.start().await?;
+        }
+        Ok(paired)
+    }
+
     /// Closes every device connection and stops the loops.
     pub async fn shutdown(&self) {
         self.shutdown.cancel();
