@@ -37,6 +37,7 @@ use suzent_runtime::{Runtime, RuntimeOptions, SessionKeys};
 use tauri::Manager;
 
 mod navigation;
+pub mod rendering;
 mod scheme;
 pub use navigation::{NavigationVerdict, navigation_verdict};
 

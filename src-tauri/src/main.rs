@@ -38,9 +38,30 @@ fn init_logging() -> (
     (guard, dir)
 }
 
+/// Sets the webview's environment defaults ([`suzent_desktop::rendering`]) while the process has
+/// one thread; returns what was set, to log once logging runs.
+fn set_webview_env() -> Vec<(&'static str, &'static str)> {
+    let set = suzent_desktop::rendering::webview_env(std::path::Path::new("/dev/dri"), |name| {
+        std::env::var_os(name).is_some()
+    });
+    for (name, value) in &set {
+        // SAFETY: called first thing in `main`, before any thread exists (logging, Tauri and
+        // tokio start later), so nothing reads the environment concurrently.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::env::set_var(name, value)
+        };
+    }
+    set
+}
+
 fn main() -> std::process::ExitCode {
+    let webview_env = set_webview_env();
     let (_guard, log_dir) = init_logging();
     tracing::info!("suzent desktop starting");
+    for (name, value) in webview_env {
+        tracing::info!("no GPU render node in /dev/dri: {name}={value} (pages painted on the CPU)");
+    }
     match suzent_desktop::run(log_dir) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
