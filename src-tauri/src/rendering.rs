@@ -61,9 +61,6 @@ mod tests {
         std::fs::write(dri.path().join("renderD128"), "").unwrap();
         assert_eq!(webview_env(dri.path(), |_| false), Vec::new());
         let none = tempfile::tempdir().unwrap();
-        assert_eq!(
-            webview_env(none.path(), |v| v == CPU_RENDERING),
-            Vec::new()
-        );
+        assert_eq!(webview_env(none.path(), |v| v == CPU_RENDERING), Vec::new());
     }
 }

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use suzent_core::{ChatMessage, ToolCall};
 
-use super::schema::normalize_schema;
+use super::schema::normalize_tool_schema;
 use super::turns::merge_turns;
 use super::wire::{Endpoint, SseData, join_url, next_data, post_sse, stream_error};
 use super::{
@@ -109,7 +109,7 @@ fn request_body(request: &ModelRequest) -> Value {
                 json!({
                     "name": tool.name,
                     "description": tool.description,
-                    "input_schema": normalize_schema(&tool.parameters, ProviderKind::Anthropic),
+                    "input_schema": normalize_tool_schema(&tool.name, &tool.parameters, ProviderKind::Anthropic),
                 })
             })
             .collect();

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use suzent_core::{ChatMessage, ToolCall};
 
-use super::schema::normalize_schema;
+use super::schema::normalize_tool_schema;
 use super::turns::merge_turns;
 use super::wire::{Endpoint, SseData, join_url, next_data, post_sse, stream_error};
 use super::{
@@ -129,7 +129,8 @@ fn request_body(request: &ModelRequest) -> Value {
                 let mut decl = Map::new();
                 decl.insert("name".into(), json!(tool.name));
                 decl.insert("description".into(), json!(tool.description));
-                let parameters = normalize_schema(&tool.parameters, ProviderKind::Gemini);
+                let parameters =
+                    normalize_tool_schema(&tool.name, &tool.parameters, ProviderKind::Gemini);
                 // Gemini rejects an OBJECT with empty `properties`: a tool without parameters
                 // declares none.
                 let has_properties = parameters

@@ -210,7 +210,7 @@ pub use resolve::{
     CHANNEL_SECRET_PREFIX, EnvAndKeychain, KeySource, StaticKeys, build_provider, delete_api_key,
     keychain_has_key, parse_model, set_api_key, shared_client,
 };
-pub use schema::normalize_schema;
+pub use schema::{normalize_schema, normalize_tool_schema};
 
 /// The wire formats (and key/base-URL conventions) Suzent speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

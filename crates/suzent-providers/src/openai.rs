@@ -9,7 +9,7 @@ use suzent_core::{ChatMessage, ToolCall};
 
 use super::local::generated_call_id;
 use super::recovery::{OfferedTool, TextCallFilter};
-use super::schema::normalize_schema;
+use super::schema::normalize_tool_schema;
 use super::wire::{
     Endpoint, MAX_ERROR_BODY, SseData, join_url, next_data, post_json, post_sse, stream_error,
     truncate_text,
@@ -223,7 +223,7 @@ fn request_body(request: &ModelRequest, kind: ProviderKind, max_tokens: u32, mod
             .map(|t| suzent_llama::TemplateTool {
                 name: t.name.clone(),
                 description: t.description.clone(),
-                parameters: normalize_schema(&t.parameters, kind),
+                parameters: normalize_tool_schema(&t.name, &t.parameters, kind),
             })
             .collect()
     } else {
@@ -279,7 +279,7 @@ fn request_body(request: &ModelRequest, kind: ProviderKind, max_tokens: u32, mod
                     "function": {
                         "name": tool.name,
                         "description": tool.description,
-                        "parameters": normalize_schema(&tool.parameters, kind),
+                        "parameters": normalize_tool_schema(&tool.name, &tool.parameters, kind),
                     }
                 })
             })

@@ -5,8 +5,41 @@
 //! schema is rebuilt from an allow-list of keywords, nullable unions become `nullable: true`.
 
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex, PoisonError};
 
 use super::ProviderKind;
+
+/// Normalized schemas by (provider, tool name), each with the schema it was made from.
+type Normalized = HashMap<(ProviderKind, String), (Value, Value)>;
+
+static NORMALIZED: LazyLock<Mutex<Normalized>> = LazyLock::new(Mutex::default);
+
+/// At most this many tools' schemas are kept (built-in tools and MCP servers' tools); past it
+/// the cache starts over.
+const CACHE_LIMIT: usize = 1024;
+
+/// [`normalize_schema`] for the tool `name`, kept for the process: every model request sends
+/// every tool's schema, and while a tool's schema is unchanged (checked by equality, which
+/// costs far less than resolving `$ref`s and rebuilding the tree) the kept result is reused.
+pub fn normalize_tool_schema(name: &str, schema: &Value, provider: ProviderKind) -> Value {
+    let key = (provider, name.to_string());
+    {
+        let cache = NORMALIZED.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((source, normalized)) = cache.get(&key)
+            && source == schema
+        {
+            return normalized.clone();
+        }
+    }
+    let normalized = normalize_schema(schema, provider);
+    let mut cache = NORMALIZED.lock().unwrap_or_else(PoisonError::into_inner);
+    if cache.len() >= CACHE_LIMIT {
+        cache.clear();
+    }
+    cache.insert(key, (schema.clone(), normalized.clone()));
+    normalized
+}
 
 /// How many times one `$ref` may be expanded inside itself before it becomes `{"type":"object"}`.
 const MAX_RECURSION: usize = 2;
@@ -403,6 +436,28 @@ mod tests {
 
     fn text(v: &Value) -> String {
         v.to_string()
+    }
+
+    #[test]
+    fn a_kept_schema_is_reused_only_while_the_tool_s_schema_is_unchanged() {
+        // A name of this test's own: the cache is shared by the process.
+        let name = "cache_test_search";
+        for kind in [ProviderKind::OpenAi, ProviderKind::Gemini] {
+            let first = normalize_tool_schema(name, &sample(), kind);
+            assert_eq!(first, normalize_schema(&sample(), kind));
+            assert_eq!(normalize_tool_schema(name, &sample(), kind), first);
+        }
+        // The same tool with another schema (an MCP server updated its tool) is normalized anew.
+        let mut changed = sample();
+        changed["properties"]["query"]["description"] = json!("Changed");
+        let out = normalize_tool_schema(name, &changed, ProviderKind::OpenAi);
+        assert_eq!(out, normalize_schema(&changed, ProviderKind::OpenAi));
+        assert_eq!(out["properties"]["query"]["description"], "Changed");
+        // Each provider keeps its own form.
+        assert_ne!(
+            normalize_tool_schema(name, &changed, ProviderKind::Gemini),
+            out
+        );
     }
 
     #[test]
