@@ -41,7 +41,7 @@ impl Store {
         .bind(args)
         .bind(decision)
         .bind(ts(&approval.created_at))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await;
         let inserted = match result {
             Ok(done) => done.rows_affected() == 1,
@@ -83,7 +83,7 @@ impl Store {
         ))
         .bind(chat_id)
         .bind(chat_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| "listing pending approvals".to_string())?;
         rows.iter()
@@ -100,7 +100,7 @@ impl Store {
             "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = ?"
         ))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.readers)
         .await
         .db(|| format!("reading approval '{id}'"))?;
         row.as_ref().map(approval_from_row).transpose()
@@ -125,7 +125,7 @@ impl Store {
         .bind(feedback)
         .bind(ts(&self.now()))
         .bind(id)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("resolving approval '{id}'"))?;
         Ok(done.rows_affected() == 1)

@@ -159,7 +159,7 @@ impl Store {
         ))
         .bind(credential_hash)
         .bind(extension_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.readers)
         .await
         .db(|| format!("looking up a pairing of extension '{extension_id}'"))?;
         row.as_ref().map(decode).transpose()
@@ -173,7 +173,7 @@ impl Store {
             "SELECT {COLUMNS} FROM browser_pairings WHERE id = ?"
         ))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.readers)
         .await
         .db(|| format!("reading browser pairing '{id}'"))?;
         match row {
@@ -200,7 +200,7 @@ impl Store {
         let rows = sqlx::query(&format!(
             "SELECT {COLUMNS} FROM browser_pairings {filter} ORDER BY created_at DESC, id"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| "listing browser pairings".to_string())?;
         rows.iter().map(decode).collect()
@@ -225,7 +225,7 @@ impl Store {
         .bind(browser_version)
         .bind(extension_version)
         .bind(id)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("recording a connection of browser pairing '{id}'"))?;
         if done.rows_affected() == 0 {
@@ -247,7 +247,7 @@ impl Store {
         )
         .bind(ts(&now))
         .bind(id)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("revoking browser pairing '{id}'"))?;
         if done.rows_affected() == 1 {
@@ -262,7 +262,7 @@ impl Store {
     /// Errors: [`StoreError::Database`].
     pub async fn active_browser_pairing_ids(&self) -> Result<Vec<String>, StoreError> {
         sqlx::query_scalar("SELECT id FROM browser_pairings WHERE revoked_at IS NULL ORDER BY id")
-            .fetch_all(&self.pool)
+            .fetch_all(&self.readers)
             .await
             .db(|| "listing active browser pairings".to_string())
     }

@@ -172,7 +172,7 @@ impl Store {
         ))
         .bind(channel)
         .bind(conversation)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.readers)
         .await
         .db(|| format!("reading conversation '{conversation}' of channel '{channel}'"))?;
         row.as_ref().map(row_to_conversation).transpose()
@@ -189,7 +189,7 @@ impl Store {
             "SELECT {CONVERSATION_COLUMNS} FROM channel_conversations WHERE chat_id = ?"
         ))
         .bind(chat_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.readers)
         .await
         .db(|| format!("reading the channel conversation of chat '{chat_id}'"))?;
         row.as_ref().map(row_to_conversation).transpose()
@@ -257,7 +257,7 @@ impl Store {
         .bind(ts(&self.now()))
         .bind(channel)
         .bind(conversation)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("noting a message in conversation '{conversation}' of '{channel}'"))?;
         Ok(())
@@ -280,7 +280,7 @@ impl Store {
         .bind(seq)
         .bind(seq)
         .bind(chat_id)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("recording the replies sent of chat '{chat_id}'"))?;
         Ok(())
@@ -298,7 +298,7 @@ impl Store {
         sqlx::query("UPDATE channel_conversations SET replied_parts = ? WHERE chat_id = ?")
             .bind(i64::try_from(parts).unwrap_or(i64::MAX))
             .bind(chat_id)
-            .execute(&self.pool)
+            .execute(&mut *self.write_conn().await?)
             .await
             .db(|| format!("recording the reply parts sent of chat '{chat_id}'"))?;
         Ok(())
@@ -316,7 +316,7 @@ impl Store {
              WHERE ?1 IS NULL OR channel = ?1 ORDER BY last_seen DESC, chat_id"
         ))
         .bind(channel)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| "listing channel conversations".to_string())?;
         rows.iter().map(row_to_conversation).collect()
@@ -391,7 +391,7 @@ impl Store {
              WHERE ?1 IS NULL OR channel = ?1 ORDER BY last_seen DESC, user_id"
         ))
         .bind(channel)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| "listing channel requests".to_string())?;
         rows.iter().map(row_to_request).collect()
@@ -414,7 +414,7 @@ impl Store {
         .bind(status.as_str())
         .bind(channel)
         .bind(user_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.write_conn().await?)
         .await
         .db(context)?;
         match row {

@@ -18,7 +18,7 @@ impl Store {
     /// Errors: [`StoreError::Conflict`] if a chat with this id exists, [`StoreError::Database`].
     pub async fn create_chat(&self, new: &NewChat) -> Result<ChatRecord, StoreError> {
         let mut conn = self
-            .pool
+            .writer
             .acquire()
             .await
             .db(|| format!("creating chat '{}'", new.id))?;
@@ -31,7 +31,7 @@ impl Store {
     pub async fn get_chat(&self, id: &str) -> Result<Option<ChatRecord>, StoreError> {
         let row = sqlx::query(&format!("SELECT {CHAT_COLUMNS} FROM chats WHERE id = ?"))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.readers)
             .await
             .db(|| format!("reading chat '{id}'"))?;
         row.as_ref().map(chat_from_row).transpose()
@@ -44,7 +44,7 @@ impl Store {
         let rows = sqlx::query(&format!(
             "SELECT {CHAT_COLUMNS} FROM chats ORDER BY updated_at DESC, rowid DESC"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| "listing chats".to_string())?;
         rows.iter().map(chat_from_row).collect()
@@ -80,7 +80,7 @@ impl Store {
         .bind(tools)
         .bind(ts(&now))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.write_conn().await?)
         .await
         .db(|| format!("updating chat '{id}'"))?;
         match row {

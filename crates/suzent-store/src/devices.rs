@@ -349,7 +349,7 @@ impl Store {
         let rows = sqlx::query(&format!(
             "SELECT {DEVICE_COLUMNS} FROM devices ORDER BY paired_at, id"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| "listing paired devices".to_string())?;
         rows.iter().map(row_to_device).collect()
@@ -363,7 +363,7 @@ impl Store {
             "SELECT {DEVICE_COLUMNS} FROM devices WHERE id = ?1 OR short_id = ?1"
         ))
         .bind(id_or_short)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.readers)
         .await
         .db(|| format!("reading device '{id_or_short}'"))?;
         row.as_ref().map(row_to_device).transpose()
@@ -578,7 +578,7 @@ impl Store {
             "SELECT {MESSAGE_COLUMNS} FROM peer_outbox WHERE id = ?"
         ))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.readers)
         .await
         .db(|| format!("reading peer message '{id}'"))?;
         row.as_ref().map(row_to_message).transpose()
@@ -595,7 +595,7 @@ impl Store {
             "SELECT {MESSAGE_COLUMNS} FROM peer_outbox WHERE (?1 IS NULL OR device_id = ?1) ORDER BY seq"
         ))
         .bind(device_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| "listing the peer outbox".to_string())?;
         rows.iter().map(row_to_message).collect()
@@ -676,7 +676,7 @@ impl Store {
         .bind(&now)
         .bind(id)
         .bind(owner)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("marking peer message '{id}' delivered"))?;
         Ok(done.rows_affected() == 1)
@@ -744,7 +744,7 @@ impl Store {
         .bind(&now)
         .bind(id)
         .bind(owner)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("marking peer message '{id}' failed"))?;
         Ok(done.rows_affected() == 1)
@@ -768,7 +768,7 @@ impl Store {
         .bind(reason)
         .bind(&now)
         .bind(device_id)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("failing the messages to device '{device_id}'"))?;
         Ok(done.rows_affected())
@@ -785,7 +785,7 @@ impl Store {
         )
         .bind(&now)
         .bind(device_id)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("waking the messages to device '{device_id}'"))?;
         Ok(done.rows_affected())
@@ -818,7 +818,7 @@ impl Store {
         .bind(&now)
         .bind(id)
         .bind(device_id)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("recording the outcome of peer message '{id}'"))?;
         Ok(done.rows_affected() == 1)
@@ -841,7 +841,7 @@ impl Store {
         .bind(reason)
         .bind(&now)
         .bind(ts(&before))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| "expiring old peer messages".to_string())?;
         Ok(done.rows_affected())
@@ -856,7 +856,7 @@ impl Store {
              FROM peer_outbox m JOIN devices d ON d.id = m.device_id
              WHERE d.state = 'active' AND m.status IN ('queued', 'sending')",
         )
-        .fetch_one(&self.pool)
+        .fetch_one(&self.readers)
         .await
         .db(|| "reading the next peer outbox wake-up".to_string())?;
         next.map(|t| parse_ts(&t, || "peer_outbox (next wake-up)".to_string()))
@@ -881,7 +881,7 @@ impl Store {
         .bind(device_id)
         .bind(message_id)
         .bind(ts(&self.now()))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("recording peer message '{message_id}' from '{device_id}'"))?;
         Ok(())
@@ -898,7 +898,7 @@ impl Store {
              WHERE r.reported IS NULL AND i.status IN ('delivered', 'failed')
              ORDER BY r.received_at",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| "listing unreported peer messages".to_string())?;
         rows.iter()
@@ -932,7 +932,7 @@ impl Store {
         .bind(outcome.as_str())
         .bind(&now)
         .bind(inbox_id)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("recording the report of inbox message '{inbox_id}'"))?;
         Ok(())
@@ -944,7 +944,7 @@ impl Store {
     pub async fn inbox_delivery_seq(&self, message_id: &str) -> Result<Option<i64>, StoreError> {
         sqlx::query_scalar("SELECT seq FROM inbox_deliveries WHERE message_id = ?")
             .bind(message_id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.readers)
             .await
             .db(|| format!("reading the delivery of inbox message '{message_id}'"))
     }

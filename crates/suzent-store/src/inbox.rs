@@ -287,7 +287,7 @@ impl Store {
     pub async fn inbox_message(&self, id: &str) -> Result<Option<InboxMessage>, StoreError> {
         let row = sqlx::query(&format!("SELECT {COLUMNS} FROM inbox WHERE id = ?"))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.readers)
             .await
             .db(|| format!("reading inbox message '{id}'"))?;
         row.as_ref().map(row_to_message).transpose()
@@ -301,7 +301,7 @@ impl Store {
             "SELECT {COLUMNS} FROM inbox WHERE (?1 IS NULL OR target = ?1) ORDER BY created_at, id"
         ))
         .bind(target)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| "listing the inbox".to_string())?;
         rows.iter().map(row_to_message).collect()
@@ -384,7 +384,7 @@ impl Store {
         )
         .bind(target)
         .bind(&now)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.readers)
         .await
         .db(|| format!("looking for inbox messages to '{target}'"))?;
         Ok(found.is_some())
@@ -408,7 +408,7 @@ impl Store {
         .bind(ts(&now))
         .bind(id)
         .bind(owner)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("renewing the lease of inbox message '{id}'"))?;
         Ok(done.rows_affected() == 1)
@@ -428,7 +428,7 @@ impl Store {
         .bind(&now)
         .bind(id)
         .bind(owner)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("completing inbox message '{id}'"))?;
         Ok(done.rows_affected() == 1)
@@ -501,7 +501,7 @@ impl Store {
         .bind(&now)
         .bind(id)
         .bind(owner)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("releasing inbox message '{id}'"))?;
         Ok(done.rows_affected() == 1)
@@ -517,7 +517,7 @@ impl Store {
         )
         .bind(ts(&self.now()))
         .bind(id)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("cancelling inbox message '{id}'"))?;
         Ok(done.rows_affected() == 1)
@@ -534,7 +534,7 @@ impl Store {
                 UNION ALL
                 SELECT MIN(lease_until) AS t FROM inbox WHERE status = 'processing')",
         )
-        .fetch_one(&self.pool)
+        .fetch_one(&self.readers)
         .await
         .db(|| "reading the next inbox wake-up".to_string())?;
         next.map(|t| parse_ts(&t, || "inbox (next wake-up)".to_string()))
@@ -586,7 +586,7 @@ impl Store {
     /// Errors: [`StoreError::NotFound`] for an unknown chat, [`StoreError::Database`].
     pub async fn add_agent_link(&self, link: &AgentLink) -> Result<(), StoreError> {
         let mut conn = self
-            .pool
+            .writer
             .acquire()
             .await
             .db(|| format!("linking sub-agent '{}'", link.chat_id))?;
@@ -631,7 +631,7 @@ impl Store {
             "SELECT chat_id, parent_id, kind, profile, depth FROM agent_links WHERE chat_id = ?",
         )
         .bind(chat_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.readers)
         .await
         .db(|| format!("reading the link of chat '{chat_id}'"))?;
         Ok(
@@ -698,7 +698,7 @@ mod tests {
             "CREATE TRIGGER fail_messages BEFORE INSERT ON messages
              BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
         )
-        .execute(&store.pool)
+        .execute(&mut *store.write_conn().await.unwrap())
         .await
         .unwrap();
         let err = store
@@ -711,14 +711,14 @@ mod tests {
 
         // The link cannot be stored: no chat either.
         sqlx::query("DROP TRIGGER fail_messages")
-            .execute(&store.pool)
+            .execute(&mut *store.write_conn().await.unwrap())
             .await
             .unwrap();
         sqlx::query(
             "CREATE TRIGGER fail_links BEFORE INSERT ON agent_links
              BEGIN SELECT RAISE(ABORT, 'injected link failure'); END",
         )
-        .execute(&store.pool)
+        .execute(&mut *store.write_conn().await.unwrap())
         .await
         .unwrap();
         assert!(

@@ -4,6 +4,9 @@
 //! - [`Store::open`] creates the file (and its directory), turns on WAL, `synchronous=NORMAL`,
 //!   foreign keys and a 5 s busy timeout, then applies the migrations embedded from
 //!   `migrations/`. Several processes may open the same file.
+//! - Within a process every write goes through one writer connection, so writers queue on it
+//!   instead of meeting in SQLite's lock (whose busy handler sleeps 1-100 ms between tries);
+//!   reads use a pool of reader connections and see every committed write (WAL).
 //! - Timestamps are stored as RFC 3339 UTC text with nine fractional digits; JSON columns are
 //!   TEXT written by `serde_json`. A value that fails to decode is [`StoreError::Corrupt`].
 //! - Every multi-statement write runs in one `BEGIN IMMEDIATE` transaction.
@@ -34,6 +37,7 @@ mod summaries;
 mod surfaces;
 mod transcript;
 mod types;
+mod writer;
 
 pub use browser_pairings::{BrowserPairing, NewBrowserPairing};
 pub use channels::{
@@ -71,6 +75,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use error::DbContext;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use sqlx::ConnectOptions;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
@@ -78,6 +83,7 @@ use std::path::Path;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+use writer::{WriteConnection, WriteTx, Writer};
 
 /// How long a connection waits for another writer's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -85,13 +91,16 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Pause between attempts to open a database another process is setting up.
 const OPEN_RETRY_DELAY: Duration = Duration::from_millis(50);
 
-/// Connections per pool for a file-backed store.
-const MAX_CONNECTIONS: u32 = 4;
+/// Reader connections for a file-backed store (there is one writer connection besides).
+const MAX_READERS: u32 = 4;
 
-/// A handle on the database. Cheap to clone; clones share the connection pool.
+/// A handle on the database. Cheap to clone; clones share the connections.
 #[derive(Debug, Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    /// Connections for reads.
+    readers: SqlitePool,
+    /// The one connection for writes (`writer.rs`).
+    writer: Writer,
     /// Last timestamp handed out, so timestamps from one handle are strictly increasing.
     clock: Arc<Mutex<DateTime<Utc>>>,
 }
@@ -122,13 +131,9 @@ impl Store {
         // wait for, so a second process opening the same new file at that moment gets
         // SQLITE_BUSY: wait and retry for up to the busy timeout.
         let mut waited = Duration::ZERO;
-        let pool = loop {
-            match SqlitePoolOptions::new()
-                .max_connections(MAX_CONNECTIONS)
-                .connect_with(options.clone())
-                .await
-            {
-                Ok(pool) => break pool,
+        let writer = loop {
+            match options.connect().await {
+                Ok(connection) => break Writer::new(connection),
                 Err(e) if error::is_busy(&e) && waited < BUSY_TIMEOUT => {
                     tokio::time::sleep(OPEN_RETRY_DELAY).await;
                     waited += OPEN_RETRY_DELAY;
@@ -136,7 +141,14 @@ impl Store {
                 Err(e) => return Err(e).db(|| format!("opening the database {}", path.display())),
             }
         };
-        Store::migrate(pool).await
+        // Readers connect when first needed: by then the writer has made the file WAL.
+        // A reader is not pinged when taken from the pool: an in-process SQLite connection
+        // cannot have lost its server.
+        let readers = SqlitePoolOptions::new()
+            .max_connections(MAX_READERS)
+            .test_before_acquire(false)
+            .connect_lazy_with(options);
+        Store::migrate(readers, writer).await
     }
 
     /// Opens a private in-memory database (for tests): one connection that is never recycled, so
@@ -156,29 +168,36 @@ impl Store {
             .connect_with(options)
             .await
             .db(|| "opening an in-memory database".to_string())?;
-        Store::migrate(pool).await
+        Store::migrate(pool.clone(), Writer::Pool(pool)).await
     }
 
-    async fn migrate(pool: SqlitePool) -> Result<Store, StoreError> {
+    async fn migrate(readers: SqlitePool, writer: Writer) -> Result<Store, StoreError> {
         let migrator = sqlx::migrate!("./migrations");
-        if let Err(first) = migrator.run(&pool).await {
+        let mut connection = writer
+            .acquire()
+            .await
+            .db(|| "opening the writer connection".to_string())?;
+        if let Err(first) = migrator.run(&mut *connection).await {
             // Two processes opening a new file at once may race on the first migration; the
             // loser sees the winner's work on a second pass. A real failure fails again.
             tracing::debug!(error = %first, "migration failed once; retrying");
             tokio::time::sleep(Duration::from_millis(200)).await;
-            migrator.run(&pool).await?;
+            migrator.run(&mut *connection).await?;
         }
+        drop(connection);
         Ok(Store {
-            pool,
+            readers,
+            writer,
             clock: Arc::new(Mutex::new(DateTime::<Utc>::MIN_UTC)),
         })
     }
 
-    /// Closes every connection of this handle's pool (and its clones'), waiting for running
-    /// calls to finish. Later calls on any clone fail with [`StoreError::Database`].
+    /// Closes every connection of this handle (and its clones'), waiting for running calls to
+    /// finish. Later calls on any clone fail with [`StoreError::Database`].
     /// Dropping the handles without calling this is also safe: committed data is durable.
     pub async fn close(&self) {
-        self.pool.close().await;
+        self.readers.close().await;
+        self.writer.close().await;
     }
 
     /// The current time, strictly after any time this handle returned before (so ordering by
@@ -193,13 +212,22 @@ impl Store {
         now
     }
 
-    /// Begins a write transaction that takes the database's write lock at once, so concurrent
-    /// writers wait (up to the busy timeout) instead of failing midway.
+    /// Begins a write transaction on the writer connection that takes the database's write lock
+    /// at once, so writers of other processes wait (up to the busy timeout) instead of failing
+    /// midway; writers of this process wait for the writer connection.
     pub(crate) async fn begin_write(
         &self,
         context: impl FnOnce() -> String,
-    ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
-        self.pool.begin_with("BEGIN IMMEDIATE").await.db(context)
+    ) -> Result<WriteTx, StoreError> {
+        self.writer.begin().await.db(context)
+    }
+
+    /// The writer connection for one statement, once the writes queued before it are done.
+    pub(crate) async fn write_conn(&self) -> Result<WriteConnection, StoreError> {
+        self.writer
+            .acquire()
+            .await
+            .db(|| "taking the writer connection".to_string())
     }
 }
 

@@ -28,7 +28,7 @@ impl Store {
         .bind(chat_id)
         .bind(tool_name)
         .bind(ts(&self.now()))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("activating tool '{tool_name}' in chat '{chat_id}'"))?;
         Ok(done.rows_affected() == 1)
@@ -42,7 +42,7 @@ impl Store {
             "SELECT tool_name FROM tool_activations WHERE chat_id = ? ORDER BY activated_at, tool_name",
         )
         .bind(chat_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| format!("reading the activated tools of chat '{chat_id}'"))
     }
@@ -55,7 +55,7 @@ impl Store {
             "SELECT fingerprint, tools, fetched_at FROM mcp_schema_cache WHERE server = ?",
         )
         .bind(server)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.readers)
         .await
         .db(|| format!("reading cached MCP schemas of '{server}'"))?;
         row.map(|(fingerprint, tools, fetched_at)| {
@@ -90,7 +90,7 @@ impl Store {
         .bind(&row.fingerprint)
         .bind(tools)
         .bind(ts(&row.fetched_at))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("storing MCP schemas of '{server}'"))?;
         Ok(())
@@ -103,11 +103,11 @@ impl Store {
         match server {
             Some(s) => sqlx::query("DELETE FROM mcp_schema_cache WHERE server = ?")
                 .bind(s)
-                .execute(&self.pool)
+                .execute(&mut *self.write_conn().await?)
                 .await
                 .db(|| format!("dropping cached MCP schemas of '{s}'"))?,
             None => sqlx::query("DELETE FROM mcp_schema_cache")
-                .execute(&self.pool)
+                .execute(&mut *self.write_conn().await?)
                 .await
                 .db(|| "dropping every cached MCP schema".to_string())?,
         };

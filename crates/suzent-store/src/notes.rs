@@ -111,7 +111,7 @@ impl Store {
         .bind(decision)
         .bind(mode)
         .bind(ts(&self.now()))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .chat_db(chat_id, || format!("storing {}", what()))?;
         Ok(())
@@ -138,7 +138,7 @@ impl Store {
         .bind(chat_id)
         .bind(resolution)
         .bind(ts(&self.now()))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .chat_db(chat_id, || format!("storing {}", what()))?;
         Ok(())
@@ -163,7 +163,7 @@ impl Store {
         .bind(chat_id)
         .bind(i64::try_from(duration_ms).unwrap_or(i64::MAX))
         .bind(ts(&self.now()))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .chat_db(chat_id, || {
             format!("storing the duration of tool call '{tool_call_id}'")
@@ -191,7 +191,7 @@ impl Store {
         .bind(message)
         .bind(chat_id)
         .bind(ts(&self.now()))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .chat_db(chat_id, || format!("storing the failure of run '{run_id}'"))?;
         Ok(())
@@ -210,7 +210,7 @@ impl Store {
         sqlx::query("UPDATE turn_failures SET outcome = ? WHERE run_id = ?")
             .bind(outcome)
             .bind(run_id)
-            .execute(&self.pool)
+            .execute(&mut *self.write_conn().await?)
             .await
             .db(|| format!("storing the outcome of run '{run_id}'"))?;
         Ok(())
@@ -246,7 +246,7 @@ impl Store {
         .bind(tokens(output_tokens))
         .bind(cost_usd)
         .bind(ts(&self.now()))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .chat_db(chat_id, || {
             format!("storing the token usage of run '{run_id}'")
@@ -270,7 +270,7 @@ impl Store {
              FROM tool_call_notes WHERE chat_id = ?",
         )
         .bind(chat_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| format!("reading the tool call notes of chat '{chat_id}'"))?;
         let mut tools = Vec::with_capacity(rows.len());
@@ -301,7 +301,7 @@ impl Store {
              WHERE chat_id = ? ORDER BY after_seq, created_at",
         )
         .bind(chat_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| format!("reading the failed runs of chat '{chat_id}'"))?;
         let mut failures = Vec::with_capacity(rows.len());
@@ -322,7 +322,7 @@ impl Store {
              WHERE chat_id = ?",
         )
         .bind(chat_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| format!("reading the token usage of chat '{chat_id}'"))?;
         let usage = rows

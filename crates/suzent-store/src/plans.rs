@@ -11,7 +11,7 @@ impl Store {
     pub async fn get_plan(&self, chat_id: &str) -> Result<Option<Plan>, StoreError> {
         let body: Option<String> = sqlx::query_scalar("SELECT body FROM plans WHERE chat_id = ?")
             .bind(chat_id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.readers)
             .await
             .db(|| format!("reading the plan of chat '{chat_id}'"))?;
         body.as_deref()
@@ -31,7 +31,7 @@ impl Store {
         .bind(chat_id)
         .bind(body)
         .bind(ts(&self.now()))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await;
         match result {
             Ok(_) => Ok(()),

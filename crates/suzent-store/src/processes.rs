@@ -172,7 +172,7 @@ impl Store {
         .bind(i64::from(p.owner_pid))
         .bind(as_i64(p.owner_start_ticks))
         .bind(ts(&self.now()))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await;
         match result {
             Ok(_) => Ok(()),
@@ -189,7 +189,7 @@ impl Store {
     pub async fn forget_process(&self, id: &str) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM processes WHERE id = ? AND status = 'running'")
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut *self.write_conn().await?)
             .await
             .db(|| format!("forgetting process '{id}'"))?;
         Ok(())
@@ -207,7 +207,7 @@ impl Store {
         .bind(ts(&self.now()))
         .bind(note)
         .bind(id)
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("marking process '{id}' interrupted"))?;
         Ok(done.rows_affected() == 1)
@@ -222,7 +222,7 @@ impl Store {
              ORDER BY started_at, id"
         ))
         .bind(chat_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| "listing recorded processes".to_string())?;
         rows.iter().map(decode).collect()

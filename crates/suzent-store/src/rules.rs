@@ -46,7 +46,7 @@ impl Store {
         .bind(matcher)
         .bind(&rule.description)
         .bind(ts(&rule.created_at))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await;
         match result {
             Ok(_) => Ok(()),
@@ -74,7 +74,7 @@ impl Store {
         ))
         .bind(chat_id)
         .bind(chat_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| "listing rules".to_string())?;
         rows.iter().map(rule_from_row).collect()
@@ -86,7 +86,7 @@ impl Store {
     pub async fn delete_rule(&self, id: &str) -> Result<bool, StoreError> {
         let done = sqlx::query("DELETE FROM rules WHERE id = ?")
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut *self.write_conn().await?)
             .await
             .db(|| format!("deleting rule '{id}'"))?;
         Ok(done.rows_affected() == 1)

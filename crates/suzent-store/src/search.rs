@@ -110,7 +110,7 @@ impl Store {
             )
             .bind(fts)
             .bind(rows_wanted)
-            .fetch_all(&self.pool)
+            .fetch_all(&self.readers)
             .await
             .db(context)?,
             None => {
@@ -133,7 +133,7 @@ impl Store {
                 }
                 let rows = q
                     .bind(rows_wanted)
-                    .fetch_all(&self.pool)
+                    .fetch_all(&self.readers)
                     .await
                     .db(context)?;
                 rows

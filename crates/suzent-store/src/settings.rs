@@ -11,7 +11,7 @@ impl Store {
     pub async fn get_setting(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
         let value: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
             .bind(key)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.readers)
             .await
             .db(|| format!("reading setting '{key}'"))?;
         value
@@ -36,7 +36,7 @@ impl Store {
         .bind(key)
         .bind(text)
         .bind(ts(&self.now()))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await
         .db(|| format!("storing setting '{key}'"))?;
         Ok(())

@@ -52,7 +52,7 @@ impl Store {
         )
         .bind(chat_id)
         .bind(after_seq)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.readers)
         .await
         .db(|| format!("reading the transcript of chat '{chat_id}'"))?;
         rows.iter()
@@ -92,7 +92,7 @@ impl Store {
         .bind(id)
         .bind(chat_id)
         .bind(ts(&self.now()))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await;
         let done = result.chat_db(chat_id, || {
             format!("claiming tool call id '{id}' in chat '{chat_id}'")
@@ -126,7 +126,7 @@ impl Store {
         .bind(tool_name)
         .bind(args)
         .bind(ts(&self.now()))
-        .execute(&self.pool)
+        .execute(&mut *self.write_conn().await?)
         .await;
         let done = result.chat_db(chat_id, || {
             format!("beginning tool step '{tool_call_id}' in chat '{chat_id}'")
@@ -144,7 +144,7 @@ impl Store {
         let status: Option<String> =
             sqlx::query_scalar("SELECT status FROM tool_steps WHERE tool_call_id = ?")
                 .bind(tool_call_id)
-                .fetch_optional(&self.pool)
+                .fetch_optional(&self.readers)
                 .await
                 .db(|| format!("reading tool step '{tool_call_id}'"))?;
         status
@@ -233,7 +233,7 @@ impl Store {
         )
         .bind(chat_id)
         .bind(tool_call_id)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.readers)
         .await
         .db(|| format!("looking up the result of tool call '{tool_call_id}' in chat '{chat_id}'"))
     }
