@@ -83,7 +83,7 @@ impl Store {
         ))
         .bind(chat_id)
         .bind(chat_id)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "listing pending approvals".to_string())?;
         rows.iter()
@@ -100,7 +100,7 @@ impl Store {
             "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = ?"
         ))
         .bind(id)
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading approval '{id}'"))?;
         row.as_ref().map(approval_from_row).transpose()

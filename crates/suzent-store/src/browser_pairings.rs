@@ -159,7 +159,7 @@ impl Store {
         ))
         .bind(credential_hash)
         .bind(extension_id)
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| format!("looking up a pairing of extension '{extension_id}'"))?;
         row.as_ref().map(decode).transpose()
@@ -173,7 +173,7 @@ impl Store {
             "SELECT {COLUMNS} FROM browser_pairings WHERE id = ?"
         ))
         .bind(id)
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading browser pairing '{id}'"))?;
         match row {
@@ -200,7 +200,7 @@ impl Store {
         let rows = sqlx::query(&format!(
             "SELECT {COLUMNS} FROM browser_pairings {filter} ORDER BY created_at DESC, id"
         ))
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "listing browser pairings".to_string())?;
         rows.iter().map(decode).collect()
@@ -262,7 +262,7 @@ impl Store {
     /// Errors: [`StoreError::Database`].
     pub async fn active_browser_pairing_ids(&self) -> Result<Vec<String>, StoreError> {
         sqlx::query_scalar("SELECT id FROM browser_pairings WHERE revoked_at IS NULL ORDER BY id")
-            .fetch_all(&self.readers)
+            .fetch_all(&mut *self.read_conn().await?)
             .await
             .db(|| "listing active browser pairings".to_string())
     }

@@ -172,7 +172,7 @@ impl Store {
         ))
         .bind(channel)
         .bind(conversation)
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading conversation '{conversation}' of channel '{channel}'"))?;
         row.as_ref().map(row_to_conversation).transpose()
@@ -189,7 +189,7 @@ impl Store {
             "SELECT {CONVERSATION_COLUMNS} FROM channel_conversations WHERE chat_id = ?"
         ))
         .bind(chat_id)
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading the channel conversation of chat '{chat_id}'"))?;
         row.as_ref().map(row_to_conversation).transpose()
@@ -316,7 +316,7 @@ impl Store {
              WHERE ?1 IS NULL OR channel = ?1 ORDER BY last_seen DESC, chat_id"
         ))
         .bind(channel)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "listing channel conversations".to_string())?;
         rows.iter().map(row_to_conversation).collect()
@@ -391,7 +391,7 @@ impl Store {
              WHERE ?1 IS NULL OR channel = ?1 ORDER BY last_seen DESC, user_id"
         ))
         .bind(channel)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "listing channel requests".to_string())?;
         rows.iter().map(row_to_request).collect()

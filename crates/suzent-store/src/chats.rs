@@ -31,7 +31,7 @@ impl Store {
     pub async fn get_chat(&self, id: &str) -> Result<Option<ChatRecord>, StoreError> {
         let row = sqlx::query(&format!("SELECT {CHAT_COLUMNS} FROM chats WHERE id = ?"))
             .bind(id)
-            .fetch_optional(&self.readers)
+            .fetch_optional(&mut *self.read_conn().await?)
             .await
             .db(|| format!("reading chat '{id}'"))?;
         row.as_ref().map(chat_from_row).transpose()
@@ -44,7 +44,7 @@ impl Store {
         let rows = sqlx::query(&format!(
             "SELECT {CHAT_COLUMNS} FROM chats ORDER BY updated_at DESC, rowid DESC"
         ))
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "listing chats".to_string())?;
         rows.iter().map(chat_from_row).collect()

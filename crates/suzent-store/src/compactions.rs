@@ -107,7 +107,7 @@ impl Store {
         );
         let row = sqlx::query(&sql)
             .bind(chat_id)
-            .fetch_optional(&self.readers)
+            .fetch_optional(&mut *self.read_conn().await?)
             .await
             .db(|| format!("reading the compaction of chat '{chat_id}'"))?;
         row.map(|r| read_row(&r, chat_id)).transpose()
@@ -122,7 +122,7 @@ impl Store {
         );
         let rows = sqlx::query(&sql)
             .bind(chat_id)
-            .fetch_all(&self.readers)
+            .fetch_all(&mut *self.read_conn().await?)
             .await
             .db(|| format!("reading the compactions of chat '{chat_id}'"))?;
         rows.iter().map(|r| read_row(r, chat_id)).collect()

@@ -44,7 +44,7 @@ impl Store {
         )
         .bind(user_id)
         .bind(since)
-        .fetch_one(&self.readers)
+        .fetch_one(&mut *self.read_conn().await?)
         .await
         .db(|| format!("counting the new memories of '{user_id}'"))
     }
@@ -63,7 +63,7 @@ impl Store {
         )
         .bind(user_id)
         .bind(i64::from(limit))
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| format!("listing the memories of '{user_id}'"))?;
         rows.iter()

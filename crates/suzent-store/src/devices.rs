@@ -349,7 +349,7 @@ impl Store {
         let rows = sqlx::query(&format!(
             "SELECT {DEVICE_COLUMNS} FROM devices ORDER BY paired_at, id"
         ))
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "listing paired devices".to_string())?;
         rows.iter().map(row_to_device).collect()
@@ -363,7 +363,7 @@ impl Store {
             "SELECT {DEVICE_COLUMNS} FROM devices WHERE id = ?1 OR short_id = ?1"
         ))
         .bind(id_or_short)
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading device '{id_or_short}'"))?;
         row.as_ref().map(row_to_device).transpose()
@@ -578,7 +578,7 @@ impl Store {
             "SELECT {MESSAGE_COLUMNS} FROM peer_outbox WHERE id = ?"
         ))
         .bind(id)
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading peer message '{id}'"))?;
         row.as_ref().map(row_to_message).transpose()
@@ -595,7 +595,7 @@ impl Store {
             "SELECT {MESSAGE_COLUMNS} FROM peer_outbox WHERE (?1 IS NULL OR device_id = ?1) ORDER BY seq"
         ))
         .bind(device_id)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "listing the peer outbox".to_string())?;
         rows.iter().map(row_to_message).collect()
@@ -856,7 +856,7 @@ impl Store {
              FROM peer_outbox m JOIN devices d ON d.id = m.device_id
              WHERE d.state = 'active' AND m.status IN ('queued', 'sending')",
         )
-        .fetch_one(&self.readers)
+        .fetch_one(&mut *self.read_conn().await?)
         .await
         .db(|| "reading the next peer outbox wake-up".to_string())?;
         next.map(|t| parse_ts(&t, || "peer_outbox (next wake-up)".to_string()))
@@ -898,7 +898,7 @@ impl Store {
              WHERE r.reported IS NULL AND i.status IN ('delivered', 'failed')
              ORDER BY r.received_at",
         )
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "listing unreported peer messages".to_string())?;
         rows.iter()
@@ -944,7 +944,7 @@ impl Store {
     pub async fn inbox_delivery_seq(&self, message_id: &str) -> Result<Option<i64>, StoreError> {
         sqlx::query_scalar("SELECT seq FROM inbox_deliveries WHERE message_id = ?")
             .bind(message_id)
-            .fetch_optional(&self.readers)
+            .fetch_optional(&mut *self.read_conn().await?)
             .await
             .db(|| format!("reading the delivery of inbox message '{message_id}'"))
     }

@@ -287,7 +287,7 @@ impl Store {
     pub async fn inbox_message(&self, id: &str) -> Result<Option<InboxMessage>, StoreError> {
         let row = sqlx::query(&format!("SELECT {COLUMNS} FROM inbox WHERE id = ?"))
             .bind(id)
-            .fetch_optional(&self.readers)
+            .fetch_optional(&mut *self.read_conn().await?)
             .await
             .db(|| format!("reading inbox message '{id}'"))?;
         row.as_ref().map(row_to_message).transpose()
@@ -301,7 +301,7 @@ impl Store {
             "SELECT {COLUMNS} FROM inbox WHERE (?1 IS NULL OR target = ?1) ORDER BY created_at, id"
         ))
         .bind(target)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "listing the inbox".to_string())?;
         rows.iter().map(row_to_message).collect()
@@ -384,7 +384,7 @@ impl Store {
         )
         .bind(target)
         .bind(&now)
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| format!("looking for inbox messages to '{target}'"))?;
         Ok(found.is_some())
@@ -534,7 +534,7 @@ impl Store {
                 UNION ALL
                 SELECT MIN(lease_until) AS t FROM inbox WHERE status = 'processing')",
         )
-        .fetch_one(&self.readers)
+        .fetch_one(&mut *self.read_conn().await?)
         .await
         .db(|| "reading the next inbox wake-up".to_string())?;
         next.map(|t| parse_ts(&t, || "inbox (next wake-up)".to_string()))
@@ -631,7 +631,7 @@ impl Store {
             "SELECT chat_id, parent_id, kind, profile, depth FROM agent_links WHERE chat_id = ?",
         )
         .bind(chat_id)
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading the link of chat '{chat_id}'"))?;
         Ok(

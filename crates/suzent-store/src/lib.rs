@@ -20,6 +20,7 @@ mod browser_pairings;
 mod channels;
 mod chats;
 mod compactions;
+mod connections;
 mod consolidation;
 mod devices;
 mod error;
@@ -37,7 +38,6 @@ mod summaries;
 mod surfaces;
 mod transcript;
 mod types;
-mod writer;
 
 pub use browser_pairings::{BrowserPairing, NewBrowserPairing};
 pub use channels::{
@@ -72,18 +72,16 @@ pub use types::{
 };
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use connections::{Held, Readers, WriteTx, Writer};
 use error::DbContext;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sqlx::ConnectOptions;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
-use writer::{WriteConnection, WriteTx, Writer};
 
 /// How long a connection waits for another writer's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -92,14 +90,14 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const OPEN_RETRY_DELAY: Duration = Duration::from_millis(50);
 
 /// Reader connections for a file-backed store (there is one writer connection besides).
-const MAX_READERS: u32 = 4;
+const MAX_READERS: usize = 4;
 
 /// A handle on the database. Cheap to clone; clones share the connections.
 #[derive(Debug, Clone)]
 pub struct Store {
-    /// Connections for reads.
-    readers: SqlitePool,
-    /// The one connection for writes (`writer.rs`).
+    /// Connections for reads (`connections.rs`).
+    readers: Readers,
+    /// The one connection for writes (`connections.rs`).
     writer: Writer,
     /// Last timestamp handed out, so timestamps from one handle are strictly increasing.
     clock: Arc<Mutex<DateTime<Utc>>>,
@@ -142,12 +140,7 @@ impl Store {
             }
         };
         // Readers connect when first needed: by then the writer has made the file WAL.
-        // A reader is not pinged when taken from the pool: an in-process SQLite connection
-        // cannot have lost its server.
-        let readers = SqlitePoolOptions::new()
-            .max_connections(MAX_READERS)
-            .test_before_acquire(false)
-            .connect_lazy_with(options);
+        let readers = Readers::new(options, MAX_READERS);
         Store::migrate(readers, writer).await
     }
 
@@ -168,10 +161,10 @@ impl Store {
             .connect_with(options)
             .await
             .db(|| "opening an in-memory database".to_string())?;
-        Store::migrate(pool.clone(), Writer::Pool(pool)).await
+        Store::migrate(Readers::Pool(pool.clone()), Writer::Pool(pool)).await
     }
 
-    async fn migrate(readers: SqlitePool, writer: Writer) -> Result<Store, StoreError> {
+    async fn migrate(readers: Readers, writer: Writer) -> Result<Store, StoreError> {
         let migrator = sqlx::migrate!("./migrations");
         let mut connection = writer
             .acquire()
@@ -223,11 +216,19 @@ impl Store {
     }
 
     /// The writer connection for one statement, once the writes queued before it are done.
-    pub(crate) async fn write_conn(&self) -> Result<WriteConnection, StoreError> {
+    pub(crate) async fn write_conn(&self) -> Result<Held, StoreError> {
         self.writer
             .acquire()
             .await
             .db(|| "taking the writer connection".to_string())
+    }
+
+    /// A reader connection for one read.
+    pub(crate) async fn read_conn(&self) -> Result<Held, StoreError> {
+        self.readers
+            .acquire()
+            .await
+            .db(|| "taking a reader connection".to_string())
     }
 }
 

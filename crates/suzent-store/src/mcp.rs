@@ -42,7 +42,7 @@ impl Store {
             "SELECT tool_name FROM tool_activations WHERE chat_id = ? ORDER BY activated_at, tool_name",
         )
         .bind(chat_id)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading the activated tools of chat '{chat_id}'"))
     }
@@ -55,7 +55,7 @@ impl Store {
             "SELECT fingerprint, tools, fetched_at FROM mcp_schema_cache WHERE server = ?",
         )
         .bind(server)
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading cached MCP schemas of '{server}'"))?;
         row.map(|(fingerprint, tools, fetched_at)| {

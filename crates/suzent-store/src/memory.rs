@@ -95,7 +95,7 @@ impl Store {
     pub async fn memory_blocks(&self, user_id: &str) -> Result<Vec<(String, String)>, StoreError> {
         let rows = sqlx::query("SELECT block, content FROM memory_blocks WHERE user_id = ?")
             .bind(user_id)
-            .fetch_all(&self.readers)
+            .fetch_all(&mut *self.read_conn().await?)
             .await
             .db(|| format!("reading the memory blocks of '{user_id}'"))?;
         let mut blocks = Vec::new();
@@ -195,7 +195,7 @@ impl Store {
         .bind(&fts)
         .bind(user_id)
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| format!("searching archival memory for '{query}'"))?;
         rows.iter()
@@ -225,7 +225,7 @@ impl Store {
         )
         .bind(user_id)
         .bind(after_id)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading the archival embeddings of '{user_id}'"))?;
         rows.iter()
@@ -249,7 +249,7 @@ impl Store {
                 "SELECT id, chat_id, source, content, created_at FROM memory_archive WHERE id = ?",
             )
             .bind(id)
-            .fetch_optional(&self.readers)
+            .fetch_optional(&mut *self.read_conn().await?)
             .await
             .db(|| format!("reading archival entry {id}"))?;
             let Some(row) = row else { continue };
@@ -286,7 +286,7 @@ impl Store {
         .bind(blob_len(dims))
         .bind(blob_len(dims))
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "reading the archival entries without an embedding".to_string())?;
         rows.iter()
@@ -316,7 +316,7 @@ impl Store {
         .bind(user_id)
         .bind(blob_len(dims))
         .bind(blob_len(dims))
-        .fetch_one(&self.readers)
+        .fetch_one(&mut *self.read_conn().await?)
         .await
         .db(|| format!("counting the archival entries of '{user_id}' without an embedding"))
     }
@@ -357,7 +357,7 @@ impl Store {
     pub async fn archival_count(&self, user_id: &str) -> Result<i64, StoreError> {
         sqlx::query_scalar("SELECT COUNT(*) FROM memory_archive WHERE user_id = ?")
             .bind(user_id)
-            .fetch_one(&self.readers)
+            .fetch_one(&mut *self.read_conn().await?)
             .await
             .db(|| format!("counting the archival memory of '{user_id}'"))
     }

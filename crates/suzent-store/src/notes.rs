@@ -270,7 +270,7 @@ impl Store {
              FROM tool_call_notes WHERE chat_id = ?",
         )
         .bind(chat_id)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading the tool call notes of chat '{chat_id}'"))?;
         let mut tools = Vec::with_capacity(rows.len());
@@ -301,7 +301,7 @@ impl Store {
              WHERE chat_id = ? ORDER BY after_seq, created_at",
         )
         .bind(chat_id)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading the failed runs of chat '{chat_id}'"))?;
         let mut failures = Vec::with_capacity(rows.len());
@@ -322,7 +322,7 @@ impl Store {
              WHERE chat_id = ?",
         )
         .bind(chat_id)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading the token usage of chat '{chat_id}'"))?;
         let usage = rows

@@ -11,7 +11,7 @@ impl Store {
     pub async fn get_plan(&self, chat_id: &str) -> Result<Option<Plan>, StoreError> {
         let body: Option<String> = sqlx::query_scalar("SELECT body FROM plans WHERE chat_id = ?")
             .bind(chat_id)
-            .fetch_optional(&self.readers)
+            .fetch_optional(&mut *self.read_conn().await?)
             .await
             .db(|| format!("reading the plan of chat '{chat_id}'"))?;
         body.as_deref()

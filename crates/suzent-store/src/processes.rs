@@ -222,7 +222,7 @@ impl Store {
              ORDER BY started_at, id"
         ))
         .bind(chat_id)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "listing recorded processes".to_string())?;
         rows.iter().map(decode).collect()

@@ -74,7 +74,7 @@ impl Store {
         ))
         .bind(chat_id)
         .bind(chat_id)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "listing rules".to_string())?;
         rows.iter().map(rule_from_row).collect()

@@ -327,7 +327,7 @@ fn lease_from_row(row: &SqliteRow) -> Result<LeaseHolder, StoreError> {
     })
 }
 
-type Tx = crate::writer::WriteTx;
+type Tx = crate::connections::WriteTx;
 
 async fn bump_version(tx: &mut Tx) -> Result<(), StoreError> {
     sqlx::query("UPDATE schedule_version SET version = version + 1 WHERE id = 1")
@@ -470,7 +470,7 @@ impl Store {
             "SELECT {JOB_COLUMNS} FROM schedule_jobs WHERE id = ?"
         ))
         .bind(id)
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading job '{id}'"))?
         .as_ref()
@@ -485,7 +485,7 @@ impl Store {
         sqlx::query(&format!(
             "SELECT {JOB_COLUMNS} FROM schedule_jobs ORDER BY name, id"
         ))
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "listing jobs".to_string())?
         .iter()
@@ -501,7 +501,7 @@ impl Store {
             "SELECT {JOB_COLUMNS} FROM schedule_jobs WHERE kind = 'heartbeat' AND chat_id = ?"
         ))
         .bind(chat_id)
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading the heartbeat of chat '{chat_id}'"))?
         .as_ref()
@@ -598,7 +598,7 @@ impl Store {
     /// Errors: [`StoreError::Database`].
     pub async fn schedule_version(&self) -> Result<i64, StoreError> {
         sqlx::query_scalar("SELECT version FROM schedule_version WHERE id = 1")
-            .fetch_one(&self.readers)
+            .fetch_one(&mut *self.read_conn().await?)
             .await
             .db(|| "reading the schedule version".to_string())
     }
@@ -722,7 +722,7 @@ impl Store {
         sqlx::query(
             "SELECT owner, pid, host, acquired_at, expires_at FROM scheduler_lease WHERE id = 1",
         )
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| "reading the scheduler lease".to_string())?
         .as_ref()
@@ -1029,7 +1029,7 @@ impl Store {
             "SELECT {RUN_COLUMNS} FROM schedule_runs WHERE id = ?"
         ))
         .bind(id)
-        .fetch_optional(&self.readers)
+        .fetch_optional(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading run '{id}'"))?
         .as_ref()
@@ -1052,13 +1052,13 @@ impl Store {
             ))
             .bind(job)
             .bind(i64::from(limit))
-            .fetch_all(&self.readers)
+            .fetch_all(&mut *self.read_conn().await?)
             .await,
             None => sqlx::query(&format!(
                 "SELECT {RUN_COLUMNS} FROM schedule_runs ORDER BY claimed_at DESC, rowid DESC LIMIT ?"
             ))
             .bind(i64::from(limit))
-            .fetch_all(&self.readers)
+            .fetch_all(&mut *self.read_conn().await?)
             .await,
         }
         .db(|| "listing runs".to_string())?;
@@ -1073,7 +1073,7 @@ impl Store {
             "SELECT {RUN_COLUMNS} FROM schedule_runs
              WHERE status IN ('requested', 'queued', 'running') ORDER BY claimed_at, rowid"
         ))
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "listing open runs".to_string())?
         .iter()
@@ -1090,7 +1090,7 @@ impl Store {
              WHERE chat_id = ? AND quiet = 1 AND turn_run_id IS NOT NULL ORDER BY claimed_at",
         )
         .bind(chat_id)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| format!("listing the quiet runs of chat '{chat_id}'"))
     }
@@ -1147,7 +1147,7 @@ impl Store {
     pub async fn get_goal(&self, chat_id: &str) -> Result<Option<GoalRecord>, StoreError> {
         sqlx::query("SELECT * FROM chat_goals WHERE chat_id = ?")
             .bind(chat_id)
-            .fetch_optional(&self.readers)
+            .fetch_optional(&mut *self.read_conn().await?)
             .await
             .db(|| format!("reading the goal of chat '{chat_id}'"))?
             .as_ref()
@@ -1211,7 +1211,7 @@ impl Store {
     /// Errors: [`StoreError::Corrupt`], [`StoreError::Database`].
     pub async fn active_goals(&self) -> Result<Vec<GoalRecord>, StoreError> {
         sqlx::query("SELECT * FROM chat_goals WHERE status = 'active' ORDER BY created_at")
-            .fetch_all(&self.readers)
+            .fetch_all(&mut *self.read_conn().await?)
             .await
             .db(|| "listing active goals".to_string())?
             .iter()

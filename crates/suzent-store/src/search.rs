@@ -110,7 +110,7 @@ impl Store {
             )
             .bind(fts)
             .bind(rows_wanted)
-            .fetch_all(&self.readers)
+            .fetch_all(&mut *self.read_conn().await?)
             .await
             .db(context)?,
             None => {
@@ -133,7 +133,7 @@ impl Store {
                 }
                 let rows = q
                     .bind(rows_wanted)
-                    .fetch_all(&self.readers)
+                    .fetch_all(&mut *self.read_conn().await?)
                     .await
                     .db(context)?;
                 rows

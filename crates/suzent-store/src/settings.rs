@@ -11,7 +11,7 @@ impl Store {
     pub async fn get_setting(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
         let value: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
             .bind(key)
-            .fetch_optional(&self.readers)
+            .fetch_optional(&mut *self.read_conn().await?)
             .await
             .db(|| format!("reading setting '{key}'"))?;
         value

@@ -68,7 +68,7 @@ impl Store {
         .bind(ts(&idle_since))
         .bind(skip)
         .bind(i64::from(limit))
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| "finding chats due for a summary".to_string())?;
         rows.iter()
@@ -95,7 +95,7 @@ impl Store {
         let through: Option<i64> =
             sqlx::query_scalar("SELECT through_seq FROM chat_summaries WHERE chat_id = ?")
                 .bind(chat_id)
-                .fetch_optional(&self.readers)
+                .fetch_optional(&mut *self.read_conn().await?)
                 .await
                 .db(|| format!("reading the summary mark of chat '{chat_id}'"))?;
         Ok(through.unwrap_or(0))

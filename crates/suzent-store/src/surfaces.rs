@@ -21,7 +21,7 @@ impl Store {
             sqlx::query_scalar("SELECT body FROM surfaces WHERE chat_id = ? AND surface_id = ?")
                 .bind(chat_id)
                 .bind(surface_id)
-                .fetch_optional(&self.readers)
+                .fetch_optional(&mut *self.read_conn().await?)
                 .await
                 .db(|| format!("reading surface '{surface_id}' of chat '{chat_id}'"))?;
         body.as_deref()
@@ -43,7 +43,7 @@ impl Store {
              ORDER BY created_at, surface_id",
         )
         .bind(chat_id)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| format!("listing the surfaces of chat '{chat_id}'"))?;
         rows.iter()
@@ -190,7 +190,7 @@ impl Store {
         )
         .bind(chat_id)
         .bind(surface_id)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading the history of surface '{surface_id}' of chat '{chat_id}'"))?;
         rows.iter()
@@ -228,7 +228,7 @@ pub const SURFACE_HISTORY_LIMIT: i64 = 200;
 
 /// Records `change` and drops the surface's history rows beyond [`SURFACE_HISTORY_LIMIT`].
 async fn insert_history(
-    tx: &mut crate::writer::WriteTx,
+    tx: &mut crate::connections::WriteTx,
     chat_id: &str,
     surface_id: &str,
     version: u32,

@@ -52,7 +52,7 @@ impl Store {
         )
         .bind(chat_id)
         .bind(after_seq)
-        .fetch_all(&self.readers)
+        .fetch_all(&mut *self.read_conn().await?)
         .await
         .db(|| format!("reading the transcript of chat '{chat_id}'"))?;
         rows.iter()
@@ -144,7 +144,7 @@ impl Store {
         let status: Option<String> =
             sqlx::query_scalar("SELECT status FROM tool_steps WHERE tool_call_id = ?")
                 .bind(tool_call_id)
-                .fetch_optional(&self.readers)
+                .fetch_optional(&mut *self.read_conn().await?)
                 .await
                 .db(|| format!("reading tool step '{tool_call_id}'"))?;
         status
@@ -233,7 +233,7 @@ impl Store {
         )
         .bind(chat_id)
         .bind(tool_call_id)
-        .fetch_one(&self.readers)
+        .fetch_one(&mut *self.read_conn().await?)
         .await
         .db(|| format!("looking up the result of tool call '{tool_call_id}' in chat '{chat_id}'"))
     }

@@ -1,4 +1,4 @@
-//! The one connection a process writes through.
+//! The connections a process reads and writes through.
 //!
 //! SQLite lets one writer at a time hold the database's write lock. Two connections of one
 //! process writing at once meet in that lock, and the one that waits sleeps in SQLite's busy
@@ -6,15 +6,21 @@
 //! process instead queue on [`Writer`]'s async mutex and start the moment the last one is done;
 //! only writers of other processes (the CLI beside the app) meet in SQLite's lock.
 //!
-//! The connection is held directly, not through a pool: a pooled connection is pinged by its
-//! worker thread when it is taken and again when it is given back, two round trips that cost
-//! more than most of the statements this store runs.
+//! Readers are a few connections opened when first needed; a read takes the first one free,
+//! so one connection (and its worker thread) serves the reads of a quiet process.
+//!
+//! Connections are held directly, not through sqlx's pool: a pooled connection is pinged on its
+//! worker thread when given back (and when taken), round trips between threads that cost more
+//! than most of the statements this store runs.
 
 use sqlx::pool::PoolConnection;
-use sqlx::sqlite::{Sqlite, SqliteConnection, SqlitePool, SqliteTransactionManager};
-use sqlx::{Connection, TransactionManager};
+use sqlx::sqlite::{
+    Sqlite, SqliteConnectOptions, SqliteConnection, SqlitePool, SqliteTransactionManager,
+};
+use sqlx::{ConnectOptions, Connection, TransactionManager};
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tokio::sync::{Mutex, OwnedMappedMutexGuard, OwnedMutexGuard};
 
 /// Where this process's writes go. Cheap to clone; clones share the connection.
@@ -36,15 +42,15 @@ impl Writer {
     /// The writer connection, once the writes queued before this one are done.
     ///
     /// Errors: [`sqlx::Error::PoolClosed`] after [`Writer::close`]; the pool's errors.
-    pub(crate) async fn acquire(&self) -> Result<WriteConnection, sqlx::Error> {
+    pub(crate) async fn acquire(&self) -> Result<Held, sqlx::Error> {
         match self {
             Writer::Connection(slot) => {
                 let guard = Arc::clone(slot).lock_owned().await;
                 OwnedMutexGuard::try_map(guard, Option::as_mut)
-                    .map(WriteConnection::Owned)
+                    .map(Held::Owned)
                     .map_err(|_| sqlx::Error::PoolClosed)
             }
-            Writer::Pool(pool) => pool.acquire().await.map(WriteConnection::Pooled),
+            Writer::Pool(pool) => pool.acquire().await.map(Held::Pooled),
         }
     }
 
@@ -80,28 +86,110 @@ impl Writer {
     }
 }
 
-/// The writer connection, held until dropped.
-pub(crate) enum WriteConnection {
-    Owned(OwnedMappedMutexGuard<Option<SqliteConnection>, SqliteConnection>),
-    Pooled(PoolConnection<Sqlite>),
+/// Connections for reads. Cheap to clone; clones share the connections.
+#[derive(Debug, Clone)]
+pub(crate) enum Readers {
+    /// A file-backed store's reader connections, each opened when first needed.
+    Connections {
+        slots: Arc<[Arc<Mutex<Option<SqliteConnection>>>]>,
+        options: SqliteConnectOptions,
+        /// Where a read waits when every connection is busy (round robin).
+        next: Arc<AtomicUsize>,
+        closed: Arc<AtomicBool>,
+    },
+    /// An in-memory store reads through its one pooled connection.
+    Pool(SqlitePool),
 }
 
-impl Deref for WriteConnection {
-    type Target = SqliteConnection;
+impl Readers {
+    /// Up to `count` (at least one) reader connections opened with `options`.
+    pub(crate) fn new(options: SqliteConnectOptions, count: usize) -> Readers {
+        Readers::Connections {
+            slots: (0..count.max(1))
+                .map(|_| Arc::new(Mutex::new(None)))
+                .collect(),
+            options,
+            next: Arc::new(AtomicUsize::new(0)),
+            closed: Arc::new(AtomicBool::new(false)),
+        }
+    }
 
-    fn deref(&self) -> &SqliteConnection {
+    /// A reader connection: the first one free, else the next one in turn once it is free.
+    ///
+    /// Errors: [`sqlx::Error::PoolClosed`] after [`Readers::close`]; SQLite's when a connection
+    /// cannot be opened.
+    pub(crate) async fn acquire(&self) -> Result<Held, sqlx::Error> {
+        let (slots, options, next, closed) = match self {
+            Readers::Connections {
+                slots,
+                options,
+                next,
+                closed,
+            } => (slots, options, next, closed),
+            Readers::Pool(pool) => return pool.acquire().await.map(Held::Pooled),
+        };
+        let free = slots
+            .iter()
+            .find_map(|slot| Arc::clone(slot).try_lock_owned().ok());
+        let mut guard = match free {
+            Some(guard) => guard,
+            None => {
+                let i = next.fetch_add(1, Ordering::Relaxed) % slots.len();
+                Arc::clone(&slots[i]).lock_owned().await
+            }
+        };
+        if closed.load(Ordering::Acquire) {
+            return Err(sqlx::Error::PoolClosed);
+        }
+        if guard.is_none() {
+            *guard = Some(options.connect().await?);
+        }
+        OwnedMutexGuard::try_map(guard, Option::as_mut)
+            .map(Held::Owned)
+            .map_err(|_| sqlx::Error::PoolClosed)
+    }
+
+    /// Closes the reader connections after the reads under way; later reads fail.
+    pub(crate) async fn close(&self) {
         match self {
-            WriteConnection::Owned(c) => c,
-            WriteConnection::Pooled(c) => c,
+            Readers::Connections { slots, closed, .. } => {
+                closed.store(true, Ordering::Release);
+                for slot in slots.iter() {
+                    let taken = slot.lock().await.take();
+                    if let Some(connection) = taken
+                        && let Err(e) = connection.close().await
+                    {
+                        tracing::debug!(error = %e, "closing a reader connection");
+                    }
+                }
+            }
+            Readers::Pool(pool) => pool.close().await,
         }
     }
 }
 
-impl DerefMut for WriteConnection {
+/// A connection held until dropped: the writer, or a reader.
+pub(crate) enum Held {
+    Owned(OwnedMappedMutexGuard<Option<SqliteConnection>, SqliteConnection>),
+    Pooled(PoolConnection<Sqlite>),
+}
+
+impl Deref for Held {
+    type Target = SqliteConnection;
+
+    fn deref(&self) -> &SqliteConnection {
+        match self {
+            Held::Owned(c) => c,
+            Held::Pooled(c) => c,
+        }
+    }
+}
+
+impl DerefMut for Held {
     fn deref_mut(&mut self) -> &mut SqliteConnection {
         match self {
-            WriteConnection::Owned(c) => c,
-            WriteConnection::Pooled(c) => c,
+            Held::Owned(c) => c,
+            Held::Pooled(c) => c,
         }
     }
 }
@@ -109,7 +197,7 @@ impl DerefMut for WriteConnection {
 /// A write transaction on the writer connection (see [`Writer::begin`]). Statements run on
 /// `&mut *tx`.
 pub(crate) struct WriteTx {
-    connection: WriteConnection,
+    connection: Held,
     /// Begun and neither committed nor rolled back.
     open: bool,
 }
