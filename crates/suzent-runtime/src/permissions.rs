@@ -16,7 +16,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use suzent_core::{PermissionDecision, PermissionMode};
+use suzent_core::{PermissionDecision, PermissionMode, Rule};
 use suzent_permissions::{
     Explanation, GateCall, GateOutcome, GateScope, PathPolicy, PermissionGate, PermissionRequest,
     Reviewer,
@@ -62,8 +62,16 @@ impl PermissionService {
         &self.gate
     }
 
-    /// Decides one call of `tool` in `chat` with the rules in force for the chat. `Err` is the
-    /// tool's message about its arguments (the call fails with it, nothing is decided).
+    /// The rules in force for `chat` (stored global and session rules, then `rules.toml`).
+    ///
+    /// Errors: storage errors.
+    pub(crate) async fn rules_for(&self, chat: &ChatRecord) -> Result<Vec<Rule>, RuntimeError> {
+        self.rules.in_force(RuleScope::Chat(&chat.id)).await
+    }
+
+    /// Decides one call of `tool` in `chat` with `rules`, the rules in force for the chat
+    /// ([`PermissionService::rules_for`]). `Err` is the tool's message about its arguments
+    /// (the call fails with it, nothing is decided).
     pub(crate) async fn decide(
         &self,
         call: GateCall<'_>,
@@ -71,11 +79,11 @@ impl PermissionService {
         tool: &dyn Tool,
         args: &Value,
         ctx: &ToolContext,
-    ) -> Result<Result<GateOutcome, String>, RuntimeError> {
-        let rules = self.rules.in_force(RuleScope::Chat(&chat.id)).await?;
+        rules: &[Rule],
+    ) -> Result<GateOutcome, String> {
         let scope = GateScope {
             paths: &ctx.paths,
-            rules: &rules,
+            rules,
         };
         let reviewer = ChatReviewer {
             chat,
@@ -83,21 +91,20 @@ impl PermissionService {
             store: &self.store,
         };
         let subject = CallSubject { tool, ctx };
-        Ok(self
-            .gate
+        self.gate
             .decide(call, &subject, args, scope, &reviewer)
-            .await)
+            .await
     }
 
-    /// `paths` with the chat's deny and ask read rules made known to the reading tools (a
-    /// search leaves out what they refuse).
-    pub(crate) async fn with_read_rules(
+    /// `paths` with the deny and ask read rules among `rules` (the chat's rules in force) made
+    /// known to the reading tools (a search leaves out what they refuse).
+    pub(crate) fn with_read_rules(
         &self,
         chat: &ChatRecord,
         paths: &PathPolicy,
-    ) -> Result<PathPolicy, RuntimeError> {
-        let rules = self.rules.in_force(RuleScope::Chat(&chat.id)).await?;
-        Ok(paths.clone().with_read_rules(&rules, &chat.id))
+        rules: &[Rule],
+    ) -> PathPolicy {
+        paths.clone().with_read_rules(rules, &chat.id)
     }
 
     /// The decision simulator: what the gate would decide for `tool` with `args`, in `mode`
@@ -277,10 +284,10 @@ mod tests {
             headless,
             origin: None,
         };
+        let rules = s.permissions.rules_for(chat).await.unwrap();
         s.permissions
-            .decide(call, chat, handle.as_ref(), &args, &ctx)
+            .decide(call, chat, handle.as_ref(), &args, &ctx, &rules)
             .await
-            .unwrap()
             .unwrap()
     }
 

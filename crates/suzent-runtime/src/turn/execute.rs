@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
 use suzent_core::{
-    AgentEvent, ApprovalActionId, Behavior, ChatMessage, ToolCall, parse_tool_arguments,
+    AgentEvent, ApprovalActionId, Behavior, ChatMessage, Rule, ToolCall, parse_tool_arguments,
 };
 use suzent_permissions::{GateCall, redact_value};
 use suzent_store::{ApprovalStatus, ChatRecord, PendingApproval, ToolStepStatus};
@@ -18,6 +18,10 @@ use suzent_tools::{ToolContext, ToolError};
 
 impl TurnService {
     /// Decides, runs or refuses one call. Returns the pending approval when it must wait.
+    ///
+    /// `fresh`: the call came from this run's last model step, so it has no approval and no
+    /// tool step yet (nothing else knows its id) and neither is looked up.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn settle_call(
         &self,
         chat: &ChatRecord,
@@ -26,12 +30,18 @@ impl TurnService {
         selected: &[String],
         ctx: &ToolContext,
         options: &RunOptions,
+        fresh: bool,
     ) -> Result<Option<String>, RuntimeError> {
         let store = &self.s.store;
         // A call that was answered by the user. One still waiting is decided again below: a
         // rule added since (an answer that remembers, issue #12 item 8) may now allow or deny it.
         let mut waiting: Option<String> = None;
-        if let Some(record) = store.get_approval(&call.id).await? {
+        let answered = if fresh {
+            None
+        } else {
+            store.get_approval(&call.id).await?
+        };
+        if let Some(record) = answered {
             match (record.status, record.action) {
                 (ApprovalStatus::Pending, _) => waiting = Some(record.approval.id),
                 (ApprovalStatus::Resolved, Some(ApprovalActionId::Reject))
@@ -54,14 +64,15 @@ impl TurnService {
                             return Ok(None);
                         }
                     };
-                    self.execute(chat, run_id, call, args, ctx, record.feedback)
+                    self.execute(chat, run_id, call, args, ctx, record.feedback, None)
                         .await?;
                     return Ok(None);
                 }
             }
         }
         // A call that started running in a process that died.
-        if waiting.is_none()
+        if !fresh
+            && waiting.is_none()
             && store.tool_step_status(&call.id).await? == Some(ToolStepStatus::Running)
         {
             let text = format!(
@@ -145,11 +156,14 @@ impl TurnService {
             headless: options.on_ask == OnAsk::Deny && waiting.is_none(),
             origin: options.origin.as_deref(),
         };
+        // The rules in force, read once: the gate decides with them and the reading tools
+        // leave out what they refuse.
+        let rules = self.s.permissions.rules_for(chat).await?;
         let decision = match self
             .s
             .permissions
-            .decide(gate_call, chat, tool.as_ref(), &args, ctx)
-            .await?
+            .decide(gate_call, chat, tool.as_ref(), &args, ctx, &rules)
+            .await
         {
             Ok(outcome) => outcome.decision,
             Err(message) => {
@@ -164,7 +178,8 @@ impl TurnService {
         }
         match decision.behavior {
             Behavior::Allow => {
-                self.execute(chat, run_id, call, args, ctx, None).await?;
+                self.execute(chat, run_id, call, args, ctx, None, Some(&rules))
+                    .await?;
                 Ok(None)
             }
             Behavior::Deny => {
@@ -256,7 +271,8 @@ impl TurnService {
             feedback: None,
         });
         if action == ApprovalActionId::AllowOnce {
-            self.execute(chat, run_id, call, args, ctx, None).await?;
+            self.execute(chat, run_id, call, args, ctx, None, None)
+                .await?;
         } else {
             let msg = format!(
                 "Permission denied ({}): {}",
@@ -276,6 +292,9 @@ impl TurnService {
         }
     }
 
+    /// Runs an allowed call and stores its result. `rules`: the rules in force the gate just
+    /// decided with (`None`: read them now).
+    #[allow(clippy::too_many_arguments)]
     async fn execute(
         &self,
         chat: &ChatRecord,
@@ -284,6 +303,7 @@ impl TurnService {
         args: Value,
         ctx: &ToolContext,
         feedback: Option<String>,
+        rules: Option<&[Rule]>,
     ) -> Result<(), RuntimeError> {
         let store = &self.s.store;
         if !store
@@ -314,7 +334,15 @@ impl TurnService {
         ctx.tool_call_id = Some(call.id.clone());
         // Reading tools leave out what the chat's deny and ask read rules refuse (issue #12
         // item 4): the rules in force now, as the gate saw them.
-        ctx.paths = Arc::new(self.s.permissions.with_read_rules(chat, &ctx.paths).await?);
+        let read_now;
+        let rules = match rules {
+            Some(rules) => rules,
+            None => {
+                read_now = self.s.permissions.rules_for(chat).await?;
+                &read_now
+            }
+        };
+        ctx.paths = Arc::new(self.s.permissions.with_read_rules(chat, &ctx.paths, rules));
         super::panic_point("before_tool_runs");
         let result = tool.call(args, &ctx).await;
         let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

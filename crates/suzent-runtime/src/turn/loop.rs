@@ -149,23 +149,32 @@ impl TurnService {
         let mut steps = 0u32;
         // The transcript as this run has read it: whole once, then only what each step added.
         let mut transcript = Transcript::default();
+        // The tools offered to the model in this run's last step, and the calls it answered
+        // with (not settled yet): those calls are checked against the tools they were offered.
+        let mut offered: Option<Vec<String>> = None;
+        let mut fresh: Vec<String> = Vec::new();
         loop {
             if cancel.is_cancelled() {
                 return Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), last_text));
             }
             transcript.refresh(store, &chat.id).await?;
             let messages = transcript.messages();
-            // This step's tools: the selection, tool_search and the tools activated so far.
-            let loaded = self
-                .s
-                .toolset
-                .loaded(&chat.id, &selected)
-                .await
-                .map_err(RuntimeError::from)?;
             // Settle the tool calls of the last assistant message first (also after a crash).
             if let Some((calls, answered)) = unanswered_calls(messages)
                 && !calls.is_empty()
             {
+                // The tools these calls were offered: the last step's, else (calls of an
+                // earlier run) the selection, tool_search and the tools activated so far.
+                let loaded = match offered.take() {
+                    Some(tools) => tools,
+                    None => self
+                        .s
+                        .toolset
+                        .loaded(&chat.id, &selected)
+                        .await
+                        .map_err(RuntimeError::from)?,
+                };
+                let fresh_calls = std::mem::take(&mut fresh);
                 let mut waiting = Vec::new();
                 let mut looped: Option<String> = None;
                 for (i, call) in calls.iter().enumerate() {
@@ -201,8 +210,9 @@ impl TurnService {
                         looped = Some(reason);
                         continue;
                     }
+                    let is_fresh = fresh_calls.contains(&call.id);
                     if let Some(p) = self
-                        .settle_call(chat, run_id, call, &loaded, &ctx, options)
+                        .settle_call(chat, run_id, call, &loaded, &ctx, options, is_fresh)
                         .await?
                     {
                         waiting.push(p);
@@ -264,6 +274,13 @@ impl TurnService {
                 return Ok(self.stopped(chat, run_id, RunOutcome::MaxSteps, note));
             }
             steps += 1;
+            // This step's tools: the selection, tool_search and the tools activated so far.
+            let loaded = self
+                .s
+                .toolset
+                .loaded(&chat.id, &selected)
+                .await
+                .map_err(RuntimeError::from)?;
             if provider.is_none() {
                 let model = chat.model.clone().ok_or_else(|| RuntimeError::InvalidInput {
                     field: "model".into(),
@@ -423,10 +440,13 @@ impl TurnService {
                 text: response.text.clone(),
                 tool_calls: tool_calls.clone(),
             };
-            store
+            let seq = store
                 .append_message(&chat.id, Some(run_id), &assistant)
                 .await
                 .map_err(RuntimeError::from)?;
+            transcript.stored(seq, run_id, assistant);
+            fresh = tool_calls.iter().map(|c| c.id.clone()).collect();
+            offered = Some(loaded);
             for call in &tool_calls {
                 self.emit(AgentEvent::ToolCallStart {
                     chat_id: chat.id.clone(),
@@ -633,6 +653,20 @@ impl Transcript {
         let new = store.messages_after(chat_id, after).await?;
         self.messages.extend(new);
         Ok(())
+    }
+
+    /// Keeps `message`, just stored by this run at `seq`, when it directly follows the last
+    /// message held (else another writer's message came between: the next refresh reads both).
+    fn stored(&mut self, seq: i64, run_id: &str, message: ChatMessage) {
+        let last = self.messages.last().map_or(0, |m| m.seq);
+        if seq == last + 1 {
+            self.messages.push(StoredMessage {
+                seq,
+                run_id: Some(run_id.to_string()),
+                message,
+                created_at: chrono::Utc::now(),
+            });
+        }
     }
 
     fn messages(&self) -> &[StoredMessage] {
