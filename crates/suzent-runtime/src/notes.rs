@@ -51,11 +51,8 @@ impl TurnNotes {
     pub(crate) async fn record(&self, event: &AgentEvent) -> Result<(), StoreError> {
         match event {
             AgentEvent::ToolPermissionDecision(d) => {
-                let Some(chat) = self.store.get_chat(&d.chat_id).await? else {
-                    return Ok(());
-                };
                 self.store
-                    .note_tool_decision(&d.chat_id, &d.tool_call_id, &d.decision, chat.mode)
+                    .note_tool_decision_in_chat_mode(&d.chat_id, &d.tool_call_id, &d.decision)
                     .await
             }
             AgentEvent::ToolPermissionResolution {

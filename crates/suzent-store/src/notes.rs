@@ -117,6 +117,36 @@ impl Store {
         Ok(())
     }
 
+    /// Records the engine's decision about a tool call with the chat's mode as it is now, read
+    /// in the same statement (as [`Store::note_tool_decision`] with the mode of `get_chat`, in
+    /// one round trip). A chat that does not exist (deleted meanwhile) records nothing.
+    ///
+    /// Errors: [`StoreError::Database`].
+    pub async fn note_tool_decision_in_chat_mode(
+        &self,
+        chat_id: &str,
+        tool_call_id: &str,
+        decision: &PermissionDecision,
+    ) -> Result<(), StoreError> {
+        let what = || format!("the decision about tool call '{tool_call_id}'");
+        let decision = encode_json(decision, what)?;
+        // `chats.mode` is the bare name; the note keeps the JSON string, as encode_json does.
+        sqlx::query(
+            "INSERT INTO tool_call_notes (tool_call_id, chat_id, decision, mode, updated_at)
+             SELECT ?, id, ?, json_quote(mode), ? FROM chats WHERE id = ?
+             ON CONFLICT (tool_call_id) DO UPDATE SET decision = excluded.decision,
+                 mode = excluded.mode, updated_at = excluded.updated_at",
+        )
+        .bind(tool_call_id)
+        .bind(decision)
+        .bind(ts(&self.now()))
+        .bind(chat_id)
+        .execute(&mut *self.write_conn().await?)
+        .await
+        .chat_db(chat_id, || format!("storing {}", what()))?;
+        Ok(())
+    }
+
     /// Records the user's answer to a tool call's approval.
     ///
     /// Errors: [`StoreError::NotFound`] if the chat does not exist, [`StoreError::Database`].
@@ -500,6 +530,51 @@ mod tests {
         store.note_tool_duration("c1", "call_a", 5).await?;
         store.note_turn_failure("c1", "r1", "failed").await?;
         store.delete_chat("c1").await?;
+        assert_eq!(store.chat_notes("c1").await?, ChatNotes::default());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_decision_noted_in_the_chats_mode_keeps_the_mode_of_that_moment() -> anyhow::Result<()>
+    {
+        let store = store_with_chat().await;
+        let decision = PermissionDecision::new(
+            Behavior::Allow,
+            DecisionSource::Mode,
+            ReasonCode::FullAccess,
+            "full access allows without review",
+            Risk::Low,
+        );
+        store
+            .note_tool_decision_in_chat_mode("c1", "call_a", &decision)
+            .await?;
+        let patch = crate::ChatPatch {
+            mode: Some(PermissionMode::FullAccess),
+            ..Default::default()
+        };
+        store.update_chat("c1", &patch).await?;
+        store
+            .note_tool_decision_in_chat_mode("c1", "call_b", &decision)
+            .await?;
+        let mut notes = store.chat_notes("c1").await?.tools;
+        notes.sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
+        let modes: Vec<_> = notes
+            .iter()
+            .map(|n| (n.tool_call_id.as_str(), n.mode))
+            .collect();
+        assert_eq!(
+            modes,
+            vec![
+                ("call_a", Some(PermissionMode::Default)),
+                ("call_b", Some(PermissionMode::FullAccess)),
+            ]
+        );
+        assert_eq!(notes[1].decision.as_ref(), Some(&decision));
+        // A chat deleted meanwhile: nothing is recorded, and nothing fails.
+        store.delete_chat("c1").await?;
+        store
+            .note_tool_decision_in_chat_mode("c1", "call_c", &decision)
+            .await?;
         assert_eq!(store.chat_notes("c1").await?, ChatNotes::default());
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! Transcripts and tool steps.
 
-use crate::error::{ChatDbContext, DbContext, is_unique_violation};
+use crate::error::{ChatDbContext, DbContext, is_foreign_key_violation, is_unique_violation};
 use crate::{
     Store, StoreError, StoredMessage, ToolStepStatus, decode_json, encode_json, parse_ts, ts,
 };
@@ -11,7 +11,8 @@ use suzent_core::ChatMessage;
 
 impl Store {
     /// Appends a message to a chat's transcript and bumps the chat's `updated_at`, in one
-    /// transaction. Returns the message's `seq` (1, 2, 3... within the chat).
+    /// statement (the bump is the `messages_bump_chat` trigger). Returns the message's `seq`
+    /// (1, 2, 3... within the chat).
     ///
     /// A [`ChatMessage::Tool`] result is indexed by its tool call id: storing a second result for
     /// the same call in the same chat is refused.
@@ -24,11 +25,8 @@ impl Store {
         run_id: Option<&str>,
         message: &ChatMessage,
     ) -> Result<i64, StoreError> {
-        let context = || format!("appending a message to chat '{chat_id}'");
-        let mut tx = self.begin_write(context).await?;
-        let seq = insert_message(&mut tx, chat_id, run_id, message, self.now()).await?;
-        tx.commit().await.db(context)?;
-        Ok(seq)
+        let mut conn = self.write_conn().await?;
+        insert_message(&mut conn, chat_id, run_id, message, self.now()).await
     }
 
     /// A chat's transcript, ordered by `seq`. Empty for an unknown chat.
@@ -159,9 +157,11 @@ impl Store {
             .transpose()
     }
 
-    /// Stores a tool call's result and marks its step done, in one transaction: appends `result`
-    /// to the transcript (bumping the chat's `updated_at`) and sets the step to done, inserting it
-    /// as done if [`Store::begin_tool_step`] was never called (e.g. a refused or rejected call).
+    /// Stores a tool call's result and marks its step done, in one statement (the
+    /// `messages_finish_tool_step` trigger): appends `result` to the transcript (bumping the
+    /// chat's `updated_at`) and sets the step to done, inserting it as done if
+    /// [`Store::begin_tool_step`] was never called (e.g. a refused or rejected call). Any tool
+    /// result stored with [`Store::append_message`] marks its step done the same way.
     /// Returns the result message's `seq`.
     ///
     /// Errors: [`StoreError::Conflict`] if a result for this tool call is already stored in the
@@ -175,12 +175,11 @@ impl Store {
         tool_call_id: &str,
         result: &ChatMessage,
     ) -> Result<i64, StoreError> {
-        let tool_name = match result {
+        match result {
             ChatMessage::Tool {
                 tool_call_id: answered,
-                tool_name,
                 ..
-            } if answered == tool_call_id => tool_name,
+            } if answered == tool_call_id => {}
             ChatMessage::Tool {
                 tool_call_id: answered,
                 ..
@@ -199,25 +198,8 @@ impl Store {
                 });
             }
         };
-        let context = || format!("finishing tool step '{tool_call_id}' in chat '{chat_id}'");
-        let now = self.now();
-        let mut tx = self.begin_write(context).await?;
-        let seq = insert_message(&mut tx, chat_id, run_id, result, now).await?;
-        sqlx::query(
-            "INSERT INTO tool_steps (tool_call_id, chat_id, tool_name, args, status, started_at, finished_at)
-             VALUES (?, ?, ?, NULL, 'done', ?, ?)
-             ON CONFLICT (tool_call_id) DO UPDATE SET status = 'done', finished_at = excluded.finished_at",
-        )
-        .bind(tool_call_id)
-        .bind(chat_id)
-        .bind(tool_name)
-        .bind(ts(&now))
-        .bind(ts(&now))
-        .execute(&mut *tx)
-        .await
-        .db(context)?;
-        tx.commit().await.db(context)?;
-        Ok(seq)
+        let mut conn = self.write_conn().await?;
+        insert_message(&mut conn, chat_id, run_id, result, self.now()).await
     }
 
     /// Whether the chat's transcript holds a result for this tool call.
@@ -239,8 +221,11 @@ impl Store {
     }
 }
 
-/// Appends a message inside an open write transaction: bumps the chat's `updated_at` (which also
-/// checks that it exists), then inserts with the next `seq`.
+/// Appends a message with the next `seq`, on the writer connection or inside an open write
+/// transaction; the `messages_bump_chat` trigger sets the chat's `updated_at` to `now`.
+///
+/// Errors: [`StoreError::NotFound`] (`what: "chat"`) for an unknown chat (the insert breaks the
+/// foreign key), [`StoreError::Conflict`] for a second result of one tool call.
 pub(crate) async fn insert_message(
     conn: &mut SqliteConnection,
     chat_id: &str,
@@ -249,18 +234,6 @@ pub(crate) async fn insert_message(
     now: DateTime<Utc>,
 ) -> Result<i64, StoreError> {
     let context = || format!("appending a message to chat '{chat_id}'");
-    let bumped = sqlx::query("UPDATE chats SET updated_at = ? WHERE id = ?")
-        .bind(ts(&now))
-        .bind(chat_id)
-        .execute(&mut *conn)
-        .await
-        .db(context)?;
-    if bumped.rows_affected() == 0 {
-        return Err(StoreError::NotFound {
-            what: "chat",
-            id: chat_id.to_string(),
-        });
-    }
     let (role, tool_call_id) = match message {
         ChatMessage::User { .. } => ("user", None),
         ChatMessage::Assistant { .. } => ("assistant", None),
@@ -283,6 +256,10 @@ pub(crate) async fn insert_message(
     .await;
     match (inserted, tool_call_id) {
         (Ok(seq), _) => Ok(seq),
+        (Err(e), _) if is_foreign_key_violation(&e) => Err(StoreError::NotFound {
+            what: "chat",
+            id: chat_id.to_string(),
+        }),
         (Err(e), Some(call)) if is_unique_violation(&e) => Err(StoreError::Conflict {
             message: format!(
                 "a result for tool call '{call}' is already stored in chat '{chat_id}'"

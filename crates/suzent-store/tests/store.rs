@@ -645,12 +645,48 @@ async fn finishing_a_tool_step_appends_the_result_and_marks_it_done() {
         .await
         .unwrap();
     assert_eq!(seq, 2);
+    assert_eq!(
+        store.tool_step_status("call-1").await.unwrap(),
+        Some(ToolStepStatus::Done)
+    );
     assert!(store.has_tool_result("c1", "call-1").await.unwrap());
     assert!(!store.has_tool_result("other-chat", "call-1").await.unwrap());
     let messages = store.messages("c1").await.unwrap();
     assert_eq!(messages[1].message, tool_result("call-1", "hello"));
     assert_eq!(messages[1].run_id.as_deref(), Some("r1"));
     assert!(store.get_chat("c1").await.unwrap().unwrap().updated_at > created.updated_at);
+}
+
+#[tokio::test]
+async fn a_tool_result_appended_as_a_message_marks_its_step_done_too() {
+    let (_dir, _path, store) = file_store().await;
+    store.create_chat(&new_chat("c1")).await.unwrap();
+    store
+        .append_message("c1", Some("r1"), &assistant_calling("call-1"))
+        .await
+        .unwrap();
+    store
+        .begin_tool_step("c1", "call-1", "read_file", "{}")
+        .await
+        .unwrap();
+    assert_eq!(
+        store.tool_step_status("call-1").await.unwrap(),
+        Some(ToolStepStatus::Running)
+    );
+    store
+        .append_message("c1", Some("r1"), &tool_result("call-1", "hello"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.tool_step_status("call-1").await.unwrap(),
+        Some(ToolStepStatus::Done)
+    );
+    // A user message touches no step.
+    store
+        .append_message("c1", None, &ChatMessage::user("thanks"))
+        .await
+        .unwrap();
+    assert_eq!(store.tool_step_status("thanks").await.unwrap(), None);
 }
 
 #[tokio::test]

@@ -98,8 +98,29 @@ impl InboxService {
     }
 
     /// Delivers the chat's due inbox messages into its running turn (before the next model
-    /// step). Returns whether any was added.
+    /// step). Returns whether any was added. The turn loop makes the two halves itself: it reads
+    /// [`InboxService::has_due`] together with its other reads, then calls
+    /// [`InboxService::deliver_due`].
+    #[cfg(test)]
     pub(crate) async fn deliver_in_place(
+        &self,
+        chat_id: &str,
+        run_id: &str,
+    ) -> Result<bool, RuntimeError> {
+        if !self.has_due(chat_id).await? {
+            return Ok(false);
+        }
+        self.deliver_due(chat_id, run_id).await
+    }
+
+    /// Whether the chat has inbox messages due (one read; [`InboxService::deliver_due`] delivers them).
+    pub(crate) async fn has_due(&self, chat_id: &str) -> Result<bool, RuntimeError> {
+        Ok(self.store.has_due_inbox(chat_id).await?)
+    }
+
+    /// Delivers the chat's due inbox messages into its running turn once
+    /// [`InboxService::has_due`] said some are due. Returns whether any was added.
+    pub(crate) async fn deliver_due(
         &self,
         chat_id: &str,
         run_id: &str,
@@ -107,9 +128,6 @@ impl InboxService {
         let store = &self.store;
         let owner = &self.owner;
         let mut added = false;
-        if !store.has_due_inbox(chat_id).await? {
-            return Ok(false);
-        }
         while let Some(message) = store
             .claim_inbox(owner, self.lease, Some(chat_id), &[])
             .await?

@@ -260,12 +260,33 @@ impl Compactor {
         model: &str,
         cancel: &CancellationToken,
     ) -> Result<Fitted, CompactError> {
-        let failed = |e: suzent_store::StoreError| CompactError::Failed(e.to_string());
         let latest = self
             .store
             .latest_compaction(chat_id)
             .await
-            .map_err(failed)?;
+            .map_err(|e| CompactError::Failed(e.to_string()))?;
+        self.fit_after(
+            latest, chat_id, run_id, messages, budget, trigger, provider, model, cancel,
+        )
+        .await
+    }
+
+    /// [`Compactor::fit`] with the chat's newest compaction already read (`latest`, from
+    /// `Store::latest_compaction` when `messages` were read).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn fit_after(
+        &self,
+        latest: Option<CompactionRecord>,
+        chat_id: &str,
+        run_id: Option<&str>,
+        messages: &[StoredMessage],
+        budget: Budget,
+        trigger: Trigger,
+        provider: &dyn ModelProvider,
+        model: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Fitted, CompactError> {
+        let failed = |e: suzent_store::StoreError| CompactError::Failed(e.to_string());
         let before = budget.fixed + self.cache.count(chat_id, messages, latest.as_ref());
         if trigger == Trigger::Auto && before <= budget.prompt {
             return Ok(Fitted {

@@ -70,13 +70,14 @@ impl TurnService {
         Ok(ctx)
     }
 
-    /// The system prompt: who the agent is and where it works, then the core memory blocks and
-    /// the enabled skills.
-    pub(super) async fn system_prompt(
+    /// The system prompt: who the agent is and where it works, then `memory` (the core memory
+    /// section, `MemoryService::prompt_section`) and the enabled skills.
+    pub(super) fn system_prompt(
         &self,
         chat: &ChatRecord,
         ctx: &ToolContext,
-    ) -> Result<String, RuntimeError> {
+        memory: Option<&str>,
+    ) -> String {
         let mut prompt = format!(
             "You are Suzent, a desktop AI agent working in the user's workspace.\n\
              Workspace root: {} (also reachable as /workspace). /persistence is private storage of this chat; /shared is shared by all chats.\n\
@@ -85,14 +86,14 @@ impl TurnService {
             ctx.workspace_root.display(),
             chat.mode
         );
-        if let Some(section) = self.s.memory.prompt_section(&ctx.user_id).await? {
-            prompt.push_str(&section);
+        if let Some(section) = memory {
+            prompt.push_str(section);
         }
         if let Some(section) = ctx.skills.as_ref().and_then(|s| s.prompt_section()) {
             prompt.push_str("\n\n");
             prompt.push_str(&section);
         }
-        Ok(prompt)
+        prompt
     }
 
     /// The chat model's context window and reply limit (`max_tokens`): the model's

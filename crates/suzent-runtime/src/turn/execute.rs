@@ -20,7 +20,8 @@ impl TurnService {
     /// Decides, runs or refuses one call. Returns the pending approval when it must wait.
     ///
     /// `fresh`: the call came from this run's last model step, so it has no approval and no
-    /// tool step yet (nothing else knows its id) and neither is looked up.
+    /// tool step yet (nothing else knows its id) and neither is looked up. `rules`: the rules
+    /// in force for the chat, read just before (`None`: read them now).
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn settle_call(
         &self,
@@ -31,6 +32,7 @@ impl TurnService {
         ctx: &ToolContext,
         options: &RunOptions,
         fresh: bool,
+        rules: Option<Vec<Rule>>,
     ) -> Result<Option<String>, RuntimeError> {
         let store = &self.s.store;
         // A call that was answered by the user. One still waiting is decided again below: a
@@ -158,7 +160,10 @@ impl TurnService {
         };
         // The rules in force, read once: the gate decides with them and the reading tools
         // leave out what they refuse.
-        let rules = self.s.permissions.rules_for(chat).await?;
+        let rules = match rules {
+            Some(rules) => rules,
+            None => self.s.permissions.rules_for(chat).await?,
+        };
         let decision = match self
             .s
             .permissions

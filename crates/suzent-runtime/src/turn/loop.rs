@@ -10,7 +10,7 @@ use crate::provider::{
 };
 use crate::sessions::Session;
 use serde_json::Value;
-use suzent_core::{AgentEvent, ChatMessage, RunOutcome, ToolCall, parse_tool_arguments};
+use suzent_core::{AgentEvent, ChatMessage, Rule, RunOutcome, ToolCall, parse_tool_arguments};
 use suzent_permissions::{redact_text, redact_value};
 use suzent_store::{ChatRecord, PendingApproval, StoredMessage};
 use tokio_util::sync::CancellationToken;
@@ -157,7 +157,28 @@ impl TurnService {
             if cancel.is_cancelled() {
                 return Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), last_text));
             }
-            transcript.refresh(store, &chat.id).await?;
+            // What comes next is read while the transcript is refreshed, each read on its own
+            // connection: the rules in force for the calls the model just made, else what a
+            // model step reads.
+            let mut rules: Option<Vec<Rule>> = None;
+            let mut reads: Option<StepReads> = None;
+            if !fresh.is_empty() {
+                let (refreshed, read) = tokio::join!(
+                    transcript.refresh(store, &chat.id),
+                    self.s.permissions.rules_for(chat)
+                );
+                refreshed?;
+                rules = Some(read?);
+            } else if opening.is_none() {
+                let (refreshed, read) = tokio::join!(
+                    transcript.refresh(store, &chat.id),
+                    self.step_reads(chat, &selected, &ctx.user_id)
+                );
+                refreshed?;
+                reads = Some(read?);
+            } else {
+                transcript.refresh(store, &chat.id).await?;
+            }
             let messages = transcript.messages();
             // Settle the tool calls of the last assistant message first (also after a crash).
             if let Some((calls, answered)) = unanswered_calls(messages)
@@ -211,8 +232,13 @@ impl TurnService {
                         continue;
                     }
                     let is_fresh = fresh_calls.contains(&call.id);
+                    // The rules read with the transcript serve the first call only: a rule
+                    // added while it ran is in force for the next.
+                    let read_rules = if is_fresh { rules.take() } else { None };
                     if let Some(p) = self
-                        .settle_call(chat, run_id, call, &loaded, &ctx, options, is_fresh)
+                        .settle_call(
+                            chat, run_id, call, &loaded, &ctx, options, is_fresh, read_rules,
+                        )
                         .await?
                     {
                         waiting.push(p);
@@ -252,8 +278,12 @@ impl TurnService {
                 }
                 _ => {}
             }
+            let reads = match reads {
+                Some(reads) => reads,
+                None => self.step_reads(chat, &selected, &ctx.user_id).await?,
+            };
             // Inbox messages for this agent join the running turn before the next model step.
-            if self.s.inbox.deliver_in_place(&chat.id, run_id).await? {
+            if reads.inbox_due && self.s.inbox.deliver_due(&chat.id, run_id).await? {
                 continue;
             }
             if steps >= config.max_steps {
@@ -275,12 +305,7 @@ impl TurnService {
             }
             steps += 1;
             // This step's tools: the selection, tool_search and the tools activated so far.
-            let loaded = self
-                .s
-                .toolset
-                .loaded(&chat.id, &selected)
-                .await
-                .map_err(RuntimeError::from)?;
+            let loaded = reads.loaded;
             if provider.is_none() {
                 let model = chat.model.clone().ok_or_else(|| RuntimeError::InvalidInput {
                     field: "model".into(),
@@ -298,7 +323,7 @@ impl TurnService {
             let warning = super::loop_guard::warning(messages);
             let mut request = ModelRequest {
                 model: model_id.clone(),
-                system: self.system_prompt(chat, &ctx).await?,
+                system: self.system_prompt(chat, &ctx, reads.memory.as_deref()),
                 messages: Vec::new(),
                 tools: self.tool_definitions(&loaded),
             };
@@ -308,19 +333,24 @@ impl TurnService {
             let messages_for_model = inlined.as_deref().unwrap_or(messages);
             // The messages, compacted first when they would not fit (`compact.rs`).
             let budget = self.budget(chat, &config, &request);
-            let fitted = self
-                .compactor
-                .fit(
-                    &chat.id,
-                    Some(run_id),
-                    messages_for_model,
-                    budget,
-                    Trigger::Auto,
-                    client.as_ref(),
-                    model_id,
-                    cancel,
-                )
-                .await;
+            let fitted = match reads.compaction {
+                Ok(latest) => {
+                    self.compactor
+                        .fit_after(
+                            latest,
+                            &chat.id,
+                            Some(run_id),
+                            messages_for_model,
+                            budget,
+                            Trigger::Auto,
+                            client.as_ref(),
+                            model_id,
+                            cancel,
+                        )
+                        .await
+                }
+                Err(e) => Err(CompactError::Failed(e.to_string())),
+            };
             request.messages = match fitted {
                 Ok(fitted) => fitted.messages,
                 Err(e) => return self.compaction_failed(chat, run_id, e),
@@ -603,6 +633,27 @@ impl TurnService {
         }
     }
 
+    /// What the next model step of `chat` reads ([`StepReads`]), the four reads made at once.
+    async fn step_reads(
+        &self,
+        chat: &ChatRecord,
+        selected: &[String],
+        user_id: &str,
+    ) -> Result<StepReads, RuntimeError> {
+        let (inbox_due, loaded, memory, compaction) = tokio::join!(
+            self.s.inbox.has_due(&chat.id),
+            self.s.toolset.loaded(&chat.id, selected),
+            self.s.memory.prompt_section(user_id),
+            self.s.store.latest_compaction(&chat.id),
+        );
+        Ok(StepReads {
+            inbox_due: inbox_due?,
+            loaded: loaded?,
+            memory: memory?,
+            compaction,
+        })
+    }
+
     pub(super) fn tool_definitions(&self, selected: &[String]) -> Vec<ToolDefinition> {
         selected
             .iter()
@@ -629,6 +680,18 @@ fn configured_price(
         input_per_million: settings.input_price?,
         output_per_million: settings.output_price?,
     })
+}
+
+/// What a model step reads from the store, read at once (each read on its own connection).
+struct StepReads {
+    /// Whether inbox messages for the chat are due (`InboxService::has_due`).
+    inbox_due: bool,
+    /// The step's tools: the selection, tool_search and the tools activated so far.
+    loaded: Vec<String>,
+    /// The core memory section of the system prompt (`MemoryService::prompt_section`).
+    memory: Option<String>,
+    /// The chat's newest compaction (a failed read fails the step's compaction, as before).
+    compaction: Result<Option<suzent_store::CompactionRecord>, suzent_store::StoreError>,
 }
 
 /// Added to the text of a step the user stopped (what the model and the user see of it).

@@ -276,7 +276,11 @@ impl TurnService {
         )?;
         let mut request = crate::provider::ModelRequest {
             model: model_id.clone(),
-            system: self.system_prompt(&chat, &ctx).await?,
+            system: self.system_prompt(
+                &chat,
+                &ctx,
+                self.s.memory.prompt_section(&ctx.user_id).await?.as_deref(),
+            ),
             messages: Vec::new(),
             tools: self.tool_definitions(&loaded),
         };
