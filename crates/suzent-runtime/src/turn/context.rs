@@ -7,13 +7,13 @@ use super::TurnService;
 use crate::chats::whoami;
 use crate::error::RuntimeError;
 use crate::provider::window::{ContextWindow, WindowSource};
-use crate::provider::{ModelRequest, ProviderKind, fit, parse_model};
+use crate::provider::{ModelRequest, ProviderKind, ToolDefinition, fit, parse_model};
 use crate::sessions::Session;
 use std::path::PathBuf;
 use std::sync::Arc;
 use suzent_core::{ChatMessage, Config, PermissionMode};
 use suzent_store::{ChatRecord, StoredMessage};
-use suzent_tools::{AgentHost, ToolContext};
+use suzent_tools::{AgentHost, Tool, ToolContext};
 use tokio_util::sync::CancellationToken;
 
 impl TurnService {
@@ -149,11 +149,15 @@ impl TurnService {
     /// every model; for small windows (below [`fit::SMALL_CONTEXT`]) the small-model tool set,
     /// short descriptions and the small-model system prompt. The messages are fitted by
     /// compaction (`compact.rs`), which records what it does, never here.
+    ///
+    /// `request.tools` may come fitted already (from [`FittedTools::reuse`]): only the system
+    /// prompt is fitted then.
     pub(super) fn fit_to_model(
         &self,
         chat: &ChatRecord,
         config: &Config,
         request: &mut ModelRequest,
+        tools_fitted: bool,
     ) {
         let Some(Ok((kind, _))) = chat.model.as_deref().map(parse_model) else {
             return;
@@ -179,11 +183,118 @@ impl TurnService {
                 );
             }
         }
+        if tools_fitted {
+            return;
+        }
         let messages = std::mem::take(&mut request.messages);
         let report = fit::fit_request(request, window.tokens, max_tokens, &[]);
         request.messages = messages;
         if report != Default::default() {
             tracing::debug!(chat = %chat.id, ?report, "request fitted to the model's context");
         }
+    }
+}
+
+/// A run's tool definitions as fitted to its model for the last step ([`TurnService::fit_to_model`]
+/// with no messages fits only the tools), kept for the next step: building and fitting them
+/// clones and measures every schema, and the next step mostly offers the same tools.
+#[derive(Default)]
+pub(super) struct FittedTools {
+    /// The tools they were built from (a tool whose schema changed, e.g. an MCP server's, is a
+    /// new `Arc`).
+    tools: Vec<Arc<dyn Tool>>,
+    /// The model's window and reply limit they were fitted to ([`TurnService::window_of`]).
+    window: Option<(ContextWindow, u32)>,
+    /// The fitted definitions (empty when none are kept).
+    definitions: Vec<ToolDefinition>,
+}
+
+impl FittedTools {
+    /// Keeps `definitions`, fitted from `tools` for `window`.
+    pub(super) fn keep(
+        tools: Vec<Arc<dyn Tool>>,
+        window: Option<(ContextWindow, u32)>,
+        definitions: Vec<ToolDefinition>,
+    ) -> FittedTools {
+        FittedTools {
+            tools,
+            window,
+            definitions,
+        }
+    }
+
+    /// The kept definitions, handed over, when they were fitted from the same tools for the
+    /// same window.
+    pub(super) fn reuse(
+        &mut self,
+        tools: &[Arc<dyn Tool>],
+        window: Option<(ContextWindow, u32)>,
+    ) -> Option<Vec<ToolDefinition>> {
+        let same = self.window == window
+            && self.tools.len() == tools.len()
+            && self.tools.iter().zip(tools).all(|(a, b)| Arc::ptr_eq(a, b));
+        if !same || self.tools.is_empty() {
+            return None;
+        }
+        // Handed over: nothing is kept until the next `keep`.
+        Some(std::mem::take(self).definitions)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use suzent_tools::{ReadFileTool, WriteFileTool};
+
+    fn window(tokens: u32) -> Option<(ContextWindow, u32)> {
+        Some((
+            ContextWindow {
+                tokens,
+                source: WindowSource::Configured,
+            },
+            4096,
+        ))
+    }
+
+    fn definition(name: &str) -> ToolDefinition {
+        ToolDefinition {
+            name: name.into(),
+            description: String::new(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+
+    #[test]
+    fn fitted_tools_serve_again_only_for_the_same_tools_and_window() {
+        let read: Arc<dyn Tool> = Arc::new(ReadFileTool::new());
+        let write: Arc<dyn Tool> = Arc::new(WriteFileTool::new());
+        let tools = vec![Arc::clone(&read), Arc::clone(&write)];
+        let keep = || {
+            FittedTools::keep(
+                tools.clone(),
+                window(32_000),
+                vec![definition("read_file"), definition("write_file")],
+            )
+        };
+
+        // Nothing kept yet.
+        assert_eq!(FittedTools::default().reuse(&tools, window(32_000)), None);
+        // The same tools and window: the kept definitions, once.
+        let mut fitted = keep();
+        let again = fitted.reuse(&tools, window(32_000)).unwrap();
+        assert_eq!(
+            again,
+            vec![definition("read_file"), definition("write_file")]
+        );
+        assert_eq!(fitted.reuse(&tools, window(32_000)), None);
+        // Another window, another set, another order.
+        assert_eq!(keep().reuse(&tools, window(8_000)), None);
+        assert_eq!(keep().reuse(&tools[..1], window(32_000)), None);
+        let swapped = vec![Arc::clone(&write), Arc::clone(&read)];
+        assert_eq!(keep().reuse(&swapped, window(32_000)), None);
+        // A tool built again (an MCP server's new schema is a new tool): fitted again.
+        let rebuilt: Arc<dyn Tool> = Arc::new(ReadFileTool::new());
+        assert_eq!(keep().reuse(&[rebuilt, write], window(32_000)), None);
     }
 }

@@ -3,6 +3,7 @@
 //! the model stops, calls wait for approval, the run is cancelled or fails.
 
 use super::compact::{Budget, CompactError, Fitted, Trigger};
+use super::context::FittedTools;
 use super::{Opening, RunOptions, RunSummary, TurnService, hold_point};
 use crate::error::RuntimeError;
 use crate::provider::{
@@ -10,9 +11,11 @@ use crate::provider::{
 };
 use crate::sessions::Session;
 use serde_json::Value;
+use std::sync::Arc;
 use suzent_core::{AgentEvent, ChatMessage, Rule, RunOutcome, ToolCall, parse_tool_arguments};
 use suzent_permissions::{redact_text, redact_value};
 use suzent_store::{ChatRecord, PendingApproval, StoredMessage};
+use suzent_tools::Tool;
 use tokio_util::sync::CancellationToken;
 
 impl TurnService {
@@ -153,6 +156,7 @@ impl TurnService {
         // with (not settled yet): those calls are checked against the tools they were offered.
         let mut offered: Option<Vec<String>> = None;
         let mut fresh: Vec<String> = Vec::new();
+        let mut fitted_tools = FittedTools::default();
         loop {
             if cancel.is_cancelled() {
                 return Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), last_text));
@@ -321,13 +325,19 @@ impl TurnService {
                 continue;
             };
             let warning = super::loop_guard::warning(messages);
+            let system = self.system_prompt(chat, &ctx, reads.memory.as_deref());
+            // The last step's fitted definitions serve again while the tools and window are.
+            let step_tools = self.offered_tools(&loaded);
+            let window = self.window_of(chat, &config);
+            let kept = fitted_tools.reuse(&step_tools, window);
+            let tools_fitted = kept.is_some();
             let mut request = ModelRequest {
                 model: model_id.clone(),
-                system: self.system_prompt(chat, &ctx, reads.memory.as_deref()),
+                system,
                 messages: Vec::new(),
-                tools: self.tool_definitions(&loaded),
+                tools: kept.unwrap_or_else(|| definitions_of(&step_tools)),
             };
-            self.fit_to_model(chat, &config, &mut request);
+            self.fit_to_model(chat, &config, &mut request, tools_fitted);
             // Images go to models that take them, counted before compaction decides.
             let inlined = self.inline_images(chat, &config, messages);
             let messages_for_model = inlined.as_deref().unwrap_or(messages);
@@ -446,6 +456,8 @@ impl TurnService {
                 }
                 retries += 1;
             };
+            fitted_tools =
+                FittedTools::keep(step_tools, window, std::mem::take(&mut request.tools));
             last_text = response.text.clone();
             if let Some(usage) = &response.usage {
                 self.emit(AgentEvent::ModelUsage {
@@ -654,20 +666,33 @@ impl TurnService {
         })
     }
 
+    /// The definitions of the tools named in `selected` (unknown names left out).
     pub(super) fn tool_definitions(&self, selected: &[String]) -> Vec<ToolDefinition> {
+        definitions_of(&self.offered_tools(selected))
+    }
+
+    /// The tools named in `selected` (unknown names left out), in order.
+    fn offered_tools(&self, selected: &[String]) -> Vec<Arc<dyn Tool>> {
         selected
             .iter()
             .filter_map(|name| self.s.toolset.get(name))
-            .map(|tool| {
-                let spec = tool.spec();
-                ToolDefinition {
-                    name: spec.runtime_name.to_string(),
-                    description: spec.description.to_string(),
-                    parameters: spec.parameters.clone(),
-                }
-            })
             .collect()
     }
+}
+
+/// What the model is told of each tool: its runtime name, description and JSON Schema.
+fn definitions_of(tools: &[Arc<dyn Tool>]) -> Vec<ToolDefinition> {
+    tools
+        .iter()
+        .map(|tool| {
+            let spec = tool.spec();
+            ToolDefinition {
+                name: spec.runtime_name.to_string(),
+                description: spec.description.to_string(),
+                parameters: spec.parameters.clone(),
+            }
+        })
+        .collect()
 }
 
 /// The chat's model's own prices (`[models."…"] input_price`, `output_price`), if set.

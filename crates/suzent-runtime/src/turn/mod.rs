@@ -284,7 +284,7 @@ impl TurnService {
             messages: Vec::new(),
             tools: self.tool_definitions(&loaded),
         };
-        self.fit_to_model(&chat, &config, &mut request);
+        self.fit_to_model(&chat, &config, &mut request, false);
         let budget = self.budget(&chat, &config, &request);
         let messages = self.s.store.messages(chat_id).await?;
         self.compactor
