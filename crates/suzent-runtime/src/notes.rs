@@ -52,7 +52,7 @@ impl TurnNotes {
         match event {
             AgentEvent::ToolPermissionDecision(d) => {
                 self.store
-                    .note_tool_decision_in_chat_mode(&d.chat_id, &d.tool_call_id, &d.decision)
+                    .note_tool_decision(&d.chat_id, &d.tool_call_id, &d.decision)
                     .await
             }
             AgentEvent::ToolPermissionResolution {

@@ -86,43 +86,12 @@ pub struct ChatNotes {
 }
 
 impl Store {
-    /// Records the engine's decision about a tool call and the chat's mode then (replacing an
-    /// earlier decision: an asked call that was allowed keeps the newest).
-    ///
-    /// Errors: [`StoreError::NotFound`] if the chat does not exist, [`StoreError::Database`].
-    pub async fn note_tool_decision(
-        &self,
-        chat_id: &str,
-        tool_call_id: &str,
-        decision: &PermissionDecision,
-        mode: PermissionMode,
-    ) -> Result<(), StoreError> {
-        let what = || format!("the decision about tool call '{tool_call_id}'");
-        let decision = encode_json(decision, what)?;
-        let mode = encode_json(&mode, what)?;
-        sqlx::query(
-            "INSERT INTO tool_call_notes (tool_call_id, chat_id, decision, mode, updated_at)
-             VALUES (?, ?, ?, ?, ?)
-             ON CONFLICT (tool_call_id) DO UPDATE SET decision = excluded.decision,
-                 mode = excluded.mode, updated_at = excluded.updated_at",
-        )
-        .bind(tool_call_id)
-        .bind(chat_id)
-        .bind(decision)
-        .bind(mode)
-        .bind(ts(&self.now()))
-        .execute(&mut *self.write_conn().await?)
-        .await
-        .chat_db(chat_id, || format!("storing {}", what()))?;
-        Ok(())
-    }
-
-    /// Records the engine's decision about a tool call with the chat's mode as it is now, read
-    /// in the same statement (as [`Store::note_tool_decision`] with the mode of `get_chat`, in
-    /// one round trip). A chat that does not exist (deleted meanwhile) records nothing.
+    /// Records the engine's decision about a tool call and the chat's mode then, read in the
+    /// same statement (replacing an earlier decision: an asked call that was allowed keeps the
+    /// newest). A chat that does not exist (deleted meanwhile) records nothing.
     ///
     /// Errors: [`StoreError::Database`].
-    pub async fn note_tool_decision_in_chat_mode(
+    pub async fn note_tool_decision(
         &self,
         chat_id: &str,
         tool_call_id: &str,
@@ -410,9 +379,7 @@ mod tests {
             "full access allows without review",
             Risk::Low,
         );
-        store
-            .note_tool_decision("c1", "call_a", &decision, PermissionMode::Default)
-            .await?;
+        store.note_tool_decision("c1", "call_a", &decision).await?;
         let answer = ToolResolutionNote {
             action_id: ApprovalActionId::AllowSession,
             rule: None,
@@ -545,17 +512,13 @@ mod tests {
             "full access allows without review",
             Risk::Low,
         );
-        store
-            .note_tool_decision_in_chat_mode("c1", "call_a", &decision)
-            .await?;
+        store.note_tool_decision("c1", "call_a", &decision).await?;
         let patch = crate::ChatPatch {
             mode: Some(PermissionMode::FullAccess),
             ..Default::default()
         };
         store.update_chat("c1", &patch).await?;
-        store
-            .note_tool_decision_in_chat_mode("c1", "call_b", &decision)
-            .await?;
+        store.note_tool_decision("c1", "call_b", &decision).await?;
         let mut notes = store.chat_notes("c1").await?.tools;
         notes.sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
         let modes: Vec<_> = notes
@@ -572,9 +535,7 @@ mod tests {
         assert_eq!(notes[1].decision.as_ref(), Some(&decision));
         // A chat deleted meanwhile: nothing is recorded, and nothing fails.
         store.delete_chat("c1").await?;
-        store
-            .note_tool_decision_in_chat_mode("c1", "call_c", &decision)
-            .await?;
+        store.note_tool_decision("c1", "call_c", &decision).await?;
         assert_eq!(store.chat_notes("c1").await?, ChatNotes::default());
         Ok(())
     }

@@ -150,19 +150,20 @@ impl TurnService {
     /// short descriptions and the small-model system prompt. The messages are fitted by
     /// compaction (`compact.rs`), which records what it does, never here.
     ///
-    /// `request.tools` may come fitted already (from [`FittedTools::reuse`]): only the system
-    /// prompt is fitted then.
+    /// `window` is [`TurnService::window_of`] the chat. `request.tools` may come fitted already
+    /// (from [`FittedTools::reuse`]): only the system prompt is fitted then.
     pub(super) fn fit_to_model(
         &self,
         chat: &ChatRecord,
         config: &Config,
+        window: Option<(ContextWindow, u32)>,
         request: &mut ModelRequest,
         tools_fitted: bool,
     ) {
         let Some(Ok((kind, _))) = chat.model.as_deref().map(parse_model) else {
             return;
         };
-        let Some((window, max_tokens)) = self.window_of(chat, config) else {
+        let Some((window, max_tokens)) = window else {
             return;
         };
         // The small-model treatment is for windows the user or the server stated (small local

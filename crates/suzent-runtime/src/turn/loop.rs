@@ -337,7 +337,7 @@ impl TurnService {
                 messages: Vec::new(),
                 tools: kept.unwrap_or_else(|| definitions_of(&step_tools)),
             };
-            self.fit_to_model(chat, &config, &mut request, tools_fitted);
+            self.fit_to_model(chat, &config, window, &mut request, tools_fitted);
             // Images go to models that take them, counted before compaction decides.
             let inlined = self.inline_images(chat, &config, messages);
             let messages_for_model = inlined.as_deref().unwrap_or(messages);

@@ -284,7 +284,8 @@ impl TurnService {
             messages: Vec::new(),
             tools: self.tool_definitions(&loaded),
         };
-        self.fit_to_model(&chat, &config, &mut request, false);
+        let window = self.window_of(&chat, &config);
+        self.fit_to_model(&chat, &config, window, &mut request, false);
         let budget = self.budget(&chat, &config, &request);
         let messages = self.s.store.messages(chat_id).await?;
         self.compactor
