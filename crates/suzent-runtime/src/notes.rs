@@ -4,12 +4,22 @@
 //! each run's tokens and list price.
 //! It writes them from the event bus into the store, so no turn code knows about it, and the
 //! app reads them back with the transcript (`chat_notes`).
+//!
+//! The notes of a run's steps (decisions, answers, durations, token usage) are gathered for up
+//! to [`BATCH_WINDOW`] and written in one transaction: a tool step's own writes do not queue
+//! behind three notes of their own on the one writer connection. A run's failure and its end
+//! write what was gathered at once, so the notes of a finished run are on disk right after it.
 
 use crate::error::RuntimeError;
 use crate::event_bus::Events;
+use std::time::Duration;
 use suzent_core::AgentEvent;
-use suzent_store::{ChatNotes, Store, StoreError, ToolResolutionNote};
+use suzent_store::{ChatNotes, Store, StoreError, ToolResolutionNote, TurnNote};
 use tokio::sync::broadcast::error::RecvError;
+use tokio::time::Instant;
+
+/// How long the notes of a run's steps wait to be written with the ones after them.
+pub(crate) const BATCH_WINDOW: Duration = Duration::from_millis(50);
 
 /// The turn notes service: a writer task on the bus, and reads.
 #[derive(Debug, Clone)]
@@ -19,95 +29,69 @@ pub(crate) struct TurnNotes {
 
 impl TurnNotes {
     /// Starts writing the notes of every event from now on (on the current tokio runtime; the
-    /// task ends with the bus).
+    /// task ends with the bus, after writing what it gathered).
     pub(crate) fn start(store: Store, events: &Events) -> TurnNotes {
         let notes = TurnNotes { store };
         let writer = notes.clone();
         let mut rx = events.subscribe();
         tokio::spawn(async move {
+            let mut gathered: Vec<TurnNote> = Vec::new();
+            // When what was gathered is written at the latest.
+            let mut due: Option<Instant> = None;
             loop {
-                match rx.recv().await {
-                    Ok(event) => {
-                        if let Err(e) = writer.record(&event).await {
-                            // A chat deleted meanwhile has nothing left to annotate.
-                            if !matches!(e, StoreError::NotFound { .. }) {
-                                tracing::warn!("turn notes: {e}");
-                            }
+                let received = match due {
+                    Some(at) => tokio::select! {
+                        r = rx.recv() => Some(r),
+                        () = tokio::time::sleep_until(at) => None,
+                    },
+                    None => Some(rx.recv().await),
+                };
+                let write_now = match received {
+                    // The window closed.
+                    None => true,
+                    Some(Ok(event)) => {
+                        if let Some(note) = note_of(&event) {
+                            gathered.push(note);
+                            due.get_or_insert_with(|| Instant::now() + BATCH_WINDOW);
                         }
+                        matches!(
+                            event,
+                            AgentEvent::RunError { .. } | AgentEvent::RunFinished { .. }
+                        )
                     }
-                    Err(RecvError::Lagged(n)) => {
+                    Some(Err(RecvError::Lagged(n))) => {
                         tracing::warn!("turn notes: {n} events were missed (the bus was full)");
+                        false
                     }
-                    Err(RecvError::Closed) => break,
+                    Some(Err(RecvError::Closed)) => {
+                        writer.write(std::mem::take(&mut gathered)).await;
+                        break;
+                    }
+                };
+                if write_now {
+                    writer.write(std::mem::take(&mut gathered)).await;
+                    due = None;
                 }
             }
         });
         notes
     }
 
-    /// Writes what `event` says that the transcript does not. Other events are ignored.
-    ///
-    /// Errors: the store's ([`StoreError::NotFound`] for a chat deleted meanwhile).
-    pub(crate) async fn record(&self, event: &AgentEvent) -> Result<(), StoreError> {
-        match event {
-            AgentEvent::ToolPermissionDecision(d) => {
-                self.store
-                    .note_tool_decision(&d.chat_id, &d.tool_call_id, &d.decision)
-                    .await
+    /// Writes `notes` in one transaction; failures are logged (a chat deleted meanwhile has
+    /// nothing left to annotate).
+    async fn write(&self, notes: Vec<TurnNote>) {
+        if notes.is_empty() {
+            return;
+        }
+        match self.store.write_notes(&notes).await {
+            Ok(failed) => {
+                for e in failed {
+                    if !matches!(e, StoreError::NotFound { .. }) {
+                        tracing::warn!("turn notes: {e}");
+                    }
+                }
             }
-            AgentEvent::ToolPermissionResolution {
-                chat_id,
-                tool_call_id,
-                action_id,
-                rule,
-                ..
-            } => {
-                let answer = ToolResolutionNote {
-                    action_id: *action_id,
-                    rule: rule.clone(),
-                };
-                self.store
-                    .note_tool_resolution(chat_id, tool_call_id, &answer)
-                    .await
-            }
-            AgentEvent::ToolCallEnd {
-                chat_id,
-                tool_call_id,
-                duration_ms,
-                ..
-            } => {
-                self.store
-                    .note_tool_duration(chat_id, tool_call_id, *duration_ms)
-                    .await
-            }
-            AgentEvent::RunError {
-                chat_id,
-                run_id,
-                message,
-            } => self.store.note_turn_failure(chat_id, run_id, message).await,
-            AgentEvent::ModelUsage {
-                chat_id,
-                run_id,
-                model,
-                input_tokens,
-                output_tokens,
-                cost_usd,
-            } => {
-                self.store
-                    .note_model_usage(
-                        chat_id,
-                        run_id,
-                        model,
-                        *input_tokens,
-                        *output_tokens,
-                        *cost_usd,
-                    )
-                    .await
-            }
-            AgentEvent::RunFinished {
-                run_id, outcome, ..
-            } if outcome.is_stopped_short() => self.store.note_turn_outcome(run_id, *outcome).await,
-            _ => Ok(()),
+            Err(e) => tracing::warn!("turn notes: {} notes not written: {e}", notes.len()),
         }
     }
 
@@ -120,6 +104,72 @@ impl TurnNotes {
         }
         Ok(self.store.chat_notes(chat_id).await?)
     }
+}
+
+/// What `event` says that the transcript does not, as a note (`None` for other events).
+fn note_of(event: &AgentEvent) -> Option<TurnNote> {
+    Some(match event {
+        AgentEvent::ToolPermissionDecision(d) => TurnNote::ToolDecision {
+            chat_id: d.chat_id.clone(),
+            tool_call_id: d.tool_call_id.clone(),
+            decision: d.decision.clone(),
+        },
+        AgentEvent::ToolPermissionResolution {
+            chat_id,
+            tool_call_id,
+            action_id,
+            rule,
+            ..
+        } => TurnNote::ToolResolution {
+            chat_id: chat_id.clone(),
+            tool_call_id: tool_call_id.clone(),
+            resolution: ToolResolutionNote {
+                action_id: *action_id,
+                rule: rule.clone(),
+            },
+        },
+        AgentEvent::ToolCallEnd {
+            chat_id,
+            tool_call_id,
+            duration_ms,
+            ..
+        } => TurnNote::ToolDuration {
+            chat_id: chat_id.clone(),
+            tool_call_id: tool_call_id.clone(),
+            duration_ms: *duration_ms,
+        },
+        AgentEvent::RunError {
+            chat_id,
+            run_id,
+            message,
+        } => TurnNote::TurnFailure {
+            chat_id: chat_id.clone(),
+            run_id: run_id.clone(),
+            message: message.clone(),
+        },
+        AgentEvent::ModelUsage {
+            chat_id,
+            run_id,
+            model,
+            input_tokens,
+            output_tokens,
+            cost_usd,
+        } => TurnNote::ModelUsage {
+            chat_id: chat_id.clone(),
+            run_id: run_id.clone(),
+            model: model.clone(),
+            input_tokens: *input_tokens,
+            output_tokens: *output_tokens,
+            cost_usd: *cost_usd,
+        },
+        AgentEvent::RunFinished {
+            run_id, outcome, ..
+        } if outcome.is_stopped_short() => TurnNote::TurnOutcome {
+            run_id: run_id.clone(),
+            outcome: *outcome,
+        },
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

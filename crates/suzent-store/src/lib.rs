@@ -58,7 +58,9 @@ pub use mcp::McpSchemaRow;
 pub use memory::{
     ArchivalEntry, FtsHit, MEMORY_BLOCKS, NewArchival, UnembeddedEntry, decode_embedding, fts_query,
 };
-pub use notes::{ChatNotes, ToolCallNote, ToolResolutionNote, TurnFailureNote, TurnUsageNote};
+pub use notes::{
+    ChatNotes, ToolCallNote, ToolResolutionNote, TurnFailureNote, TurnNote, TurnUsageNote,
+};
 pub use processes::{NewProcess, ProcessKind, ProcessRecord, ProcessStatus};
 pub use schedules::{
     Claim, GoalRecord, JobDraft, JobRecord, LeaseHolder, LeaseOutcome, NewRun, RunEnd, RunRecord,

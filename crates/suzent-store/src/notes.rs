@@ -6,6 +6,7 @@
 use crate::error::{ChatDbContext, DbContext};
 use crate::{Store, StoreError, decode_json, encode_json, ts};
 use serde::{Deserialize, Serialize};
+use sqlx::sqlite::SqliteConnection;
 use suzent_core::{ApprovalActionId, PermissionDecision, PermissionMode, Rule, RunOutcome};
 
 /// How the user answered a tool call's approval.
@@ -85,10 +86,244 @@ pub struct ChatNotes {
     pub usage: Vec<TurnUsageNote>,
 }
 
-impl Store {
-    /// Records the engine's decision about a tool call and the chat's mode then, read in the
-    /// same statement (replacing an earlier decision: an asked call that was allowed keeps the
+/// One turn note to write ([`Store::write_notes`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnNote {
+    /// The engine's decision about a tool call; the chat's mode then is read in the same
+    /// statement. Replaces an earlier decision (an asked call that was allowed keeps the
     /// newest). A chat that does not exist (deleted meanwhile) records nothing.
+    ToolDecision {
+        /// The chat.
+        chat_id: String,
+        /// The call's (claimed) id.
+        tool_call_id: String,
+        /// The engine's decision.
+        decision: PermissionDecision,
+    },
+    /// The user's answer to a tool call's approval.
+    ToolResolution {
+        /// The chat.
+        chat_id: String,
+        /// The call's (claimed) id.
+        tool_call_id: String,
+        /// The user's answer.
+        resolution: ToolResolutionNote,
+    },
+    /// A tool call's wall time in milliseconds.
+    ToolDuration {
+        /// The chat.
+        chat_id: String,
+        /// The call's (claimed) id.
+        tool_call_id: String,
+        /// Milliseconds (0: it did not run).
+        duration_ms: u64,
+    },
+    /// A run's failure message, shown after the chat's newest message when it is written. A
+    /// second message of the same run replaces the first.
+    TurnFailure {
+        /// The chat.
+        chat_id: String,
+        /// The run.
+        run_id: String,
+        /// The message shown.
+        message: String,
+    },
+    /// How a run that failed ended (its heading); nothing for a run with no recorded failure.
+    TurnOutcome {
+        /// The run.
+        run_id: String,
+        /// How it ended.
+        outcome: RunOutcome,
+    },
+    /// One model step's tokens and list price (`None` when unknown), added to its run's usage.
+    ModelUsage {
+        /// The chat.
+        chat_id: String,
+        /// The run.
+        run_id: String,
+        /// The step's model.
+        model: String,
+        /// Request tokens.
+        input_tokens: u64,
+        /// Generated tokens.
+        output_tokens: u64,
+        /// List price in US dollars.
+        cost_usd: Option<f64>,
+    },
+}
+
+impl TurnNote {
+    /// The chat a note's errors name (`None`: the note does not name one).
+    fn chat_id(&self) -> Option<&str> {
+        match self {
+            TurnNote::ToolDecision { chat_id, .. }
+            | TurnNote::ToolResolution { chat_id, .. }
+            | TurnNote::ToolDuration { chat_id, .. }
+            | TurnNote::TurnFailure { chat_id, .. }
+            | TurnNote::ModelUsage { chat_id, .. } => Some(chat_id),
+            TurnNote::TurnOutcome { .. } => None,
+        }
+    }
+
+    /// What the note is, for error messages.
+    fn describe(&self) -> String {
+        match self {
+            TurnNote::ToolDecision { tool_call_id, .. } => {
+                format!("the decision about tool call '{tool_call_id}'")
+            }
+            TurnNote::ToolResolution { tool_call_id, .. } => {
+                format!("the answer about tool call '{tool_call_id}'")
+            }
+            TurnNote::ToolDuration { tool_call_id, .. } => {
+                format!("the duration of tool call '{tool_call_id}'")
+            }
+            TurnNote::TurnFailure { run_id, .. } => format!("the failure of run '{run_id}'"),
+            TurnNote::TurnOutcome { run_id, .. } => format!("the outcome of run '{run_id}'"),
+            TurnNote::ModelUsage { run_id, .. } => format!("the token usage of run '{run_id}'"),
+        }
+    }
+
+    /// Runs the note's statement on `conn`, stamped `now`.
+    async fn write(&self, conn: &mut SqliteConnection, now: &str) -> Result<(), StoreError> {
+        let query = match self {
+            TurnNote::ToolDecision {
+                chat_id,
+                tool_call_id,
+                decision,
+            } => {
+                // `chats.mode` is the bare name; the note keeps the JSON string, as encode_json
+                // does.
+                sqlx::query(
+                    "INSERT INTO tool_call_notes (tool_call_id, chat_id, decision, mode, updated_at)
+                     SELECT ?, id, ?, json_quote(mode), ? FROM chats WHERE id = ?
+                     ON CONFLICT (tool_call_id) DO UPDATE SET decision = excluded.decision,
+                         mode = excluded.mode, updated_at = excluded.updated_at",
+                )
+                .bind(tool_call_id)
+                .bind(encode_json(decision, || self.describe())?)
+                .bind(now)
+                .bind(chat_id)
+            }
+            TurnNote::ToolResolution {
+                chat_id,
+                tool_call_id,
+                resolution,
+            } => sqlx::query(
+                "INSERT INTO tool_call_notes (tool_call_id, chat_id, resolution, updated_at)
+                 VALUES (?, ?, ?, ?)
+                 ON CONFLICT (tool_call_id) DO UPDATE SET resolution = excluded.resolution,
+                     updated_at = excluded.updated_at",
+            )
+            .bind(tool_call_id)
+            .bind(chat_id)
+            .bind(encode_json(resolution, || self.describe())?)
+            .bind(now),
+            TurnNote::ToolDuration {
+                chat_id,
+                tool_call_id,
+                duration_ms,
+            } => sqlx::query(
+                "INSERT INTO tool_call_notes (tool_call_id, chat_id, duration_ms, updated_at)
+                 VALUES (?, ?, ?, ?)
+                 ON CONFLICT (tool_call_id) DO UPDATE SET duration_ms = excluded.duration_ms,
+                     updated_at = excluded.updated_at",
+            )
+            .bind(tool_call_id)
+            .bind(chat_id)
+            .bind(i64::try_from(*duration_ms).unwrap_or(i64::MAX))
+            .bind(now),
+            TurnNote::TurnFailure {
+                chat_id,
+                run_id,
+                message,
+            } => sqlx::query(
+                "INSERT INTO turn_failures (run_id, chat_id, message, after_seq, created_at)
+                 VALUES (?, ?, ?, (SELECT coalesce(max(seq), 0) FROM messages WHERE chat_id = ?), ?)
+                 ON CONFLICT (run_id) DO UPDATE SET message = excluded.message",
+            )
+            .bind(run_id)
+            .bind(chat_id)
+            .bind(message)
+            .bind(chat_id)
+            .bind(now),
+            TurnNote::TurnOutcome { run_id, outcome } => {
+                sqlx::query("UPDATE turn_failures SET outcome = ? WHERE run_id = ?")
+                    .bind(encode_json(outcome, || self.describe())?)
+                    .bind(run_id)
+            }
+            TurnNote::ModelUsage {
+                chat_id,
+                run_id,
+                model,
+                input_tokens,
+                output_tokens,
+                cost_usd,
+            } => {
+                let tokens = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+                sqlx::query(
+                    "INSERT INTO turn_usage (run_id, chat_id, model, input_tokens, output_tokens,
+                         cost_usd, steps, updated_at)
+                     VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+                     ON CONFLICT (run_id) DO UPDATE SET model = excluded.model,
+                         input_tokens = input_tokens + excluded.input_tokens,
+                         output_tokens = output_tokens + excluded.output_tokens,
+                         cost_usd = cost_usd + excluded.cost_usd,
+                         steps = steps + 1, updated_at = excluded.updated_at",
+                )
+                .bind(run_id)
+                .bind(chat_id)
+                .bind(model)
+                .bind(tokens(*input_tokens))
+                .bind(tokens(*output_tokens))
+                .bind(cost_usd)
+                .bind(now)
+            }
+        };
+        let done = query.execute(&mut *conn).await;
+        let context = || format!("storing {}", self.describe());
+        match self.chat_id() {
+            Some(chat_id) => done.chat_db(chat_id, context)?,
+            None => done.db(context)?,
+        };
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Writes one turn note ([`TurnNote`]).
+    ///
+    /// Errors: [`StoreError::NotFound`] if the chat a note names (other than a decision's)
+    /// does not exist, [`StoreError::Database`].
+    pub async fn write_note(&self, note: &TurnNote) -> Result<(), StoreError> {
+        let now = ts(&self.now());
+        note.write(&mut *self.write_conn().await?, &now).await
+    }
+
+    /// Writes `notes` in order in one transaction (one commit however many there are). A note
+    /// that cannot be written (its chat deleted meanwhile) is left out and its error returned,
+    /// in order; the others are written.
+    ///
+    /// Errors: [`StoreError::Database`] when the transaction cannot begin or commit (then none
+    /// is written).
+    pub async fn write_notes(&self, notes: &[TurnNote]) -> Result<Vec<StoreError>, StoreError> {
+        let mut tx = self
+            .begin_write(|| format!("writing {} turn notes", notes.len()))
+            .await?;
+        let mut failed = Vec::new();
+        for note in notes {
+            // A statement that fails undoes only itself; the transaction goes on.
+            let now = ts(&self.now());
+            if let Err(e) = note.write(&mut tx, &now).await {
+                failed.push(e);
+            }
+        }
+        tx.commit()
+            .await
+            .db(|| format!("committing {} turn notes", notes.len()))?;
+        Ok(failed)
+    }
+
+    /// Records the engine's decision about a tool call ([`TurnNote::ToolDecision`]).
     ///
     /// Errors: [`StoreError::Database`].
     pub async fn note_tool_decision(
@@ -97,26 +332,15 @@ impl Store {
         tool_call_id: &str,
         decision: &PermissionDecision,
     ) -> Result<(), StoreError> {
-        let what = || format!("the decision about tool call '{tool_call_id}'");
-        let decision = encode_json(decision, what)?;
-        // `chats.mode` is the bare name; the note keeps the JSON string, as encode_json does.
-        sqlx::query(
-            "INSERT INTO tool_call_notes (tool_call_id, chat_id, decision, mode, updated_at)
-             SELECT ?, id, ?, json_quote(mode), ? FROM chats WHERE id = ?
-             ON CONFLICT (tool_call_id) DO UPDATE SET decision = excluded.decision,
-                 mode = excluded.mode, updated_at = excluded.updated_at",
-        )
-        .bind(tool_call_id)
-        .bind(decision)
-        .bind(ts(&self.now()))
-        .bind(chat_id)
-        .execute(&mut *self.write_conn().await?)
+        self.write_note(&TurnNote::ToolDecision {
+            chat_id: chat_id.into(),
+            tool_call_id: tool_call_id.into(),
+            decision: decision.clone(),
+        })
         .await
-        .chat_db(chat_id, || format!("storing {}", what()))?;
-        Ok(())
     }
 
-    /// Records the user's answer to a tool call's approval.
+    /// Records the user's answer to a tool call's approval ([`TurnNote::ToolResolution`]).
     ///
     /// Errors: [`StoreError::NotFound`] if the chat does not exist, [`StoreError::Database`].
     pub async fn note_tool_resolution(
@@ -125,25 +349,15 @@ impl Store {
         tool_call_id: &str,
         resolution: &ToolResolutionNote,
     ) -> Result<(), StoreError> {
-        let what = || format!("the answer about tool call '{tool_call_id}'");
-        let resolution = encode_json(resolution, what)?;
-        sqlx::query(
-            "INSERT INTO tool_call_notes (tool_call_id, chat_id, resolution, updated_at)
-             VALUES (?, ?, ?, ?)
-             ON CONFLICT (tool_call_id) DO UPDATE SET resolution = excluded.resolution,
-                 updated_at = excluded.updated_at",
-        )
-        .bind(tool_call_id)
-        .bind(chat_id)
-        .bind(resolution)
-        .bind(ts(&self.now()))
-        .execute(&mut *self.write_conn().await?)
+        self.write_note(&TurnNote::ToolResolution {
+            chat_id: chat_id.into(),
+            tool_call_id: tool_call_id.into(),
+            resolution: resolution.clone(),
+        })
         .await
-        .chat_db(chat_id, || format!("storing {}", what()))?;
-        Ok(())
     }
 
-    /// Records a tool call's wall time in milliseconds.
+    /// Records a tool call's wall time in milliseconds ([`TurnNote::ToolDuration`]).
     ///
     /// Errors: [`StoreError::NotFound`] if the chat does not exist, [`StoreError::Database`].
     pub async fn note_tool_duration(
@@ -152,26 +366,16 @@ impl Store {
         tool_call_id: &str,
         duration_ms: u64,
     ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO tool_call_notes (tool_call_id, chat_id, duration_ms, updated_at)
-             VALUES (?, ?, ?, ?)
-             ON CONFLICT (tool_call_id) DO UPDATE SET duration_ms = excluded.duration_ms,
-                 updated_at = excluded.updated_at",
-        )
-        .bind(tool_call_id)
-        .bind(chat_id)
-        .bind(i64::try_from(duration_ms).unwrap_or(i64::MAX))
-        .bind(ts(&self.now()))
-        .execute(&mut *self.write_conn().await?)
+        self.write_note(&TurnNote::ToolDuration {
+            chat_id: chat_id.into(),
+            tool_call_id: tool_call_id.into(),
+            duration_ms,
+        })
         .await
-        .chat_db(chat_id, || {
-            format!("storing the duration of tool call '{tool_call_id}'")
-        })?;
-        Ok(())
     }
 
-    /// Records a run's failure message, after the chat's newest message. A second message of
-    /// the same run replaces the first.
+    /// Records a run's failure message, after the chat's newest message
+    /// ([`TurnNote::TurnFailure`]).
     ///
     /// Errors: [`StoreError::NotFound`] if the chat does not exist, [`StoreError::Database`].
     pub async fn note_turn_failure(
@@ -180,24 +384,15 @@ impl Store {
         run_id: &str,
         message: &str,
     ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO turn_failures (run_id, chat_id, message, after_seq, created_at)
-             VALUES (?, ?, ?, (SELECT coalesce(max(seq), 0) FROM messages WHERE chat_id = ?), ?)
-             ON CONFLICT (run_id) DO UPDATE SET message = excluded.message",
-        )
-        .bind(run_id)
-        .bind(chat_id)
-        .bind(message)
-        .bind(chat_id)
-        .bind(ts(&self.now()))
-        .execute(&mut *self.write_conn().await?)
+        self.write_note(&TurnNote::TurnFailure {
+            chat_id: chat_id.into(),
+            run_id: run_id.into(),
+            message: message.into(),
+        })
         .await
-        .chat_db(chat_id, || format!("storing the failure of run '{run_id}'"))?;
-        Ok(())
     }
 
-    /// Records how a run that failed ended (its heading). Does nothing for a run with no
-    /// recorded failure.
+    /// Records how a run that failed ended ([`TurnNote::TurnOutcome`]).
     ///
     /// Errors: [`StoreError::Database`].
     pub async fn note_turn_outcome(
@@ -205,17 +400,14 @@ impl Store {
         run_id: &str,
         outcome: RunOutcome,
     ) -> Result<(), StoreError> {
-        let outcome = encode_json(&outcome, || format!("the outcome of run '{run_id}'"))?;
-        sqlx::query("UPDATE turn_failures SET outcome = ? WHERE run_id = ?")
-            .bind(outcome)
-            .bind(run_id)
-            .execute(&mut *self.write_conn().await?)
-            .await
-            .db(|| format!("storing the outcome of run '{run_id}'"))?;
-        Ok(())
+        self.write_note(&TurnNote::TurnOutcome {
+            run_id: run_id.into(),
+            outcome,
+        })
+        .await
     }
 
-    /// Adds one model step's tokens (and price, `None` when unknown) to its run's usage.
+    /// Adds one model step's tokens and price to its run's usage ([`TurnNote::ModelUsage`]).
     ///
     /// Errors: [`StoreError::NotFound`] if the chat does not exist, [`StoreError::Database`].
     pub async fn note_model_usage(
@@ -227,30 +419,15 @@ impl Store {
         output_tokens: u64,
         cost_usd: Option<f64>,
     ) -> Result<(), StoreError> {
-        let tokens = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        sqlx::query(
-            "INSERT INTO turn_usage (run_id, chat_id, model, input_tokens, output_tokens, cost_usd,
-                 steps, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, 1, ?)
-             ON CONFLICT (run_id) DO UPDATE SET model = excluded.model,
-                 input_tokens = input_tokens + excluded.input_tokens,
-                 output_tokens = output_tokens + excluded.output_tokens,
-                 cost_usd = cost_usd + excluded.cost_usd,
-                 steps = steps + 1, updated_at = excluded.updated_at",
-        )
-        .bind(run_id)
-        .bind(chat_id)
-        .bind(model)
-        .bind(tokens(input_tokens))
-        .bind(tokens(output_tokens))
-        .bind(cost_usd)
-        .bind(ts(&self.now()))
-        .execute(&mut *self.write_conn().await?)
+        self.write_note(&TurnNote::ModelUsage {
+            chat_id: chat_id.into(),
+            run_id: run_id.into(),
+            model: model.into(),
+            input_tokens,
+            output_tokens,
+            cost_usd,
+        })
         .await
-        .chat_db(chat_id, || {
-            format!("storing the token usage of run '{run_id}'")
-        })?;
-        Ok(())
     }
 
     /// The chat's notes: every tool call note and its failed runs, oldest first.

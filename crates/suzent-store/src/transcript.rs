@@ -98,6 +98,76 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
+    /// Stores a model step, an assistant `message` with tool calls, and claims each call's id
+    /// as its step id ([`Store::claim_tool_call_id`]) in the same round trip to the database:
+    /// the claims are one statement and the message another, sent together. Returns
+    /// `Some(seq)` when every id was free and the step is stored, `None` when any id was
+    /// claimed before (or two calls share one): then nothing is stored nor claimed, and the
+    /// caller claims fresh ids the long way. A message without calls is simply appended.
+    ///
+    /// Errors: [`StoreError::Conflict`] for an empty id or a message that is not an assistant
+    /// message, [`StoreError::NotFound`] (`what: "chat"`) if there is no such chat,
+    /// [`StoreError::Database`].
+    pub async fn append_claiming(
+        &self,
+        chat_id: &str,
+        run_id: Option<&str>,
+        message: &ChatMessage,
+    ) -> Result<Option<i64>, StoreError> {
+        let ChatMessage::Assistant { tool_calls, .. } = message else {
+            return Err(StoreError::Conflict {
+                message: "only a model step (an assistant message) claims tool call ids".into(),
+            });
+        };
+        if tool_calls.is_empty() {
+            return self
+                .append_message(chat_id, run_id, message)
+                .await
+                .map(Some);
+        }
+        if tool_calls.iter().any(|c| c.id.is_empty()) {
+            return Err(StoreError::Conflict {
+                message: "an empty tool call id cannot be claimed".into(),
+            });
+        }
+        let now = self.now();
+        let body = encode_json(message, || format!("a message of chat '{chat_id}'"))?;
+        let tuples = vec!["(?, ?, ?)"; tool_calls.len()].join(", ");
+        let sql = format!(
+            "INSERT INTO tool_call_ids (id, chat_id, claimed_at) VALUES {tuples};
+             INSERT INTO messages (chat_id, seq, run_id, role, tool_call_id, body, created_at)
+             VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE chat_id = ?), ?, 'assistant', NULL, ?, ?)
+             RETURNING seq"
+        );
+        let at = ts(&now);
+        let mut query = sqlx::query_scalar::<_, i64>(&sql);
+        for call in tool_calls {
+            query = query.bind(call.id.as_str()).bind(chat_id).bind(at.as_str());
+        }
+        let stored = query
+            .bind(chat_id)
+            .bind(chat_id)
+            .bind(run_id)
+            .bind(body)
+            .bind(at.as_str())
+            .fetch_all(&mut *self.write_conn().await?)
+            .await;
+        match stored {
+            Ok(seqs) => match seqs.first() {
+                Some(seq) => Ok(Some(*seq)),
+                None => Err(StoreError::Conflict {
+                    message: format!("the model step of chat '{chat_id}' was not stored"),
+                }),
+            },
+            // The claims are one statement: a taken id (or two calls sharing one) undoes them all
+            // and the message is not stored.
+            Err(e) if is_unique_violation(&e) => Ok(None),
+            Err(e) => Err(e).chat_db(chat_id, || {
+                format!("storing a model step of chat '{chat_id}'")
+            }),
+        }
+    }
+
     /// Marks a tool call as running before it is executed. Returns `true` if the step was newly
     /// recorded (run the tool), `false` if a step for this `tool_call_id` already exists, running
     /// or done (do not run it again: it may have run before a crash).

@@ -2,12 +2,13 @@
 //! result inside one request and nothing more: two chats, two turns or two calls of one response
 //! may carry the same id (OpenAI-compatible servers often number them `call_0`, `call_1`; some
 //! send `""`). Before a model step is stored, each call claims its step id in the store
-//! ([`suzent_store::Store::claim_tool_call_id`], atomic across processes): the provider's id when
-//! no call of any chat used it before, else a fresh one of ours. The store keys tool steps and
+//! ([`suzent_store::Store::claim_tool_call_id`], atomic across processes, sent together with the
+//! message: [`suzent_store::Store::append_claiming`]): the provider's id when no call of any chat
+//! used it before, else a fresh one of ours. The store keys tool steps and
 //! approvals by it, events carry it, and providers send it back on the next request, where it is
 //! unique too.
 
-use suzent_core::ToolCall;
+use suzent_core::{ChatMessage, ToolCall};
 use suzent_store::{Store, StoreError};
 
 /// A fresh step id: `call_` and the 32 hex digits of a UUIDv7 (37 characters, under OpenAI's
@@ -16,11 +17,60 @@ pub(super) fn fresh_step_id() -> String {
     format!("call_{}", uuid::Uuid::now_v7().simple())
 }
 
-/// Gives each call of one model response a step id claimed for `chat_id`, in place: its own id
-/// when that was free, else a fresh one (logged with the provider's id at debug level).
+/// Stores the assistant message of one model step with its `text` and `calls`, each call under
+/// a step id claimed for `chat_id` (in place): its own id when that was free, else a fresh one
+/// (logged with the provider's id at debug level). Returns the message's seq and the message.
+///
+/// The common case is one round trip ([`Store::append_claiming`]): the ids are claimed in the
+/// statement sent with the message's. Empty ids and ids repeated within the response get fresh
+/// ones first; when an id was taken before, each call claims its id on its own and the message
+/// is stored after.
+///
+/// Errors: the store's, when an id cannot be claimed or the message not stored.
+pub(super) async fn store_model_step(
+    store: &Store,
+    chat_id: &str,
+    run_id: &str,
+    text: String,
+    mut calls: Vec<ToolCall>,
+) -> Result<(i64, ChatMessage), StoreError> {
+    for i in 0..calls.len() {
+        let repeated = calls[..i].iter().any(|c| c.id == calls[i].id);
+        if calls[i].id.is_empty() || repeated {
+            renew(chat_id, &mut calls[i]);
+        }
+    }
+    let mut message = ChatMessage::Assistant {
+        text,
+        tool_calls: calls,
+    };
+    if let Some(seq) = store
+        .append_claiming(chat_id, Some(run_id), &message)
+        .await?
+    {
+        return Ok((seq, message));
+    }
+    if let ChatMessage::Assistant { tool_calls, .. } = &mut message {
+        claim_step_ids(store, chat_id, tool_calls).await?;
+    }
+    let seq = store
+        .append_message(chat_id, Some(run_id), &message)
+        .await?;
+    Ok((seq, message))
+}
+
+/// Gives `call` a fresh step id in place, logged with the provider's id.
+fn renew(chat_id: &str, call: &mut ToolCall) {
+    let ours = fresh_step_id();
+    tracing::debug!(chat = %chat_id, provider_id = %call.id, step_id = %ours, tool = %call.name, "tool call id already used or empty: the call gets a fresh step id");
+    call.id = ours;
+}
+
+/// Gives each call a step id claimed for `chat_id`, one call at a time, in place: its own id
+/// when that was free, else a fresh one.
 ///
 /// Errors: the store's, when an id cannot be claimed.
-pub(super) async fn claim_step_ids(
+async fn claim_step_ids(
     store: &Store,
     chat_id: &str,
     calls: &mut [ToolCall],
@@ -29,14 +79,12 @@ pub(super) async fn claim_step_ids(
         if store.claim_tool_call_id(chat_id, &call.id).await? {
             continue;
         }
-        let ours = loop {
-            let id = fresh_step_id();
-            if store.claim_tool_call_id(chat_id, &id).await? {
-                break id;
+        loop {
+            renew(chat_id, call);
+            if store.claim_tool_call_id(chat_id, &call.id).await? {
+                break;
             }
-        };
-        tracing::debug!(chat = %chat_id, provider_id = %call.id, step_id = %ours, tool = %call.name, "tool call id already used or empty: the call gets a fresh step id");
-        call.id = ours;
+        }
     }
     Ok(())
 }

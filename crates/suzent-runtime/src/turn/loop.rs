@@ -157,22 +157,31 @@ impl TurnService {
         let mut offered: Option<Vec<String>> = None;
         let mut fresh: Vec<String> = Vec::new();
         let mut fitted_tools = FittedTools::default();
+        // The rules in force read while the last model step was stored, for its calls.
+        let mut step_rules: Option<Vec<Rule>> = None;
         loop {
             if cancel.is_cancelled() {
                 return Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), last_text));
             }
             // What comes next is read while the transcript is refreshed, each read on its own
-            // connection: the rules in force for the calls the model just made, else what a
-            // model step reads.
-            let mut rules: Option<Vec<Rule>> = None;
+            // connection: the rules in force for the calls the model just made (read while
+            // the step was stored), else what a model step reads. A transcript that holds the
+            // step this run just stored right after what it had read is not read again.
+            let mut rules: Option<Vec<Rule>> = step_rules.take();
             let mut reads: Option<StepReads> = None;
             if !fresh.is_empty() {
-                let (refreshed, read) = tokio::join!(
-                    transcript.refresh(store, &chat.id),
-                    self.s.permissions.rules_for(chat)
-                );
-                refreshed?;
-                rules = Some(read?);
+                match rules {
+                    Some(_) if transcript.is_current() => {}
+                    Some(_) => transcript.refresh(store, &chat.id).await?,
+                    None => {
+                        let (refreshed, read) = tokio::join!(
+                            transcript.refresh(store, &chat.id),
+                            self.s.permissions.rules_for(chat)
+                        );
+                        refreshed?;
+                        rules = Some(read?);
+                    }
+                }
             } else if opening.is_none() {
                 let (refreshed, read) = tokio::join!(
                     transcript.refresh(store, &chat.id),
@@ -474,18 +483,31 @@ impl TurnService {
                 });
             }
             // The provider's ids are not keys: each call is stored under a step id it claimed.
-            let mut tool_calls = response.tool_calls;
-            super::ids::claim_step_ids(store, &chat.id, &mut tool_calls)
-                .await
-                .map_err(RuntimeError::from)?;
-            let assistant = ChatMessage::Assistant {
-                text: response.text.clone(),
-                tool_calls: tool_calls.clone(),
+            // The rules in force for the calls are read meanwhile (after the model answered,
+            // before anything is decided).
+            let calls_made = !response.tool_calls.is_empty();
+            let (stored, read) = tokio::join!(
+                super::ids::store_model_step(
+                    store,
+                    &chat.id,
+                    run_id,
+                    response.text,
+                    response.tool_calls
+                ),
+                async {
+                    if calls_made {
+                        Some(self.s.permissions.rules_for(chat).await)
+                    } else {
+                        None
+                    }
+                }
+            );
+            let (seq, assistant) = stored.map_err(RuntimeError::from)?;
+            step_rules = read.transpose()?;
+            let tool_calls = match &assistant {
+                ChatMessage::Assistant { tool_calls, .. } => tool_calls.clone(),
+                _ => Vec::new(),
             };
-            let seq = store
-                .append_message(&chat.id, Some(run_id), &assistant)
-                .await
-                .map_err(RuntimeError::from)?;
             transcript.stored(seq, run_id, assistant);
             fresh = tool_calls.iter().map(|c| c.id.clone()).collect();
             offered = Some(loaded);
@@ -728,6 +750,9 @@ pub(crate) const STOPPED_MARK: &str = "\n\n[stopped by the user]";
 #[derive(Default)]
 struct Transcript {
     messages: Vec<StoredMessage>,
+    /// The last message held was stored by this run right after the one before it (see
+    /// [`Transcript::stored`]): nothing came between, so there is nothing to refresh yet.
+    current: bool,
 }
 
 impl Transcript {
@@ -740,14 +765,23 @@ impl Transcript {
         let after = self.messages.last().map_or(0, |m| m.seq);
         let new = store.messages_after(chat_id, after).await?;
         self.messages.extend(new);
+        self.current = false;
         Ok(())
+    }
+
+    /// Whether the transcript ends with a message this run stored right after what it held
+    /// (so a refresh now would find only what others stored meanwhile, as one a moment
+    /// earlier would not have).
+    fn is_current(&self) -> bool {
+        self.current
     }
 
     /// Keeps `message`, just stored by this run at `seq`, when it directly follows the last
     /// message held (else another writer's message came between: the next refresh reads both).
     fn stored(&mut self, seq: i64, run_id: &str, message: ChatMessage) {
         let last = self.messages.last().map_or(0, |m| m.seq);
-        if seq == last + 1 {
+        self.current = seq == last + 1;
+        if self.current {
             self.messages.push(StoredMessage {
                 seq,
                 run_id: Some(run_id.to_string()),
