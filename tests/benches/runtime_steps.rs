@@ -1,10 +1,13 @@
-//! Runtime overhead per tool step: a 50-step scripted session (each step: one streamed model
-//! response with a `read_file` call, then the tool) against the local scripted server. The same
-//! 50 responses are then fetched with a bare HTTP client sending the very request bodies the
+//! Runtime overhead per tool step: 50-step scripted sessions (each step: one streamed model
+//! response with a `read_file` call, then the tool) against the local scripted server, five
+//! sessions one after another, each in a new runtime over the same home and a new chat. The
+//! same responses are then fetched with a bare HTTP client sending the very request bodies the
 //! runtime sent; overhead = median step wall time minus median bare request time (the server's
-//! share, which grows with the body it reads). The home has a `rules.toml` of nine rules.
+//! share, which grows with the body it reads), both over all sessions' steps. The home has a
+//! `rules.toml` of nine rules.
 //!
-//! Run: `cargo bench -p suzent-tests --bench runtime_steps`.
+//! Run: `cargo bench -p suzent-tests --bench runtime_steps` (`BENCH_SESSIONS=n` for another
+//! count, `BENCH_VERBOSE=1` for each session's medians).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::json;
@@ -16,6 +19,8 @@ use suzent_runtime::{CreateChat, Paths, RunOptions, Runtime, RuntimeOptions};
 use suzent_tests::{ScriptedServer, Turn};
 
 const STEPS: usize = 50;
+/// Sessions run one after another (a new runtime and chat each); the medians are over all steps.
+const SESSIONS: usize = 5;
 
 fn turns() -> Vec<Turn> {
     let mut turns: Vec<Turn> = (0..STEPS)
@@ -68,87 +73,123 @@ fn main() {
             .unwrap()
             .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
             .unwrap();
-        let server = ScriptedServer::start(turns()).await;
-        let config = Config {
-            default_model: Some("openai/bench-model".into()),
-            providers: suzent_core::ProvidersConfig {
-                openai: suzent_core::ProviderConfig {
-                    base_url: Some(server.openai_base()),
-                    ..Default::default()
-                },
-                ..Default::default()
-            },
-            max_steps: 100,
-            // The 50 reads (about 30k tokens) fit, so no step compacts: the bench times steps.
-            models: [(
-                "openai/bench-model".to_string(),
-                suzent_core::ModelSettings { context_window: Some(1_000_000), ..Default::default() },
-            )]
-            .into_iter()
-            .collect(),
-            ..Default::default()
-        };
-        let runtime = Runtime::open(RuntimeOptions {
-            paths: Paths::under(&dir.path().join("home")),
-            keys: Arc::new(StaticKeys::new().with("openai", "sk-bench")),
-            config: Some(config),
-        })
-        .await
-        .unwrap();
-        let chat = runtime
-            .create_chat(CreateChat { workspace: Some(ws.clone()), mode: Some(PermissionMode::Auto), ..Default::default() })
-            .await
-            .unwrap();
-        let mut events = runtime.subscribe();
-        let collector = tokio::spawn(async move {
-            let mut stamps = Vec::new();
-            while let Ok(ev) = events.recv().await {
-                match ev {
-                    AgentEvent::ToolCallEnd { .. } => stamps.push(Instant::now()),
-                    AgentEvent::RunFinished { .. } => break,
-                    _ => {}
-                }
-            }
-            stamps
-        });
-        let start = Instant::now();
-        let summary = runtime.send_message(&chat.id, "read the files", RunOptions::default()).await.unwrap();
-        let total = start.elapsed();
-        let stamps = collector.await.unwrap();
-        assert_eq!(stamps.len(), STEPS, "{summary:?}");
+        let sessions = std::env::var("BENCH_SESSIONS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(SESSIONS);
+        let server = ScriptedServer::start((0..sessions).flat_map(|_| turns()).collect()).await;
+        let runtime = open_runtime(&dir, &server).await;
         let mut steps = Vec::new();
-        let mut prev = start;
-        for s in &stamps {
-            steps.push(*s - prev);
-            prev = *s;
+        let mut total = Duration::ZERO;
+        for _ in 0..sessions {
+            let (session, took) = session(&runtime, &ws).await;
+            if std::env::var_os("BENCH_VERBOSE").is_some() {
+                eprintln!("session: median step {:?}", median(session.clone()));
+            }
+            steps.extend(session);
+            total += took;
         }
-
         // The server's share: the same responses fetched by a bare client that sends the very
         // request bodies the runtime sent (the server reads each whole body, which grows with
-        // the transcript).
+        // the transcript). Each session asked STEPS + 1 times (the last: its closing answer).
         let sent = server.requests();
-        assert!(sent.len() > STEPS, "the server saw {} requests", sent.len());
-        let bare = ScriptedServer::start(turns()).await;
+        assert_eq!(sent.len(), sessions * (STEPS + 1), "the server saw {} requests", sent.len());
         let client = reqwest::Client::new();
         let mut server_times = Vec::new();
-        for body in sent.iter().take(STEPS) {
-            let body = serde_json::to_vec(body).unwrap();
-            let t = Instant::now();
-            let resp = client
-                .post(format!("{}/chat/completions", bare.openai_base()))
-                .header("content-type", "application/json")
-                .body(body)
-                .send()
-                .await
-                .unwrap();
-            let _ = resp.bytes().await.unwrap();
-            server_times.push(t.elapsed());
+        for bodies in sent.chunks(STEPS + 1) {
+            let bare = ScriptedServer::start(turns()).await;
+            for body in bodies.iter().take(STEPS) {
+                let body = serde_json::to_vec(body).unwrap();
+                let t = Instant::now();
+                let resp = client
+                    .post(format!("{}/chat/completions", bare.openai_base()))
+                    .header("content-type", "application/json")
+                    .body(body)
+                    .send()
+                    .await
+                    .unwrap();
+                let _ = resp.bytes().await.unwrap();
+                server_times.push(t.elapsed());
+            }
         }
         let step = median(steps);
         let server = median(server_times);
-        println!("{STEPS} tool steps in {:.1} ms total", total.as_secs_f64() * 1e3);
+        println!("{sessions} sessions of {STEPS} tool steps in {:.1} ms total", total.as_secs_f64() * 1e3);
         println!("median step wall time     {:>8.3} ms", step.as_secs_f64() * 1e3);
         println!("median bare server time   {:>8.3} ms", server.as_secs_f64() * 1e3);
         println!("runtime overhead per step {:>8.3} ms", step.saturating_sub(server).as_secs_f64() * 1e3);
     });
+}
+
+/// A runtime over `dir`'s home whose default model is the scripted server's.
+async fn open_runtime(dir: &tempfile::TempDir, server: &ScriptedServer) -> Runtime {
+    let config = Config {
+        default_model: Some("openai/bench-model".into()),
+        providers: suzent_core::ProvidersConfig {
+            openai: suzent_core::ProviderConfig {
+                base_url: Some(server.openai_base()),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        max_steps: 100,
+        // The 50 reads (about 30k tokens) fit, so no step compacts: the bench times steps.
+        models: [(
+            "openai/bench-model".to_string(),
+            suzent_core::ModelSettings {
+                context_window: Some(1_000_000),
+                ..Default::default()
+            },
+        )]
+        .into_iter()
+        .collect(),
+        ..Default::default()
+    };
+    Runtime::open(RuntimeOptions {
+        paths: Paths::under(&dir.path().join("home")),
+        keys: Arc::new(StaticKeys::new().with("openai", "sk-bench")),
+        config: Some(config),
+    })
+    .await
+    .unwrap()
+}
+
+/// One 50-step session in a new chat: each step's wall time (from one tool call's end to the
+/// next) and the session's.
+async fn session(runtime: &Runtime, ws: &std::path::Path) -> (Vec<Duration>, Duration) {
+    let chat = runtime
+        .create_chat(CreateChat {
+            workspace: Some(ws.to_path_buf()),
+            mode: Some(PermissionMode::Auto),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut events = runtime.subscribe();
+    let collector = tokio::spawn(async move {
+        let mut stamps = Vec::new();
+        while let Ok(ev) = events.recv().await {
+            match ev {
+                AgentEvent::ToolCallEnd { .. } => stamps.push(Instant::now()),
+                AgentEvent::RunFinished { .. } => break,
+                _ => {}
+            }
+        }
+        stamps
+    });
+    let start = Instant::now();
+    let summary = runtime
+        .send_message(&chat.id, "read the files", RunOptions::default())
+        .await
+        .unwrap();
+    let total = start.elapsed();
+    let stamps = collector.await.unwrap();
+    assert_eq!(stamps.len(), STEPS, "{summary:?}");
+    let mut steps = Vec::new();
+    let mut prev = start;
+    for s in &stamps {
+        steps.push(*s - prev);
+        prev = *s;
+    }
+    (steps, total)
 }

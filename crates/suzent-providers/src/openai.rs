@@ -2,7 +2,9 @@
 //! OpenAI-compatible servers and Ollama (`{OLLAMA_HOST}/v1`, no key).
 
 use async_trait::async_trait;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use suzent_core::{ChatMessage, ToolCall};
@@ -124,7 +126,7 @@ impl OpenAiProvider {
         on_text: &TextSink<'_>,
     ) -> Result<ModelResponse, ProviderError> {
         let provider = self.name();
-        let body = request_body(request, self.kind, self.max_tokens, mode);
+        let body = wire_body(request, self.kind, self.max_tokens, mode);
         let offered = !request.tools.is_empty();
         let mut state = StreamState {
             filter: (self.recover && offered).then(TextCallFilter::new),
@@ -213,7 +215,83 @@ impl ModelProvider for OpenAiProvider {
 }
 
 /// Builds the chat completions body.
+/// The request body as a JSON value (what [`wire_body`] sends).
 fn request_body(request: &ModelRequest, kind: ProviderKind, max_tokens: u32, mode: Mode) -> Value {
+    // Cannot fail: every map key is a string and every number finite.
+    serde_json::to_value(wire_body(request, kind, max_tokens, mode)).unwrap_or(Value::Null)
+}
+
+/// The Chat Completions request body, borrowing the transcript: serialized straight onto the
+/// wire, so no tree of the whole transcript is built and copied for each model step.
+#[derive(Serialize)]
+struct WireBody<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<Value>,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
+}
+
+/// One Chat Completions message.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireMessage<'a> {
+    /// A message built as a value (content parts with images, the tools-in-prompt transcript).
+    Value(Value),
+    /// A system, user or assistant message of text.
+    Text {
+        role: &'static str,
+        content: Cow<'a, str>,
+    },
+    /// An assistant message with tool calls (`""` rather than `null` as its content:
+    /// llama.cpp's server and others refuse a null content).
+    Calls {
+        role: &'static str,
+        content: &'a str,
+        tool_calls: Vec<WireCall<'a>>,
+    },
+    /// A tool result.
+    Result {
+        role: &'static str,
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+/// A tool call of an assistant message.
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+/// A tool call's function: its name and arguments (a JSON string holding a valid object, even
+/// when the model's text was malformed: model-io 1).
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    arguments: String,
+}
+
+fn wire_body(
+    request: &ModelRequest,
+    kind: ProviderKind,
+    max_tokens: u32,
+    mode: Mode,
+) -> WireBody<'_> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     let tools_in_prompt = mode.tools_in_prompt && !request.tools.is_empty();
     let text_tools: Vec<suzent_llama::TemplateTool> = if tools_in_prompt {
@@ -229,120 +307,123 @@ fn request_body(request: &ModelRequest, kind: ProviderKind, max_tokens: u32, mod
     } else {
         Vec::new()
     };
-    let system = if tools_in_prompt {
-        suzent_llama::with_tool_instructions(&request.system, &text_tools)
+    let system: Cow<'_, str> = if tools_in_prompt {
+        Cow::Owned(suzent_llama::with_tool_instructions(
+            &request.system,
+            &text_tools,
+        ))
     } else {
-        request.system.clone()
+        Cow::Borrowed(&request.system)
     };
     if !system.is_empty() {
-        messages.push(json!({"role": "system", "content": system}));
+        messages.push(WireMessage::Text {
+            role: "system",
+            content: system,
+        });
     }
     if tools_in_prompt {
-        messages.extend(suzent_llama::plain_messages(&request.messages));
+        messages.extend(
+            suzent_llama::plain_messages(&request.messages)
+                .into_iter()
+                .map(WireMessage::Value),
+        );
     } else {
-        for message in &request.messages {
-            messages.push(map_message(message));
-        }
+        messages.extend(request.messages.iter().map(wire_message));
     }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    body.insert("messages".into(), Value::Array(messages));
-    body.insert("stream".into(), json!(mode.stream));
-    if mode.stream {
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-    }
-    body.insert("max_tokens".into(), json!(max_tokens));
-    if kind == ProviderKind::Local {
+    let local = kind == ProviderKind::Local;
+    let offered = !request.tools.is_empty() && !tools_in_prompt;
+    WireBody {
+        model: &request.model,
+        messages,
+        stream: mode.stream,
+        stream_options: mode.stream.then(|| json!({"include_usage": true})),
+        max_tokens,
         // A local model through llama.cpp's server decodes as the in-process engine does
         // (greedy, seed 0), so one model answers alike either way; servers default to sampling.
-        body.insert("temperature".into(), json!(0.0));
-        body.insert("seed".into(), json!(0));
-    }
-    if tools_in_prompt {
+        temperature: local.then_some(0.0),
+        seed: local.then_some(0),
         // The reply must be the generic object the system prompt describes; servers that
         // support structured output (llama.cpp, vLLM, LM Studio, Ollama) enforce it.
-        body.insert(
-            "response_format".into(),
+        response_format: tools_in_prompt.then(|| {
             json!({
                 "type": "json_schema",
                 "json_schema": {"name": "reply", "schema": suzent_llama::generic_reply_schema(&text_tools)},
-            }),
-        );
-    }
-    if !request.tools.is_empty() && !tools_in_prompt {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": normalize_tool_schema(&tool.name, &tool.parameters, kind),
-                    }
-                })
             })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        }),
+        tools: offered.then(|| {
+            request
+                .tools
+                .iter()
+                .map(|tool| {
+                    json!({
+                        "type": "function",
+                        "function": {
+                            "name": tool.name,
+                            "description": tool.description,
+                            "parameters": normalize_tool_schema(&tool.name, &tool.parameters, kind),
+                        }
+                    })
+                })
+                .collect()
+        }),
         // Explicit: some local servers only put tools in the prompt when they see a choice.
-        body.insert("tool_choice".into(), json!("auto"));
+        tool_choice: offered.then_some("auto"),
     }
-    Value::Object(body)
 }
 
-fn map_message(message: &ChatMessage) -> Value {
+fn wire_message(message: &ChatMessage) -> WireMessage<'_> {
     match message {
-        ChatMessage::User { .. } => {
-            let text = message.user_text_for_model().unwrap_or_default();
+        ChatMessage::User { text, attachments } => {
             let images = message.inline_images();
+            let content = if attachments.is_empty() {
+                Cow::Borrowed(text.as_str())
+            } else {
+                Cow::Owned(message.user_text_for_model().unwrap_or_default())
+            };
             if images.is_empty() {
-                return json!({"role": "user", "content": text});
+                return WireMessage::Text {
+                    role: "user",
+                    content,
+                };
             }
             // Chat Completions content parts: text, then each image as a data URL.
-            let mut parts = vec![json!({"type": "text", "text": text})];
+            let mut parts = vec![json!({"type": "text", "text": content})];
             for (mime, data) in images {
                 parts.push(json!({
                     "type": "image_url",
                     "image_url": {"url": format!("data:{mime};base64,{data}")}
                 }));
             }
-            json!({"role": "user", "content": parts})
+            WireMessage::Value(json!({"role": "user", "content": parts}))
         }
-        ChatMessage::Assistant { text, tool_calls } => {
-            let mut m = Map::new();
-            m.insert("role".into(), json!("assistant"));
-            if tool_calls.is_empty() {
-                m.insert("content".into(), json!(text));
-            } else {
-                // "" rather than null: llama.cpp's server and others refuse a null content.
-                m.insert("content".into(), json!(text));
-                let calls: Vec<Value> = tool_calls
-                    .iter()
-                    .map(|call| {
-                        json!({
-                            "id": call.id,
-                            "type": "function",
-                            "function": {
-                                "name": call.name,
-                                // A JSON string holding a valid object, even when the model's
-                                // text was malformed (model-io 1).
-                                "arguments": call.arguments_for_history().to_string(),
-                            }
-                        })
-                    })
-                    .collect();
-                m.insert("tool_calls".into(), Value::Array(calls));
-            }
-            Value::Object(m)
-        }
+        ChatMessage::Assistant { text, tool_calls } if tool_calls.is_empty() => WireMessage::Text {
+            role: "assistant",
+            content: Cow::Borrowed(text),
+        },
+        ChatMessage::Assistant { text, tool_calls } => WireMessage::Calls {
+            role: "assistant",
+            content: text,
+            tool_calls: tool_calls
+                .iter()
+                .map(|call| WireCall {
+                    id: &call.id,
+                    kind: "function",
+                    function: WireFunction {
+                        name: &call.name,
+                        arguments: call.arguments_for_history().to_string(),
+                    },
+                })
+                .collect(),
+        },
         ChatMessage::Tool {
             tool_call_id,
             content,
             ..
-        } => {
-            json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
-        }
+        } => WireMessage::Result {
+            role: "tool",
+            tool_call_id,
+            content,
+        },
     }
 }
 

@@ -65,10 +65,10 @@ pub(crate) async fn next_data(
 /// Posts `body` as JSON and returns the response when its status is a success; otherwise
 /// [`ProviderError::Http`] with the status, the bounded body and `Retry-After`, or a transport
 /// error.
-pub(crate) async fn post_json(
+pub(crate) async fn post_json<B: serde::Serialize + ?Sized>(
     provider: &str,
     request: reqwest::RequestBuilder,
-    body: &Value,
+    body: &B,
 ) -> Result<reqwest::Response, ProviderError> {
     let response = request
         .json(body)
@@ -89,10 +89,10 @@ pub(crate) async fn post_json(
 }
 
 /// Posts `body` as JSON and returns the response's SSE events, or the error status with its body.
-pub(crate) async fn post_sse(
+pub(crate) async fn post_sse<B: serde::Serialize + ?Sized>(
     provider: &str,
     request: reqwest::RequestBuilder,
-    body: &Value,
+    body: &B,
 ) -> Result<Events, ProviderError> {
     let response = post_json(
         provider,

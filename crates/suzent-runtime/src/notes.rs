@@ -31,6 +31,11 @@ impl TurnNotes {
     /// Starts writing the notes of every event from now on (on the current tokio runtime; the
     /// task ends with the bus, after writing what it gathered).
     pub(crate) fn start(store: Store, events: &Events) -> TurnNotes {
+        TurnNotes::start_with(store, events, BATCH_WINDOW)
+    }
+
+    /// [`TurnNotes::start`] with the notes of steps gathered for up to `window`.
+    fn start_with(store: Store, events: &Events, window: Duration) -> TurnNotes {
         let notes = TurnNotes { store };
         let writer = notes.clone();
         let mut rx = events.subscribe();
@@ -52,7 +57,7 @@ impl TurnNotes {
                     Some(Ok(event)) => {
                         if let Some(note) = note_of(&event) {
                             gathered.push(note);
-                            due.get_or_insert_with(|| Instant::now() + BATCH_WINDOW);
+                            due.get_or_insert_with(|| Instant::now() + window);
                         }
                         matches!(
                             event,
@@ -302,6 +307,57 @@ mod tests {
                 after_seq: 0,
             }]
         );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn the_notes_of_steps_wait_for_the_window_or_the_run_s_end() -> anyhow::Result<()> {
+        let store = Store::open_in_memory().await?;
+        store
+            .create_chat(&NewChat {
+                id: "c1".into(),
+                title: "t".into(),
+                workspace: "/tmp".into(),
+                model: None,
+                mode: PermissionMode::Default,
+                tools: None,
+            })
+            .await?;
+        let events = Events::new();
+        // A window no test outlives: only the run's end (or the bus closing) writes.
+        let notes =
+            TurnNotes::start_with(store.clone(), &events, std::time::Duration::from_secs(3600));
+        let end = |id: &str| AgentEvent::ToolCallEnd {
+            chat_id: "c1".into(),
+            run_id: "r1".into(),
+            tool_call_id: id.into(),
+            tool_name: "read_file".into(),
+            ok: true,
+            output: String::new(),
+            duration_ms: 3,
+        };
+        events.emit(end("call_a"));
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(notes.chat_notes("c1").await?.tools.is_empty());
+        events.emit(AgentEvent::RunFinished {
+            chat_id: "c1".into(),
+            run_id: "r1".into(),
+            outcome: RunOutcome::Completed,
+            pending_approvals: vec![],
+        });
+        let got = wait_for(&notes, |n| !n.tools.is_empty()).await;
+        assert_eq!(got.tools[0].duration_ms, Some(3));
+        // What is gathered when the bus closes is written too.
+        events.emit(end("call_b"));
+        drop(events);
+        let got = wait_for(&notes, |n| n.tools.len() == 2).await;
+        assert_eq!(got.tools.len(), 2);
+        // And the product's window is short: a step's notes are on disk within it.
+        let events = Events::new();
+        let notes = TurnNotes::start(store, &events);
+        events.emit(end("call_c"));
+        let got = wait_for(&notes, |n| n.tools.len() == 3).await;
+        assert_eq!(got.tools.len(), 3);
         Ok(())
     }
 

@@ -595,6 +595,92 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn notes_written_together_keep_their_order_and_one_that_fails_leaves_the_others()
+    -> anyhow::Result<()> {
+        let store = store_with_chat().await;
+        let decision = PermissionDecision::new(
+            Behavior::Allow,
+            DecisionSource::Mode,
+            ReasonCode::FullAccess,
+            "full access allows without review",
+            Risk::Low,
+        );
+        let notes = vec![
+            TurnNote::ToolDecision {
+                chat_id: "c1".into(),
+                tool_call_id: "call_a".into(),
+                decision: decision.clone(),
+            },
+            // A chat deleted meanwhile: this one is refused by name, the rest are written.
+            TurnNote::ToolDuration {
+                chat_id: "gone".into(),
+                tool_call_id: "call_x".into(),
+                duration_ms: 5,
+            },
+            TurnNote::ToolDuration {
+                chat_id: "c1".into(),
+                tool_call_id: "call_a".into(),
+                duration_ms: 7,
+            },
+            TurnNote::ModelUsage {
+                chat_id: "c1".into(),
+                run_id: "r1".into(),
+                model: "m".into(),
+                input_tokens: 10,
+                output_tokens: 2,
+                cost_usd: None,
+            },
+            TurnNote::ModelUsage {
+                chat_id: "c1".into(),
+                run_id: "r1".into(),
+                model: "m".into(),
+                input_tokens: 5,
+                output_tokens: 1,
+                cost_usd: None,
+            },
+            TurnNote::TurnFailure {
+                chat_id: "c1".into(),
+                run_id: "r1".into(),
+                message: "stopped".into(),
+            },
+            // Written after the failure it heads, in the same transaction.
+            TurnNote::TurnOutcome {
+                run_id: "r1".into(),
+                outcome: RunOutcome::MaxSteps,
+            },
+        ];
+        let failed = store.write_notes(&notes).await?;
+        assert_eq!(failed.len(), 1);
+        assert!(
+            matches!(&failed[0], StoreError::NotFound { what: "chat", id } if id == "gone"),
+            "{:?}",
+            failed[0]
+        );
+        let got = store.chat_notes("c1").await?;
+        assert_eq!(
+            got.tools,
+            vec![ToolCallNote {
+                tool_call_id: "call_a".into(),
+                decision: Some(decision),
+                mode: Some(PermissionMode::Default),
+                resolution: None,
+                duration_ms: Some(7),
+            }]
+        );
+        assert_eq!(
+            (
+                got.usage[0].input_tokens,
+                got.usage[0].output_tokens,
+                got.usage[0].steps
+            ),
+            (15, 3, 2)
+        );
+        assert_eq!(got.failures[0].outcome, Some(RunOutcome::MaxSteps));
+        assert!(store.write_notes(&[]).await?.is_empty());
+        Ok(())
+    }
+
+    #[tokio::test]
     async fn a_runs_steps_add_up_and_an_unpriced_step_leaves_no_cost() -> anyhow::Result<()> {
         let store = store_with_chat().await;
         store

@@ -547,6 +547,85 @@ async fn a_tool_call_id_is_claimed_once_across_chats_and_freed_with_its_chat() {
 }
 
 #[tokio::test]
+async fn a_model_step_is_stored_with_its_claims_or_not_at_all() {
+    let (_dir, _path, store) = file_store().await;
+    for id in ["a", "b"] {
+        store.create_chat(&new_chat(id)).await.unwrap();
+    }
+    let two = |x: &str, y: &str| ChatMessage::Assistant {
+        text: String::new(),
+        tool_calls: [x, y]
+            .iter()
+            .map(|id| ToolCall {
+                id: id.to_string(),
+                name: "read_file".to_string(),
+                arguments: "{}".to_string(),
+            })
+            .collect(),
+    };
+    // Free ids: stored, and claimed (a second claim of either is refused).
+    let seq = store
+        .append_claiming("a", Some("r1"), &two("call_0", "call_1"))
+        .await
+        .unwrap();
+    assert_eq!(seq, Some(1));
+    assert!(!store.claim_tool_call_id("b", "call_0").await.unwrap());
+    assert!(!store.claim_tool_call_id("b", "call_1").await.unwrap());
+    // One id taken (by another chat's step): nothing stored, the free id not claimed either.
+    assert_eq!(
+        store
+            .append_claiming("b", Some("r2"), &two("call_2", "call_0"))
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(store.messages("b").await.unwrap().is_empty());
+    assert!(store.claim_tool_call_id("b", "call_2").await.unwrap());
+    // Two calls of one step with one id: refused the same way.
+    assert_eq!(
+        store
+            .append_claiming("b", None, &two("call_3", "call_3"))
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(store.messages("b").await.unwrap().is_empty());
+    // A step without calls is a plain message; the chat's updated_at moves with each.
+    let text_only = ChatMessage::Assistant {
+        text: "done".to_string(),
+        tool_calls: Vec::new(),
+    };
+    assert_eq!(
+        store.append_claiming("a", None, &text_only).await.unwrap(),
+        Some(2)
+    );
+    // Bad input and a missing chat are errors by name.
+    let err = store
+        .append_claiming("a", None, &two("", "call_9"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err:?}");
+    let err = store
+        .append_claiming("a", None, &ChatMessage::user("hi"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err:?}");
+    let err = store
+        .append_claiming("ghost", None, &two("call_7", "call_8"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NotFound { what: "chat", id } if id == "ghost"),
+        "{err:?}"
+    );
+    assert!(store.claim_tool_call_id("a", "call_7").await.unwrap());
+    let kept = store.messages("a").await.unwrap();
+    assert_eq!(kept.len(), 2);
+    assert_eq!(kept[0].message, two("call_0", "call_1"));
+    assert_eq!(kept[0].run_id.as_deref(), Some("r1"));
+}
+
+#[tokio::test]
 async fn ids_of_a_transcript_stored_before_claims_existed_count_as_claimed() {
     let (_dir, path, store) = file_store().await;
     store.create_chat(&new_chat("old")).await.unwrap();

@@ -12,12 +12,13 @@ use std::time::Instant;
 use suzent_core::{
     AgentEvent, ApprovalActionId, Behavior, ChatMessage, Rule, ToolCall, parse_tool_arguments,
 };
-use suzent_permissions::{GateCall, redact_value};
+use suzent_permissions::{GateCall, ToolAccess, redact_value};
 use suzent_store::{ApprovalStatus, ChatRecord, PendingApproval, ToolStepStatus};
 use suzent_tools::{ToolContext, ToolError};
 
 impl TurnService {
-    /// Decides, runs or refuses one call. Returns the pending approval when it must wait.
+    /// Decides, runs or refuses one call: waiting for the user's approval (its id), or its
+    /// result stored.
     ///
     /// `fresh`: the call came from this run's last model step, so it has no approval and no
     /// tool step yet (nothing else knows its id) and neither is looked up. `rules`: the rules
@@ -33,7 +34,7 @@ impl TurnService {
         options: &RunOptions,
         fresh: bool,
         rules: Option<Vec<Rule>>,
-    ) -> Result<Option<String>, RuntimeError> {
+    ) -> Result<Settled, RuntimeError> {
         let store = &self.s.store;
         // A call that was answered by the user. One still waiting is decided again below: a
         // rule added since (an answer that remembers, issue #12 item 8) may now allow or deny it.
@@ -53,8 +54,10 @@ impl TurnService {
                     if let Some(f) = record.feedback {
                         text.push_str(&format!(" User feedback: {f}"));
                     }
-                    self.finish(chat, run_id, call, Err(text), 0).await?;
-                    return Ok(None);
+                    return self
+                        .finish(chat, run_id, call, Err(text), 0)
+                        .await
+                        .map(Settled::Stored);
                 }
                 (ApprovalStatus::Resolved, Some(_)) => {
                     let args = parse_tool_arguments(&call.arguments).unwrap_or_default();
@@ -62,13 +65,16 @@ impl TurnService {
                     let args = match self.coerce(&call.name, args) {
                         Ok(a) => a,
                         Err(message) => {
-                            self.finish(chat, run_id, call, Err(message), 0).await?;
-                            return Ok(None);
+                            return self
+                                .finish(chat, run_id, call, Err(message), 0)
+                                .await
+                                .map(Settled::Stored);
                         }
                     };
-                    self.execute(chat, run_id, call, args, ctx, record.feedback, None)
-                        .await?;
-                    return Ok(None);
+                    return self
+                        .execute(chat, run_id, call, args, ctx, record.feedback, None)
+                        .await
+                        .map(Settled::Stored);
                 }
             }
         }
@@ -81,14 +87,18 @@ impl TurnService {
                 "The {} call was interrupted: Suzent stopped while it was running, so its effects are unknown. Check the current state before retrying.",
                 call.name
             );
-            self.finish(chat, run_id, call, Err(text), 0).await?;
-            return Ok(None);
+            return self
+                .finish(chat, run_id, call, Err(text), 0)
+                .await
+                .map(Settled::Stored);
         }
         let args = match parse_tool_arguments(&call.arguments) {
             Ok(a) => a,
             Err(message) => {
-                self.finish(chat, run_id, call, Err(message), 0).await?;
-                return Ok(None);
+                return self
+                    .finish(chat, run_id, call, Err(message), 0)
+                    .await
+                    .map(Settled::Stored);
             }
         };
         let mut found = self.s.toolset.get(&call.name);
@@ -99,18 +109,19 @@ impl TurnService {
         }
         let Some(tool) = found else {
             let known = selected.join(", ");
-            self.finish(
-                chat,
-                run_id,
-                call,
-                Err(format!(
-                    "unknown tool '{}'. Available tools: {known}",
-                    call.name
-                )),
-                0,
-            )
-            .await?;
-            return Ok(None);
+            return self
+                .finish(
+                    chat,
+                    run_id,
+                    call,
+                    Err(format!(
+                        "unknown tool '{}'. Available tools: {known}",
+                        call.name
+                    )),
+                    0,
+                )
+                .await
+                .map(Settled::Stored);
         };
         if !selected.iter().any(|s| s == tool.spec().runtime_name) {
             // Deferred tools are not loaded until tool_search activates them (mcp case 3).
@@ -127,23 +138,26 @@ impl TurnService {
                     selected.join(", ")
                 )
             };
-            self.finish(chat, run_id, call, Err(msg), 0).await?;
-            return Ok(None);
+            return self
+                .finish(chat, run_id, call, Err(msg), 0)
+                .await
+                .map(Settled::Stored);
         }
         // Arguments are what the schema says before anything looks at them (issue #12 item 6):
         // the gate, the audit log and the tool all see the coerced value.
         let args = match suzent_tools::coerce_args(&tool.spec().parameters, args) {
             Ok(a) => a,
             Err(message) => {
-                self.finish(
-                    chat,
-                    run_id,
-                    call,
-                    Err(format!("invalid arguments: {message}")),
-                    0,
-                )
-                .await?;
-                return Ok(None);
+                return self
+                    .finish(
+                        chat,
+                        run_id,
+                        call,
+                        Err(format!("invalid arguments: {message}")),
+                        0,
+                    )
+                    .await
+                    .map(Settled::Stored);
             }
         };
         // The one gate: request, engine, reviewer, headless profile, audit line and event.
@@ -172,8 +186,10 @@ impl TurnService {
         {
             Ok(outcome) => outcome.decision,
             Err(message) => {
-                self.finish(chat, run_id, call, Err(message), 0).await?;
-                return Ok(None);
+                return self
+                    .finish(chat, run_id, call, Err(message), 0)
+                    .await
+                    .map(Settled::Stored);
             }
         };
         if let Some(approval_id) = waiting {
@@ -182,18 +198,18 @@ impl TurnService {
                 .await;
         }
         match decision.behavior {
-            Behavior::Allow => {
-                self.execute(chat, run_id, call, args, ctx, None, Some(&rules))
-                    .await?;
-                Ok(None)
-            }
+            Behavior::Allow => self
+                .execute(chat, run_id, call, args, ctx, None, Some(&rules))
+                .await
+                .map(Settled::Stored),
             Behavior::Deny => {
                 let msg = format!(
                     "Permission denied ({}): {}",
                     decision.reason_code, decision.reason
                 );
-                self.finish(chat, run_id, call, Err(msg), 0).await?;
-                Ok(None)
+                self.finish(chat, run_id, call, Err(msg), 0)
+                    .await
+                    .map(Settled::Stored)
             }
             Behavior::Ask => {
                 let shown = redact_value(&args);
@@ -217,7 +233,7 @@ impl TurnService {
                     args: shown,
                     decision,
                 });
-                Ok(Some(approval.id))
+                Ok(Settled::Waiting(approval.id))
             }
         }
     }
@@ -235,14 +251,14 @@ impl TurnService {
         ctx: &ToolContext,
         approval_id: String,
         decision: &suzent_core::PermissionDecision,
-    ) -> Result<Option<String>, RuntimeError> {
+    ) -> Result<Settled, RuntimeError> {
         let action = match decision.behavior {
             // Only a rule releases a waiting call (never a second opinion of the reviewer).
             Behavior::Allow if decision.source == suzent_core::DecisionSource::Rule => {
                 ApprovalActionId::AllowOnce
             }
             Behavior::Deny => ApprovalActionId::Reject,
-            _ => return Ok(Some(approval_id)),
+            _ => return Ok(Settled::Waiting(approval_id)),
         };
         if !self
             .s
@@ -251,7 +267,7 @@ impl TurnService {
             .await?
         {
             // Answered meanwhile by someone else: leave it to that answer.
-            return Ok(Some(approval_id));
+            return Ok(Settled::Waiting(approval_id));
         }
         self.s
             .permissions
@@ -277,15 +293,17 @@ impl TurnService {
         });
         if action == ApprovalActionId::AllowOnce {
             self.execute(chat, run_id, call, args, ctx, None, None)
-                .await?;
+                .await
+                .map(Settled::Stored)
         } else {
             let msg = format!(
                 "Permission denied ({}): {}",
                 decision.reason_code, decision.reason
             );
-            self.finish(chat, run_id, call, Err(msg), 0).await?;
+            self.finish(chat, run_id, call, Err(msg), 0)
+                .await
+                .map(Settled::Stored)
         }
-        Ok(None)
     }
 
     /// The arguments coerced to the schema of the tool `name` (unchanged for an unknown tool).
@@ -297,7 +315,7 @@ impl TurnService {
         }
     }
 
-    /// Runs an allowed call and stores its result. `rules`: the rules in force the gate just
+    /// Runs an allowed call and stores its result (returned as stored). `rules`: the rules in force the gate just
     /// decided with (`None`: read them now).
     #[allow(clippy::too_many_arguments)]
     async fn execute(
@@ -309,19 +327,8 @@ impl TurnService {
         ctx: &ToolContext,
         feedback: Option<String>,
         rules: Option<&[Rule]>,
-    ) -> Result<(), RuntimeError> {
+    ) -> Result<StoredResult, RuntimeError> {
         let store = &self.s.store;
-        if !store
-            .begin_tool_step(&chat.id, &call.id, &call.name, &call.arguments)
-            .await?
-        {
-            // Another process began it; it never finished (else a result would exist).
-            let text = format!(
-                "The {} call was interrupted before its result was recorded; its effects are unknown.",
-                call.name
-            );
-            return self.finish(chat, run_id, call, Err(text), 0).await;
-        }
         let Some(tool) = self.s.toolset.get(&call.name) else {
             return self
                 .finish(
@@ -333,7 +340,6 @@ impl TurnService {
                 )
                 .await;
         };
-        let started = Instant::now();
         // The call's own context knows its id (`render_ui` records which call drew a surface).
         let mut ctx = ctx.clone();
         ctx.tool_call_id = Some(call.id.clone());
@@ -348,8 +354,33 @@ impl TurnService {
             }
         };
         ctx.paths = Arc::new(self.s.permissions.with_read_rules(chat, &ctx.paths, rules));
-        super::panic_point("before_tool_runs");
-        let result = tool.call(args, &ctx).await;
+        // A call that only reads files (what the engine decides as a read: read_file,
+        // grep_search, glob_search) leaves nothing a crash could make unknown, so it reads
+        // while its step is marked running; any other call runs once the mark is stored.
+        let reads_only = matches!(tool.access(&args, &ctx), Ok(ToolAccess::Read(_)));
+        let begin = store.begin_tool_step(&chat.id, &call.id, &call.name, &call.arguments);
+        // Another process began it and it never finished (else a result would exist).
+        let interrupted = format!(
+            "The {} call was interrupted before its result was recorded; its effects are unknown.",
+            call.name
+        );
+        let started;
+        let result = if reads_only {
+            super::panic_point("before_tool_runs");
+            started = Instant::now();
+            let (begun, read) = tokio::join!(begin, tool.call(args, &ctx));
+            if !begun? {
+                return self.finish(chat, run_id, call, Err(interrupted), 0).await;
+            }
+            read
+        } else {
+            if !begin.await? {
+                return self.finish(chat, run_id, call, Err(interrupted), 0).await;
+            }
+            super::panic_point("before_tool_runs");
+            started = Instant::now();
+            tool.call(args, &ctx).await
+        };
         let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         hold_point("after_tool_ran").await;
         let result = match result {
@@ -365,7 +396,7 @@ impl TurnService {
         self.finish(chat, run_id, call, result, elapsed).await
     }
 
-    /// Stores a call's result, then announces it.
+    /// Stores a call's result, then announces it. Returns the result as stored.
     pub(super) async fn finish(
         &self,
         chat: &ChatRecord,
@@ -373,7 +404,7 @@ impl TurnService {
         call: &ToolCall,
         result: Result<String, String>,
         duration_ms: u64,
-    ) -> Result<(), RuntimeError> {
+    ) -> Result<StoredResult, RuntimeError> {
         let (ok, content) = match result {
             Ok(c) => (true, c),
             Err(e) => (false, e),
@@ -384,7 +415,8 @@ impl TurnService {
             content: content.clone(),
             is_error: !ok,
         };
-        self.s
+        let seq = self
+            .s
             .store
             .finish_tool_step(&chat.id, Some(run_id), &call.id, &message)
             .await?;
@@ -403,6 +435,19 @@ impl TurnService {
             },
             duration_ms,
         });
-        Ok(())
+        Ok(StoredResult { seq, message })
     }
+}
+
+/// How a call was settled: it waits for the user's approval (the approval's id), or its result
+/// is stored.
+pub(super) enum Settled {
+    Waiting(String),
+    Stored(StoredResult),
+}
+
+/// A tool call's result as stored: its transcript position and the message.
+pub(super) struct StoredResult {
+    pub(super) seq: i64,
+    pub(super) message: ChatMessage,
 }

@@ -4,6 +4,7 @@
 
 use super::compact::{Budget, CompactError, Fitted, Trigger};
 use super::context::FittedTools;
+use super::execute::Settled;
 use super::{Opening, RunOptions, RunSummary, TurnService, hold_point};
 use crate::error::RuntimeError;
 use crate::provider::{
@@ -171,7 +172,7 @@ impl TurnService {
             let mut reads: Option<StepReads> = None;
             if !fresh.is_empty() {
                 match rules {
-                    Some(_) if transcript.is_current() => {}
+                    Some(_) if transcript.take_current() => {}
                     Some(_) => transcript.refresh(store, &chat.id).await?,
                     None => {
                         let (refreshed, read) = tokio::join!(
@@ -182,6 +183,8 @@ impl TurnService {
                         rules = Some(read?);
                     }
                 }
+            } else if opening.is_none() && transcript.take_current() {
+                reads = Some(self.step_reads(chat, &selected, &ctx.user_id).await?);
             } else if opening.is_none() {
                 let (refreshed, read) = tokio::join!(
                     transcript.refresh(store, &chat.id),
@@ -216,7 +219,7 @@ impl TurnService {
                         continue;
                     }
                     // The loop guard reads the transcript as each call is settled.
-                    if i > 0 {
+                    if i > 0 && !transcript.take_current() {
                         transcript.refresh(store, &chat.id).await?;
                     }
                     let seen = transcript.messages();
@@ -226,7 +229,8 @@ impl TurnService {
                             "The {} call did not run: the user stopped the turn.",
                             call.name
                         );
-                        self.finish(chat, run_id, call, Err(text), 0).await?;
+                        let r = self.finish(chat, run_id, call, Err(text), 0).await?;
+                        transcript.stored(r.seq, run_id, r.message);
                         continue;
                     }
                     if let Some(stop) = &looped {
@@ -234,13 +238,16 @@ impl TurnService {
                             "The {} call did not run: the turn was stopped ({stop}).",
                             call.name
                         );
-                        self.finish(chat, run_id, call, Err(text), 0).await?;
+                        let r = self.finish(chat, run_id, call, Err(text), 0).await?;
+                        transcript.stored(r.seq, run_id, r.message);
                         continue;
                     }
                     if let Some(reason) = super::loop_guard::blocks(seen, call) {
                         tracing::warn!(chat = %chat.id, tool = %call.name, "loop guard stopped a repeated call");
-                        self.finish(chat, run_id, call, Err(reason.clone()), 0)
+                        let r = self
+                            .finish(chat, run_id, call, Err(reason.clone()), 0)
                             .await?;
+                        transcript.stored(r.seq, run_id, r.message);
                         looped = Some(reason);
                         continue;
                     }
@@ -248,13 +255,14 @@ impl TurnService {
                     // The rules read with the transcript serve the first call only: a rule
                     // added while it ran is in force for the next.
                     let read_rules = if is_fresh { rules.take() } else { None };
-                    if let Some(p) = self
+                    match self
                         .settle_call(
                             chat, run_id, call, &loaded, &ctx, options, is_fresh, read_rules,
                         )
                         .await?
                     {
-                        waiting.push(p);
+                        Settled::Waiting(p) => waiting.push(p),
+                        Settled::Stored(r) => transcript.stored(r.seq, run_id, r.message),
                     }
                 }
                 if let Some(reason) = looped {
@@ -770,10 +778,12 @@ impl Transcript {
     }
 
     /// Whether the transcript ends with a message this run stored right after what it held
-    /// (so a refresh now would find only what others stored meanwhile, as one a moment
-    /// earlier would not have).
-    fn is_current(&self) -> bool {
-        self.current
+    /// since this was last asked (so a refresh now would find only what others stored
+    /// meanwhile, as one a moment earlier would not have). Asking again says `false` until
+    /// the run stores another message: whatever else the loop does before it comes back to
+    /// its top (an opening message, inbox messages delivered in place) is read by a refresh.
+    fn take_current(&mut self) -> bool {
+        std::mem::take(&mut self.current)
     }
 
     /// Keeps `message`, just stored by this run at `seq`, when it directly follows the last
@@ -852,5 +862,35 @@ fn display_args(raw: &str) -> Value {
     match parse_tool_arguments(raw) {
         Ok(v) => redact_value(&v),
         Err(_) => Value::String(redact_text(&suzent_core::text::truncate_bytes(raw, 2000))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(t: &str) -> ChatMessage {
+        ChatMessage::Assistant {
+            text: t.to_string(),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_transcript_is_current_once_after_each_message_stored_right_after_what_it_held() {
+        let mut transcript = Transcript::default();
+        assert!(!transcript.take_current(), "nothing read yet");
+        transcript.stored(1, "r", text("a"));
+        assert!(transcript.take_current());
+        // Asked again without a new message of its own: whatever came since is read.
+        assert!(!transcript.take_current());
+        transcript.stored(2, "r", text("b"));
+        transcript.stored(3, "r", text("c"));
+        assert!(transcript.take_current());
+        // Another writer's message came between (seq 4): not kept, not current.
+        transcript.stored(5, "r", text("e"));
+        assert!(!transcript.take_current());
+        let seqs: Vec<i64> = transcript.messages().iter().map(|m| m.seq).collect();
+        assert_eq!(seqs, vec![1, 2, 3]);
     }
 }
