@@ -65,14 +65,10 @@ fn main() {
         }
         rules.push_str("[[rule]]\ntool = \"write_file\"\nbehavior = \"ask\"\npath = \"secrets/**\"\n");
         std::fs::write(config_dir.join("rules.toml"), rules).unwrap();
-        // Written long before the run, as a user's file is (a file changed in the last moments is
-        // read again on every call until it settles).
-        std::fs::File::options()
-            .write(true)
-            .open(config_dir.join("rules.toml"))
-            .unwrap()
-            .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
-            .unwrap();
+        // A user's file was written long before the run. Its status-change time cannot be set
+        // back (setting the modification time moves it to now), and a file changed within the
+        // last 2 s is read again on every call until it settles: wait until it has.
+        std::thread::sleep(Duration::from_millis(2100));
         let sessions = std::env::var("BENCH_SESSIONS")
             .ok()
             .and_then(|n| n.parse().ok())

@@ -6,12 +6,13 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use suzent_core::{ChatMessage, ToolCall};
 
 use super::local::generated_call_id;
 use super::recovery::{OfferedTool, TextCallFilter};
-use super::schema::normalize_tool_schema;
+use super::schema::{normalize_tool_schema, normalized_tool_schema};
 use super::wire::{
     Endpoint, MAX_ERROR_BODY, SseData, join_url, next_data, post_json, post_sse, stream_error,
     truncate_text,
@@ -238,7 +239,7 @@ struct WireBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tools: Option<Vec<Value>>,
+    tools: Option<Vec<WireTool<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<&'static str>,
 }
@@ -267,6 +268,26 @@ enum WireMessage<'a> {
         tool_call_id: &'a str,
         content: &'a str,
     },
+}
+
+/// A tool offered to the model: a function with its provider-normalized JSON Schema.
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireToolFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    #[serde(serialize_with = "shared_value")]
+    parameters: Arc<Value>,
+}
+
+fn shared_value<S: serde::Serializer>(value: &Arc<Value>, to: S) -> Result<S::Ok, S::Error> {
+    value.as_ref().serialize(to)
 }
 
 /// A tool call of an assistant message.
@@ -354,15 +375,13 @@ fn wire_body(
             request
                 .tools
                 .iter()
-                .map(|tool| {
-                    json!({
-                        "type": "function",
-                        "function": {
-                            "name": tool.name,
-                            "description": tool.description,
-                            "parameters": normalize_tool_schema(&tool.name, &tool.parameters, kind),
-                        }
-                    })
+                .map(|tool| WireTool {
+                    kind: "function",
+                    function: WireToolFunction {
+                        name: &tool.name,
+                        description: &tool.description,
+                        parameters: normalized_tool_schema(&tool.name, &tool.parameters, kind),
+                    },
                 })
                 .collect()
         }),

@@ -6,12 +6,12 @@
 
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use super::ProviderKind;
 
 /// Normalized schemas by (provider, tool name), each with the schema it was made from.
-type Normalized = HashMap<(ProviderKind, String), (Value, Value)>;
+type Normalized = HashMap<(ProviderKind, String), (Value, Arc<Value>)>;
 
 static NORMALIZED: LazyLock<Mutex<Normalized>> = LazyLock::new(Mutex::default);
 
@@ -23,21 +23,32 @@ const CACHE_LIMIT: usize = 1024;
 /// every tool's schema, and while a tool's schema is unchanged (checked by equality, which
 /// costs far less than resolving `$ref`s and rebuilding the tree) the kept result is reused.
 pub fn normalize_tool_schema(name: &str, schema: &Value, provider: ProviderKind) -> Value {
+    normalized_tool_schema(name, schema, provider)
+        .as_ref()
+        .clone()
+}
+
+/// [`normalize_tool_schema`], shared rather than copied (a request serializes it in place).
+pub(crate) fn normalized_tool_schema(
+    name: &str,
+    schema: &Value,
+    provider: ProviderKind,
+) -> Arc<Value> {
     let key = (provider, name.to_string());
     {
         let cache = NORMALIZED.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((source, normalized)) = cache.get(&key)
             && source == schema
         {
-            return normalized.clone();
+            return Arc::clone(normalized);
         }
     }
-    let normalized = normalize_schema(schema, provider);
+    let normalized = Arc::new(normalize_schema(schema, provider));
     let mut cache = NORMALIZED.lock().unwrap_or_else(PoisonError::into_inner);
     if cache.len() >= CACHE_LIMIT {
         cache.clear();
     }
-    cache.insert(key, (schema.clone(), normalized.clone()));
+    cache.insert(key, (schema.clone(), Arc::clone(&normalized)));
     normalized
 }
 

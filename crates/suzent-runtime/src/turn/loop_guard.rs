@@ -38,7 +38,8 @@ pub(super) fn streak(messages: &[StoredMessage]) -> Option<Streak> {
         .rposition(|m| matches!(m.message, ChatMessage::User { .. }))
         .map_or(0, |i| i + 1);
     let mut calls: Vec<&ToolCall> = Vec::new();
-    let mut pairs: Vec<(String, Value, &str, bool)> = Vec::new();
+    // Each result with its call; arguments are parsed only for the results the streak reaches.
+    let mut pairs: Vec<(&ToolCall, &str, bool)> = Vec::new();
     for m in &messages[start..] {
         match &m.message {
             ChatMessage::Assistant { tool_calls, .. } => calls.extend(tool_calls.iter()),
@@ -49,17 +50,27 @@ pub(super) fn streak(messages: &[StoredMessage]) -> Option<Streak> {
                 ..
             } => {
                 if let Some(call) = calls.iter().find(|c| &c.id == tool_call_id) {
-                    pairs.push((call.name.clone(), args_of(call), content, *is_error));
+                    pairs.push((call, content, *is_error));
                 }
             }
             ChatMessage::User { .. } => {}
         }
     }
-    let last = pairs.last()?;
-    let count = pairs.iter().rev().take_while(|p| *p == last).count();
+    let &(last_call, last_content, last_error) = pairs.last()?;
+    let last_args = args_of(last_call);
+    let count = pairs
+        .iter()
+        .rev()
+        .take_while(|(call, content, is_error)| {
+            call.name == last_call.name
+                && *content == last_content
+                && *is_error == last_error
+                && args_of(call) == last_args
+        })
+        .count();
     Some(Streak {
-        tool: last.0.clone(),
-        args: last.1.clone(),
+        tool: last_call.name.clone(),
+        args: last_args,
         count,
     })
 }
