@@ -188,7 +188,8 @@ mod tests {
     };
     use suzent_store::{NewChat, ToolCallNote, TurnFailureNote};
 
-    async fn notes_over_a_chat() -> (TurnNotes, Events, Store) {
+    /// An in-memory store with chat `c1`.
+    async fn store_with_a_chat() -> Store {
         let store = Store::open_in_memory().await.unwrap();
         store
             .create_chat(&NewChat {
@@ -201,6 +202,11 @@ mod tests {
             })
             .await
             .unwrap();
+        store
+    }
+
+    async fn notes_over_a_chat() -> (TurnNotes, Events, Store) {
+        let store = store_with_a_chat().await;
         let events = Events::new();
         (TurnNotes::start(store.clone(), &events), events, store)
     }
@@ -312,17 +318,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_notes_of_steps_wait_for_the_window_or_the_run_s_end() -> anyhow::Result<()> {
-        let store = Store::open_in_memory().await?;
-        store
-            .create_chat(&NewChat {
-                id: "c1".into(),
-                title: "t".into(),
-                workspace: "/tmp".into(),
-                model: None,
-                mode: PermissionMode::Default,
-                tools: None,
-            })
-            .await?;
+        let store = store_with_a_chat().await;
         let events = Events::new();
         // A window no test outlives: only the run's end (or the bus closing) writes.
         let notes =
