@@ -360,22 +360,24 @@ impl TurnService {
         let reads_only = matches!(tool.access(&args, &ctx), Ok(ToolAccess::Read(_)));
         let begin = store.begin_tool_step(&chat.id, &call.id, &call.name, &call.arguments);
         // Another process began it and it never finished (else a result would exist).
-        let interrupted = format!(
-            "The {} call was interrupted before its result was recorded; its effects are unknown.",
-            call.name
-        );
+        let interrupted = || {
+            format!(
+                "The {} call was interrupted before its result was recorded; its effects are unknown.",
+                call.name
+            )
+        };
         let started;
         let result = if reads_only {
             super::panic_point("before_tool_runs");
             started = Instant::now();
             let (begun, read) = tokio::join!(begin, tool.call(args, &ctx));
             if !begun? {
-                return self.finish(chat, run_id, call, Err(interrupted), 0).await;
+                return self.finish(chat, run_id, call, Err(interrupted()), 0).await;
             }
             read
         } else {
             if !begin.await? {
-                return self.finish(chat, run_id, call, Err(interrupted), 0).await;
+                return self.finish(chat, run_id, call, Err(interrupted()), 0).await;
             }
             super::panic_point("before_tool_runs");
             started = Instant::now();
