@@ -1,10 +1,10 @@
 //! Runtime overhead per tool step: 50-step scripted sessions (each step: one streamed model
-//! response with a `read_file` call, then the tool) against the local scripted server, five
-//! sessions one after another, each in a new runtime over the same home and a new chat. The
-//! same responses are then fetched with a bare HTTP client sending the very request bodies the
-//! runtime sent; overhead = median step wall time minus median bare request time (the server's
-//! share, which grows with the body it reads), both over all sessions' steps. The home has a
-//! `rules.toml` of nine rules.
+//! response with a `read_file` call, then the tool) against the local scripted server, ten
+//! sessions one after another in one runtime over one home, each in a new chat. After each
+//! session the same responses are fetched with a bare HTTP client sending the very request
+//! bodies the runtime sent; overhead = median step wall time minus median bare request time (the
+//! server's share, which grows with the body it reads), both over all sessions' steps. The home
+//! has a `rules.toml` of nine rules.
 //!
 //! Run: `cargo bench -p suzent-tests --bench runtime_steps` (`BENCH_SESSIONS=n` for another
 //! count, `BENCH_VERBOSE=1` for each session's medians).
@@ -19,14 +19,17 @@ use suzent_runtime::{CreateChat, Paths, RunOptions, Runtime, RuntimeOptions};
 use suzent_tests::{ScriptedServer, Turn};
 
 const STEPS: usize = 50;
-/// Sessions run one after another (a new runtime and chat each); the medians are over all steps.
-const SESSIONS: usize = 5;
+/// Sessions run one after another (a new chat each); the medians are over all steps.
+const SESSIONS: usize = 10;
 
-fn turns() -> Vec<Turn> {
+/// One session's responses. Call ids are unique, as OpenAI's are (`call_` and random
+/// characters): a server that numbers its calls `call_0`, `call_1` in every session makes each
+/// step past the first session's take the taken-id path (`turn/ids.rs`) instead.
+fn turns(session: usize) -> Vec<Turn> {
     let mut turns: Vec<Turn> = (0..STEPS)
         .map(|i| {
             Turn::tool_call(
-                format!("call_{i}"),
+                format!("call_{session}_{i}"),
                 "read_file",
                 json!({"file_path": format!("src/f{}.rs", i % 5)}).to_string(),
             )
@@ -73,28 +76,23 @@ fn main() {
             .ok()
             .and_then(|n| n.parse().ok())
             .unwrap_or(SESSIONS);
-        let server = ScriptedServer::start((0..sessions).flat_map(|_| turns()).collect()).await;
+        let server = ScriptedServer::start((0..sessions).flat_map(turns).collect()).await;
         let runtime = open_runtime(&dir, &server).await;
-        let mut steps = Vec::new();
-        let mut total = Duration::ZERO;
-        for _ in 0..sessions {
-            let (session, took) = session(&runtime, &ws).await;
-            if std::env::var_os("BENCH_VERBOSE").is_some() {
-                eprintln!("session: median step {:?}", median(session.clone()));
-            }
-            steps.extend(session);
-            total += took;
-        }
-        // The server's share: the same responses fetched by a bare client that sends the very
-        // request bodies the runtime sent (the server reads each whole body, which grows with
-        // the transcript). Each session asked STEPS + 1 times (the last: its closing answer).
-        let sent = server.requests();
-        assert_eq!(sent.len(), sessions * (STEPS + 1), "the server saw {} requests", sent.len());
         let client = reqwest::Client::new();
+        let mut steps = Vec::new();
         let mut server_times = Vec::new();
-        for bodies in sent.chunks(STEPS + 1) {
-            let bare = ScriptedServer::start(turns()).await;
-            for body in bodies.iter().take(STEPS) {
+        let mut total = Duration::ZERO;
+        for i in 0..sessions {
+            let (session, took) = session(&runtime, &ws).await;
+            // The server's share, measured right after the session (this machine's speed
+            // drifts): the same responses fetched by a bare client that sends the very request
+            // bodies the runtime sent (the server reads each whole body, which grows with the
+            // transcript). Each session asked STEPS + 1 times (the last: its closing answer).
+            let sent = server.requests();
+            assert_eq!(sent.len(), (i + 1) * (STEPS + 1), "the server saw {} requests", sent.len());
+            let bare = ScriptedServer::start(turns(i)).await;
+            let mut bare_times = Vec::new();
+            for body in &sent[i * (STEPS + 1)..][..STEPS] {
                 let body = serde_json::to_vec(body).unwrap();
                 let t = Instant::now();
                 let resp = client
@@ -105,8 +103,18 @@ fn main() {
                     .await
                     .unwrap();
                 let _ = resp.bytes().await.unwrap();
-                server_times.push(t.elapsed());
+                bare_times.push(t.elapsed());
             }
+            if std::env::var_os("BENCH_VERBOSE").is_some() {
+                eprintln!(
+                    "session: median step {:?}, bare server {:?}",
+                    median(session.clone()),
+                    median(bare_times.clone())
+                );
+            }
+            steps.extend(session);
+            server_times.extend(bare_times);
+            total += took;
         }
         let step = median(steps);
         let server = median(server_times);

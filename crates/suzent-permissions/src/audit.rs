@@ -182,6 +182,8 @@ impl AuditRecord {
 
 enum Message {
     Entry(Value),
+    /// A record, redacted and serialized by the writer (off the caller's path).
+    Record(Box<AuditRecord>),
     Flush(oneshot::Sender<()>),
     FlushBlocking(std::sync::mpsc::SyncSender<()>),
 }
@@ -196,7 +198,7 @@ pub struct AuditLog {
 impl std::fmt::Debug for Message {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Message::Entry(_) => f.write_str("Entry"),
+            Message::Entry(_) | Message::Record(_) => f.write_str("Entry"),
             Message::Flush(_) | Message::FlushBlocking(_) => f.write_str("Flush"),
         }
     }
@@ -224,7 +226,14 @@ impl AuditLog {
     /// Queues one record; waits (asynchronously) while the queue is full. Never drops a record
     /// while the writer runs.
     pub async fn append(&self, record: &AuditRecord) {
-        self.append_value(to_object(record)).await;
+        if self
+            .tx
+            .send(Message::Record(Box::new(record.clone())))
+            .await
+            .is_err()
+        {
+            tracing::error!("audit writer stopped; entry lost");
+        }
     }
 
     /// Queues one JSON object (other values are wrapped as `{"value": ...}`).
@@ -341,23 +350,27 @@ impl Writer {
     }
 
     fn handle(&mut self, message: Message) {
-        match message {
-            Message::Entry(entry) => {
-                if let Err(e) = self.write(entry) {
-                    tracing::error!(
-                        "audit log {} cannot be written: {e}",
-                        self.config.path.display()
-                    );
-                }
-            }
+        let entry = match message {
+            Message::Entry(entry) => Some(entry),
+            Message::Record(record) => Some(to_object(&record)),
             Message::Flush(done) => {
                 self.flush();
                 let _ = done.send(());
+                None
             }
             Message::FlushBlocking(done) => {
                 self.flush();
                 let _ = done.send(());
+                None
             }
+        };
+        if let Some(entry) = entry
+            && let Err(e) = self.write(entry)
+        {
+            tracing::error!(
+                "audit log {} cannot be written: {e}",
+                self.config.path.display()
+            );
         }
     }
 

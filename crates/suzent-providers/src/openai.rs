@@ -3,22 +3,24 @@
 
 use async_trait::async_trait;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use suzent_core::{ChatMessage, ToolCall};
 
 use super::local::generated_call_id;
 use super::recovery::{OfferedTool, TextCallFilter};
 use super::schema::{normalize_tool_schema, normalized_tool_schema};
 use super::wire::{
-    Endpoint, MAX_ERROR_BODY, SseData, join_url, next_data, post_json, post_sse, stream_error,
-    truncate_text,
+    Endpoint, MAX_ERROR_BODY, SseData, join_url, next_data, send_checked, send_sse, stream_error,
+    truncate_text, with_json,
 };
 use super::{
     ModelProvider, ModelRequest, ModelResponse, ProviderError, ProviderKind, StopReason, TextSink,
+    ToolDefinition,
 };
 
 /// A client of the OpenAI chat completions wire format.
@@ -43,6 +45,9 @@ pub struct OpenAiProvider {
     tools_in_prompt: AtomicBool,
     /// The server refused to stream a request with tools: such requests are not streamed.
     no_stream_with_tools: AtomicBool,
+    /// The messages and tools of the last request with their wire JSON: a run's next request
+    /// repeats them and adds a few messages, so only the new ones are serialized.
+    sent: Mutex<Sent>,
 }
 
 /// How one request is sent.
@@ -72,6 +77,7 @@ impl OpenAiProvider {
             recover: kind.recovers_text_calls(),
             tools_in_prompt: AtomicBool::new(false),
             no_stream_with_tools: AtomicBool::new(false),
+            sent: Mutex::new(Sent::default()),
         }
     }
 
@@ -119,6 +125,36 @@ impl OpenAiProvider {
         http
     }
 
+    /// The serialized body of `request` in `mode`: the messages also sent last time (equal,
+    /// in the same places) and the tools (when all are equal) are copied from the last
+    /// request's JSON, the rest serialized.
+    ///
+    /// Errors: [`ProviderError::Protocol`] if the body cannot be serialized (it always can:
+    /// every map key is a string and every number finite).
+    fn body_bytes(&self, request: &ModelRequest, mode: Mode) -> Result<Vec<u8>, ProviderError> {
+        let unserializable = |e: serde_json::Error| ProviderError::Protocol {
+            provider: self.name().to_string(),
+            message: format!("the request could not be serialized: {e}"),
+        };
+        let tools_in_prompt = mode.tools_in_prompt && !request.tools.is_empty();
+        // Another request of this provider in flight (a summary beside a step) serializes
+        // without the cache rather than waiting for it.
+        let sent = if tools_in_prompt {
+            None
+        } else {
+            self.sent.try_lock().ok()
+        };
+        let Some(mut sent) = sent else {
+            let body = wire_body(request, self.kind, self.max_tokens, mode, None);
+            return serde_json::to_vec(&body).map_err(unserializable);
+        };
+        sent.update(request, self.kind).map_err(unserializable)?;
+        let body = wire_body(request, self.kind, self.max_tokens, mode, Some(&sent));
+        let mut bytes = Vec::with_capacity(sent.bytes() + request.system.len() + BODY_SLACK);
+        serde_json::to_writer(&mut bytes, &body).map_err(unserializable)?;
+        Ok(bytes)
+    }
+
     /// One attempt in `mode`.
     async fn send(
         &self,
@@ -127,14 +163,14 @@ impl OpenAiProvider {
         on_text: &TextSink<'_>,
     ) -> Result<ModelResponse, ProviderError> {
         let provider = self.name();
-        let body = wire_body(request, self.kind, self.max_tokens, mode);
+        let http = with_json(self.http(), self.body_bytes(request, mode)?);
         let offered = !request.tools.is_empty();
         let mut state = StreamState {
             filter: (self.recover && offered).then(TextCallFilter::new),
             ..StreamState::default()
         };
         if mode.stream {
-            let mut events = post_sse(provider, self.http(), &body).await?;
+            let mut events = send_sse(provider, http).await?;
             while let Some(data) = next_data(provider, &mut events).await {
                 match data? {
                     SseData::Done => {
@@ -145,7 +181,7 @@ impl OpenAiProvider {
                 }
             }
         } else {
-            let response = post_json(provider, self.http(), &body).await?;
+            let response = send_checked(provider, http).await?;
             let value: Value = response.json().await.map_err(|e| ProviderError::Protocol {
                 provider: provider.to_string(),
                 message: format!("the response is not JSON: {e}"),
@@ -219,7 +255,7 @@ impl ModelProvider for OpenAiProvider {
 /// The request body as a JSON value (what [`wire_body`] sends).
 fn request_body(request: &ModelRequest, kind: ProviderKind, max_tokens: u32, mode: Mode) -> Value {
     // Cannot fail: every map key is a string and every number finite.
-    serde_json::to_value(wire_body(request, kind, max_tokens, mode)).unwrap_or(Value::Null)
+    serde_json::to_value(wire_body(request, kind, max_tokens, mode, None)).unwrap_or(Value::Null)
 }
 
 /// The Chat Completions request body, borrowing the transcript: serialized straight onto the
@@ -239,7 +275,7 @@ struct WireBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tools: Option<Vec<WireTool<'a>>>,
+    tools: Option<WireTools<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<&'static str>,
 }
@@ -248,6 +284,8 @@ struct WireBody<'a> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum WireMessage<'a> {
+    /// A message serialized before (its wire JSON as sent).
+    Raw(&'a RawValue),
     /// A message built as a value (content parts with images, the tools-in-prompt transcript).
     Value(Value),
     /// A system, user or assistant message of text.
@@ -268,6 +306,96 @@ enum WireMessage<'a> {
         tool_call_id: &'a str,
         content: &'a str,
     },
+}
+
+/// Room in a body for what is not a message (the tools, the other fields), in bytes: the
+/// serialized body grows at most once past it.
+const BODY_SLACK: usize = 64 * 1024;
+
+/// The messages and tools of a provider's last request with their wire JSON ([`wire_message`],
+/// [`wire_tools`]).
+#[derive(Debug, Default)]
+struct Sent {
+    messages: Vec<(ChatMessage, Box<RawValue>)>,
+    /// The length of the messages' JSON, in bytes.
+    message_bytes: usize,
+    /// The tools and their JSON array; `None` before the first request with tools.
+    tools: Option<(Vec<ToolDefinition>, Box<RawValue>)>,
+}
+
+impl Sent {
+    /// Holds what `request` sends: the messages equal to the ones held in the same places keep
+    /// their JSON, the rest (from the first that differs) are serialized; the tools keep
+    /// theirs when every one is equal.
+    fn update(
+        &mut self,
+        request: &ModelRequest,
+        kind: ProviderKind,
+    ) -> Result<(), serde_json::Error> {
+        let same = self
+            .messages
+            .iter()
+            .zip(&request.messages)
+            .take_while(|((held, _), message)| held == *message)
+            .count();
+        for (_, json) in self.messages.drain(same..) {
+            self.message_bytes -= json.get().len();
+        }
+        for message in &request.messages[same..] {
+            let json = serde_json::value::to_raw_value(&wire_message(message))?;
+            self.message_bytes += json.get().len();
+            self.messages.push((message.clone(), json));
+        }
+        let kept = matches!(&self.tools, Some((held, _)) if *held == request.tools);
+        if !kept && !request.tools.is_empty() {
+            let json = serde_json::value::to_raw_value(&wire_tools(&request.tools, kind))?;
+            self.tools = Some((request.tools.clone(), json));
+        }
+        Ok(())
+    }
+
+    /// The length of the JSON held, in bytes.
+    fn bytes(&self) -> usize {
+        self.message_bytes + self.tools.as_ref().map_or(0, |(_, json)| json.get().len())
+    }
+
+    /// The tools' JSON array, when it is `tools`' ([`Sent::update`] with their request made
+    /// it so; the names are checked again).
+    fn tools_json(&self, tools: &[ToolDefinition]) -> Option<&RawValue> {
+        match &self.tools {
+            Some((held, json))
+                if held.len() == tools.len()
+                    && held.iter().zip(tools).all(|(a, b)| a.name == b.name) =>
+            {
+                Some(json)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The tools offered to the model.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireTools<'a> {
+    /// Serialized before (the JSON array as sent).
+    Raw(&'a RawValue),
+    List(Vec<WireTool<'a>>),
+}
+
+/// `tools` as Chat Completions functions, with schemas normalized for `kind`.
+fn wire_tools(tools: &[ToolDefinition], kind: ProviderKind) -> Vec<WireTool<'_>> {
+    tools
+        .iter()
+        .map(|tool| WireTool {
+            kind: "function",
+            function: WireToolFunction {
+                name: &tool.name,
+                description: &tool.description,
+                parameters: normalized_tool_schema(&tool.name, &tool.parameters, kind),
+            },
+        })
+        .collect()
 }
 
 /// A tool offered to the model: a function with its provider-normalized JSON Schema.
@@ -307,12 +435,15 @@ struct WireFunction<'a> {
     arguments: String,
 }
 
-fn wire_body(
-    request: &ModelRequest,
+/// The body of `request`; `sent`: the wire JSON of its messages and tools, when serialized
+/// before ([`Sent`]).
+fn wire_body<'a>(
+    request: &'a ModelRequest,
     kind: ProviderKind,
     max_tokens: u32,
     mode: Mode,
-) -> WireBody<'_> {
+    sent: Option<&'a Sent>,
+) -> WireBody<'a> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     let tools_in_prompt = mode.tools_in_prompt && !request.tools.is_empty();
     let text_tools: Vec<suzent_llama::TemplateTool> = if tools_in_prompt {
@@ -348,6 +479,8 @@ fn wire_body(
                 .into_iter()
                 .map(WireMessage::Value),
         );
+    } else if let Some(sent) = sent {
+        messages.extend(sent.messages.iter().map(|(_, json)| WireMessage::Raw(json)));
     } else {
         messages.extend(request.messages.iter().map(wire_message));
     }
@@ -372,18 +505,10 @@ fn wire_body(
             })
         }),
         tools: offered.then(|| {
-            request
-                .tools
-                .iter()
-                .map(|tool| WireTool {
-                    kind: "function",
-                    function: WireToolFunction {
-                        name: &tool.name,
-                        description: &tool.description,
-                        parameters: normalized_tool_schema(&tool.name, &tool.parameters, kind),
-                    },
-                })
-                .collect()
+            match sent.and_then(|sent| sent.tools_json(&request.tools)) {
+                Some(json) => WireTools::Raw(json),
+                None => WireTools::List(wire_tools(&request.tools, kind)),
+            }
         }),
         // Explicit: some local servers only put tools in the prompt when they see a choice.
         tool_choice: offered.then_some("auto"),
@@ -798,6 +923,83 @@ impl StreamState {
 mod tests {
     use super::*;
     use crate::ToolDefinition;
+
+    /// The body as sent with the messages and tools kept from the last request, and as
+    /// serialized whole: the same bytes, request after request.
+    #[test]
+    fn a_body_from_the_last_request_s_json_is_the_body_serialized_whole() {
+        let provider = OpenAiProvider::new(
+            reqwest::Client::new(),
+            ProviderKind::OpenAi,
+            "http://127.0.0.1:1/v1",
+            None,
+        );
+        let mode = Mode {
+            stream: true,
+            tools_in_prompt: false,
+        };
+        let tool = |name: &str, kind: &str| ToolDefinition {
+            name: name.into(),
+            description: format!("{name} \"quoted\"\n"),
+            parameters: json!({"type": "object", "properties": {"path": {"type": kind}}}),
+        };
+        let call = |id: &str| ChatMessage::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCall {
+                id: id.into(),
+                name: "read_file".into(),
+                arguments: r#"{"path":"a\tb"}"#.into(),
+            }],
+        };
+        let result = |id: &str, content: &str| ChatMessage::Tool {
+            tool_call_id: id.into(),
+            tool_name: "read_file".into(),
+            content: content.into(),
+            is_error: false,
+        };
+        let mut request = ModelRequest {
+            model: "gpt-test".into(),
+            system: "You are Suzent.\n\tIndented é".into(),
+            messages: vec![ChatMessage::user("read a")],
+            tools: vec![tool("read_file", "string")],
+        };
+        let whole = |request: &ModelRequest| {
+            serde_json::to_vec(&wire_body(request, ProviderKind::OpenAi, 64, mode, None)).unwrap()
+        };
+        let provider = provider.with_max_tokens(64);
+        let check = |request: &ModelRequest, what: &str| {
+            let sent = provider.body_bytes(request, mode).unwrap();
+            assert_eq!(
+                String::from_utf8(sent).unwrap(),
+                String::from_utf8(whole(request)).unwrap(),
+                "{what}"
+            );
+        };
+        check(&request, "the first request");
+        // Steps add messages at the end.
+        for i in 0..3 {
+            request.messages.push(call(&format!("call_{i}")));
+            request.messages.push(result(
+                &format!("call_{i}"),
+                &"line\twith \"quotes\"\n".repeat(i + 1),
+            ));
+            check(&request, "a step added");
+        }
+        // A message in the middle changes (a compaction cut a tool output).
+        request.messages[2] = result("call_0", "[output cut]");
+        check(&request, "a message changed in the middle");
+        // Messages removed from the end, then another tool set and another schema.
+        request.messages.truncate(3);
+        check(&request, "messages removed");
+        request.tools.push(tool("grep_search", "string"));
+        check(&request, "a tool added");
+        request.tools[1] = tool("grep_search", "integer");
+        check(&request, "a schema changed");
+        request.tools.clear();
+        check(&request, "no tools");
+        request.messages.clear();
+        check(&request, "no messages");
+    }
 
     type Fragment<'a> = (
         Option<u64>,

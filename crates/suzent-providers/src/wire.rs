@@ -70,11 +70,27 @@ pub(crate) async fn post_json<B: serde::Serialize + ?Sized>(
     request: reqwest::RequestBuilder,
     body: &B,
 ) -> Result<reqwest::Response, ProviderError> {
-    let response = request
-        .json(body)
-        .send()
-        .await
-        .map_err(|e| transport(provider, &e))?;
+    send_checked(provider, request.json(body)).await
+}
+
+/// `request` with `body`, JSON already serialized, as its body.
+pub(crate) fn with_json(
+    request: reqwest::RequestBuilder,
+    body: Vec<u8>,
+) -> reqwest::RequestBuilder {
+    request
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body)
+}
+
+/// Sends `request` (its body set) and returns the response when its status is a success;
+/// otherwise [`ProviderError::Http`] with the status, the bounded body and `Retry-After`, or a
+/// transport error.
+pub(crate) async fn send_checked(
+    provider: &str,
+    request: reqwest::RequestBuilder,
+) -> Result<reqwest::Response, ProviderError> {
+    let response = request.send().await.map_err(|e| transport(provider, &e))?;
     let status = response.status();
     if !status.is_success() {
         let retry_after_ms = retry_after_ms(response.headers());
@@ -94,10 +110,18 @@ pub(crate) async fn post_sse<B: serde::Serialize + ?Sized>(
     request: reqwest::RequestBuilder,
     body: &B,
 ) -> Result<Events, ProviderError> {
-    let response = post_json(
+    send_sse(provider, request.json(body)).await
+}
+
+/// Sends `request` (its body set) and returns the response's SSE events, or the error status
+/// with its body.
+pub(crate) async fn send_sse(
+    provider: &str,
+    request: reqwest::RequestBuilder,
+) -> Result<Events, ProviderError> {
+    let response = send_checked(
         provider,
         request.header(reqwest::header::ACCEPT, "text/event-stream"),
-        body,
     )
     .await?;
     let provider = provider.to_string();

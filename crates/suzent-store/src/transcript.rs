@@ -98,12 +98,38 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
+    /// Which of `ids` any chat has claimed as a step id ([`Store::claim_tool_call_id`]), in one
+    /// read: the ids of a model step that [`Store::append_claiming`] could not claim.
+    ///
+    /// Errors: [`StoreError::Database`].
+    pub async fn taken_tool_call_ids(
+        &self,
+        ids: &[&str],
+    ) -> Result<std::collections::HashSet<String>, StoreError> {
+        if ids.is_empty() {
+            return Ok(std::collections::HashSet::new());
+        }
+        let sql = format!(
+            "SELECT id FROM tool_call_ids WHERE id IN ({})",
+            vec!["?"; ids.len()].join(", ")
+        );
+        let mut query = sqlx::query_scalar::<_, String>(&sql);
+        for id in ids {
+            query = query.bind(*id);
+        }
+        let taken = query
+            .fetch_all(&mut *self.read_conn().await?)
+            .await
+            .db(|| format!("looking up {} tool call ids", ids.len()))?;
+        Ok(taken.into_iter().collect())
+    }
+
     /// Stores a model step, an assistant `message` with tool calls, and claims each call's id
     /// as its step id ([`Store::claim_tool_call_id`]) in the same round trip to the database:
     /// the claims are one statement and the message another, sent together. Returns
     /// `Some(seq)` when every id was free and the step is stored, `None` when any id was
     /// claimed before (or two calls share one): then nothing is stored nor claimed, and the
-    /// caller claims fresh ids the long way. A message without calls is simply appended.
+    /// caller gives the taken ones fresh ids ([`Store::taken_tool_call_ids`]) and sends again. A message without calls is simply appended.
     ///
     /// Errors: [`StoreError::Conflict`] for an empty id or a message that is not an assistant
     /// message, [`StoreError::NotFound`] (`what: "chat"`) if there is no such chat,

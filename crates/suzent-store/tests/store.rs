@@ -626,6 +626,31 @@ async fn a_model_step_is_stored_with_its_claims_or_not_at_all() {
 }
 
 #[tokio::test]
+async fn the_taken_ids_of_a_model_step_are_told_apart_from_the_free_ones() {
+    let (_dir, _path, store) = file_store().await;
+    store.create_chat(&new_chat("a")).await.unwrap();
+    assert!(store.taken_tool_call_ids(&[]).await.unwrap().is_empty());
+    assert!(store.claim_tool_call_id("a", "call_0").await.unwrap());
+    assert!(store.claim_tool_call_id("a", "call_2").await.unwrap());
+    let taken = store
+        .taken_tool_call_ids(&["call_0", "call_1", "call_2", "call_0"])
+        .await
+        .unwrap();
+    let mut taken: Vec<String> = taken.into_iter().collect();
+    taken.sort();
+    assert_eq!(taken, ["call_0", "call_2"]);
+    // Freed with their chat.
+    store.delete_chat("a").await.unwrap();
+    assert!(
+        store
+            .taken_tool_call_ids(&["call_0", "call_2"])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
 async fn ids_of_a_transcript_stored_before_claims_existed_count_as_claimed() {
     let (_dir, path, store) = file_store().await;
     store.create_chat(&new_chat("old")).await.unwrap();

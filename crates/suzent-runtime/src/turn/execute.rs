@@ -15,6 +15,7 @@ use suzent_core::{
 use suzent_permissions::{GateCall, ToolAccess, redact_value};
 use suzent_store::{ApprovalStatus, ChatRecord, PendingApproval, ToolStepStatus};
 use suzent_tools::{ToolContext, ToolError};
+use tokio::sync::oneshot;
 
 impl TurnService {
     /// Decides, runs or refuses one call: waiting for the user's approval (its id), or its
@@ -22,7 +23,8 @@ impl TurnService {
     ///
     /// `fresh`: the call came from this run's last model step, so it has no approval and no
     /// tool step yet (nothing else knows its id) and neither is looked up. `rules`: the rules
-    /// in force for the chat, read just before (`None`: read them now).
+    /// in force for the chat, read just before (`None`: read them now). `ran`: told when the
+    /// tool has run, before its result is stored (dropped untold when it does not run).
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn settle_call(
         &self,
@@ -34,6 +36,7 @@ impl TurnService {
         options: &RunOptions,
         fresh: bool,
         rules: Option<Vec<Rule>>,
+        ran: Option<oneshot::Sender<()>>,
     ) -> Result<Settled, RuntimeError> {
         let store = &self.s.store;
         // A call that was answered by the user. One still waiting is decided again below: a
@@ -72,7 +75,7 @@ impl TurnService {
                         }
                     };
                     return self
-                        .execute(chat, run_id, call, args, ctx, record.feedback, None)
+                        .execute(chat, run_id, call, args, ctx, record.feedback, None, ran)
                         .await
                         .map(Settled::Stored);
                 }
@@ -194,12 +197,12 @@ impl TurnService {
         };
         if let Some(approval_id) = waiting {
             return self
-                .settle_waiting(chat, run_id, call, args, ctx, approval_id, &decision)
+                .settle_waiting(chat, run_id, call, args, ctx, approval_id, &decision, ran)
                 .await;
         }
         match decision.behavior {
             Behavior::Allow => self
-                .execute(chat, run_id, call, args, ctx, None, Some(&rules))
+                .execute(chat, run_id, call, args, ctx, None, Some(&rules), ran)
                 .await
                 .map(Settled::Stored),
             Behavior::Deny => {
@@ -251,6 +254,7 @@ impl TurnService {
         ctx: &ToolContext,
         approval_id: String,
         decision: &suzent_core::PermissionDecision,
+        ran: Option<oneshot::Sender<()>>,
     ) -> Result<Settled, RuntimeError> {
         let action = match decision.behavior {
             // Only a rule releases a waiting call (never a second opinion of the reviewer).
@@ -292,7 +296,7 @@ impl TurnService {
             feedback: None,
         });
         if action == ApprovalActionId::AllowOnce {
-            self.execute(chat, run_id, call, args, ctx, None, None)
+            self.execute(chat, run_id, call, args, ctx, None, None, ran)
                 .await
                 .map(Settled::Stored)
         } else {
@@ -315,8 +319,9 @@ impl TurnService {
         }
     }
 
-    /// Runs an allowed call and stores its result (returned as stored). `rules`: the rules in force the gate just
-    /// decided with (`None`: read them now).
+    /// Runs an allowed call and stores its result (returned as stored). `rules`: the rules in
+    /// force the gate just decided with (`None`: read them now). `ran`: told once the tool has
+    /// run, before its result is stored.
     #[allow(clippy::too_many_arguments)]
     async fn execute(
         &self,
@@ -327,6 +332,7 @@ impl TurnService {
         ctx: &ToolContext,
         feedback: Option<String>,
         rules: Option<&[Rule]>,
+        ran: Option<oneshot::Sender<()>>,
     ) -> Result<StoredResult, RuntimeError> {
         let store = &self.s.store;
         let Some(tool) = self.s.toolset.get(&call.name) else {
@@ -355,36 +361,31 @@ impl TurnService {
         };
         ctx.paths = Arc::new(self.s.permissions.with_read_rules(chat, &ctx.paths, rules));
         // A call that only reads files (what the engine decides as a read: read_file,
-        // grep_search, glob_search) leaves nothing a crash could make unknown, so it reads
-        // while its step is marked running; any other call runs once the mark is stored.
+        // grep_search, glob_search) leaves nothing a crash could make unknown: it is not marked
+        // running (after a crash it reads again) and its step is recorded done with its result.
+        // Any other call runs once its running mark is stored, so a crash leaves it interrupted,
+        // never run twice.
         let reads_only = matches!(tool.access(&args, &ctx), Ok(ToolAccess::Read(_)));
-        let begin = store.begin_tool_step(&chat.id, &call.id, &call.name, &call.arguments);
-        // Another process began it and it never finished (else a result would exist).
-        let interrupted = || {
-            format!(
+        if !reads_only
+            && !store
+                .begin_tool_step(&chat.id, &call.id, &call.name, &call.arguments)
+                .await?
+        {
+            // Another process began it and it never finished (else a result would exist).
+            let text = format!(
                 "The {} call was interrupted before its result was recorded; its effects are unknown.",
                 call.name
-            )
-        };
-        let started;
-        let result = if reads_only {
-            super::panic_point("before_tool_runs");
-            started = Instant::now();
-            let (begun, read) = tokio::join!(begin, tool.call(args, &ctx));
-            if !begun? {
-                return self.finish(chat, run_id, call, Err(interrupted()), 0).await;
-            }
-            read
-        } else {
-            if !begin.await? {
-                return self.finish(chat, run_id, call, Err(interrupted()), 0).await;
-            }
-            super::panic_point("before_tool_runs");
-            started = Instant::now();
-            tool.call(args, &ctx).await
-        };
+            );
+            return self.finish(chat, run_id, call, Err(text), 0).await;
+        }
+        super::panic_point("before_tool_runs");
+        let started = Instant::now();
+        let result = tool.call(args, &ctx).await;
         let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         hold_point("after_tool_ran").await;
+        if let Some(ran) = ran {
+            let _ = ran.send(());
+        }
         let result = match result {
             Ok(mut out) => {
                 if let Some(f) = feedback {

@@ -23,8 +23,10 @@ pub(super) fn fresh_step_id() -> String {
 ///
 /// The common case is one round trip ([`Store::append_claiming`]): the ids are claimed in the
 /// statement sent with the message's. Empty ids and ids repeated within the response get fresh
-/// ones first; when an id was taken before, each call claims its id on its own and the message
-/// is stored after.
+/// ones first. When an id was taken before (a server that numbers its calls `call_0`,
+/// `call_1`), the taken ones get fresh ids (the only call's at once, else those the store says
+/// are taken) and the step is sent again; after [`SEND_ATTEMPTS`] each call claims its id on
+/// its own and the message is stored after.
 ///
 /// Errors: the store's, when an id cannot be claimed or the message not stored.
 pub(super) async fn store_model_step(
@@ -44,11 +46,25 @@ pub(super) async fn store_model_step(
         text,
         tool_calls: calls,
     };
-    if let Some(seq) = store
-        .append_claiming(chat_id, Some(run_id), &message)
-        .await?
-    {
-        return Ok((seq, message));
+    for _ in 0..SEND_ATTEMPTS {
+        if let Some(seq) = store
+            .append_claiming(chat_id, Some(run_id), &message)
+            .await?
+        {
+            return Ok((seq, message));
+        }
+        let ChatMessage::Assistant { tool_calls, .. } = &mut message else {
+            break;
+        };
+        if let [only] = tool_calls.as_mut_slice() {
+            renew(chat_id, only);
+            continue;
+        }
+        let ids: Vec<&str> = tool_calls.iter().map(|c| c.id.as_str()).collect();
+        let taken = store.taken_tool_call_ids(&ids).await?;
+        for call in tool_calls.iter_mut().filter(|c| taken.contains(&c.id)) {
+            renew(chat_id, call);
+        }
     }
     if let ChatMessage::Assistant { tool_calls, .. } = &mut message {
         claim_step_ids(store, chat_id, tool_calls).await?;
@@ -58,6 +74,10 @@ pub(super) async fn store_model_step(
         .await?;
     Ok((seq, message))
 }
+
+/// How many times a model step is sent with its claims before its calls claim their ids one
+/// at a time: a fresh id is only taken when another process claims it meanwhile.
+const SEND_ATTEMPTS: usize = 3;
 
 /// Gives `call` a fresh step id in place, logged with the provider's id.
 fn renew(chat_id: &str, call: &mut ToolCall) {

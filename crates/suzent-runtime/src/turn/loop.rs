@@ -17,6 +17,7 @@ use suzent_core::{AgentEvent, ChatMessage, Rule, RunOutcome, ToolCall, parse_too
 use suzent_permissions::{redact_text, redact_value};
 use suzent_store::{ChatRecord, PendingApproval, StoredMessage};
 use suzent_tools::Tool;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 impl TurnService {
@@ -160,6 +161,8 @@ impl TurnService {
         let mut fitted_tools = FittedTools::default();
         // The rules in force read while the last model step was stored, for its calls.
         let mut step_rules: Option<Vec<Rule>> = None;
+        // What the next model step reads, read while the last call's result was stored.
+        let mut prefetched: Option<StepReads> = None;
         loop {
             if cancel.is_cancelled() {
                 return Ok(self.summary(run_id, RunOutcome::Cancelled, Vec::new(), last_text));
@@ -170,6 +173,8 @@ impl TurnService {
             // step this run just stored right after what it had read is not read again.
             let mut rules: Option<Vec<Rule>> = step_rules.take();
             let mut reads: Option<StepReads> = None;
+            // Read while the last call's result was stored: used only right after it.
+            let ready = prefetched.take();
             if !fresh.is_empty() {
                 match rules {
                     Some(_) if transcript.take_current() => {}
@@ -184,7 +189,10 @@ impl TurnService {
                     }
                 }
             } else if opening.is_none() && transcript.take_current() {
-                reads = Some(self.step_reads(chat, &selected, &ctx.user_id).await?);
+                reads = match ready {
+                    Some(read) => Some(read),
+                    None => Some(self.step_reads(chat, &selected, &ctx.user_id).await?),
+                };
             } else if opening.is_none() {
                 let (refreshed, read) = tokio::join!(
                     transcript.refresh(store, &chat.id),
@@ -255,12 +263,27 @@ impl TurnService {
                     // The rules read with the transcript serve the first call only: a rule
                     // added while it ran is in force for the next.
                     let read_rules = if is_fresh { rules.take() } else { None };
-                    match self
-                        .settle_call(
-                            chat, run_id, call, &loaded, &ctx, options, is_fresh, read_rules,
-                        )
-                        .await?
-                    {
+                    // Once the last call has run, what the next model step reads is read while
+                    // its result is stored (the tool's own writes are done by then).
+                    let last = calls[i + 1..].iter().all(|c| answered.contains(&c.id));
+                    let (ran, has_run) = if last {
+                        let (ran, has_run) = oneshot::channel();
+                        (Some(ran), Some(has_run))
+                    } else {
+                        (None, None)
+                    };
+                    let (settled, read) = tokio::join!(
+                        self.settle_call(
+                            chat, run_id, call, &loaded, &ctx, options, is_fresh, read_rules, ran,
+                        ),
+                        async {
+                            has_run?.await.ok()?;
+                            Some(self.step_reads(chat, &selected, &ctx.user_id).await)
+                        }
+                    );
+                    // A read that failed is made again where the step needs it.
+                    prefetched = read.and_then(Result::ok);
+                    match settled? {
                         Settled::Waiting(p) => waiting.push(p),
                         Settled::Stored(r) => transcript.stored(r.seq, run_id, r.message),
                     }

@@ -6,6 +6,7 @@ use crate::typed::TypedTool;
 use crate::virtual_paths::{check_read_path, display_path, to_host_path};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use std::fmt::Write as _;
 use suzent_permissions::ToolAccess;
 
 /// Lines returned when no limit is given.
@@ -111,19 +112,23 @@ fn render(text: &str, offset: usize, limit: usize, shown: &str) -> String {
         );
     }
     let end = offset.saturating_add(limit).min(total);
-    let mut out = format!("[lines {}-{} of {}] {}", offset + 1, end, total, shown);
+    let mut out =
+        String::with_capacity(text.len().min(256 * 1024) + (end - offset) * 8 + shown.len() + 64);
+    let _ = write!(out, "[lines {}-{} of {}] {}", offset + 1, end, total, shown);
     for (i, line) in text.lines().enumerate().skip(offset).take(end - offset) {
         out.push('\n');
         let number = i + 1;
-        match suzent_core::text::prefix_chars(line, MAX_LINE_CHARS) {
+        // Written in place: a `format!` per line was most of the time of a whole-file read.
+        let _ = match suzent_core::text::prefix_chars(line, MAX_LINE_CHARS) {
             Some(head) => {
                 let chars = line.chars().count();
-                out.push_str(&format!(
+                write!(
+                    out,
                     "{number:>6}\t{head}... [line truncated: {chars} characters]"
-                ));
+                )
             }
-            None => out.push_str(&format!("{number:>6}\t{line}")),
-        }
+            None => write!(out, "{number:>6}\t{line}"),
+        };
     }
     if end < total {
         out.push_str(&format!(
