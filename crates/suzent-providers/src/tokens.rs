@@ -90,7 +90,18 @@ pub fn tool_tokens(tool: &ToolDefinition) -> usize {
 /// The estimated tokens of what every request of a step repeats: the system prompt and the
 /// tool definitions.
 pub fn fixed_tokens(system: &str, tools: &[ToolDefinition]) -> usize {
-    REQUEST_OVERHEAD + text_tokens(system) + tools.iter().map(tool_tokens).sum::<usize>()
+    fixed_tokens_with(system, tools_tokens(tools))
+}
+
+/// [`fixed_tokens`] with the tool definitions already counted (`tools_tokens`, from
+/// [`tools_tokens`]): a run that offers the same definitions again counts them once.
+pub fn fixed_tokens_with(system: &str, tools_tokens: usize) -> usize {
+    REQUEST_OVERHEAD + text_tokens(system) + tools_tokens
+}
+
+/// The estimated tokens of `tools`' definitions ([`tool_tokens`] summed).
+pub fn tools_tokens(tools: &[ToolDefinition]) -> usize {
+    tools.iter().map(tool_tokens).sum()
 }
 
 /// The estimated prompt tokens of a whole request.

@@ -159,6 +159,8 @@ impl TurnService {
         let mut offered: Option<Vec<String>> = None;
         let mut fresh: Vec<String> = Vec::new();
         let mut fitted_tools = FittedTools::default();
+        // The estimated tokens of the definitions `fitted_tools` keeps.
+        let mut tools_tokens: Option<usize> = None;
         // The rules in force read while the last model step was stored, for its calls.
         let mut step_rules: Option<Vec<Rule>> = None;
         // What the next model step reads, read while the last call's result was stored.
@@ -382,7 +384,13 @@ impl TurnService {
             let inlined = self.inline_images(chat, &config, messages);
             let messages_for_model = inlined.as_deref().unwrap_or(messages);
             // The messages, compacted first when they would not fit (`compact.rs`).
-            let budget = self.budget(chat, &config, &request);
+            // Definitions kept from the last step were counted when they were fitted.
+            let counted = match tools_tokens {
+                Some(counted) if tools_fitted => counted,
+                _ => tokens::tools_tokens(&request.tools),
+            };
+            tools_tokens = Some(counted);
+            let budget = self.budget_with(chat, &config, &request.system, counted);
             let fitted = match reads.compaction {
                 Ok(latest) => {
                     self.compactor
@@ -588,6 +596,23 @@ impl TurnService {
         config: &suzent_core::Config,
         request: &ModelRequest,
     ) -> Budget {
+        self.budget_with(
+            chat,
+            config,
+            &request.system,
+            tokens::tools_tokens(&request.tools),
+        )
+    }
+
+    /// [`TurnService::budget`] of a request with the system prompt `system` and tool definitions
+    /// counted as `tools_tokens` ([`tokens::tools_tokens`]).
+    fn budget_with(
+        &self,
+        chat: &ChatRecord,
+        config: &suzent_core::Config,
+        system: &str,
+        tools_tokens: usize,
+    ) -> Budget {
         let (window, max_tokens) = self.window_of(chat, config).unwrap_or((
             crate::provider::window::ContextWindow {
                 tokens: crate::provider::window::DEFAULT_CONTEXT_WINDOW,
@@ -598,7 +623,7 @@ impl TurnService {
         Budget::new(
             window.tokens,
             max_tokens,
-            tokens::fixed_tokens(&request.system, &request.tools),
+            tokens::fixed_tokens_with(system, tools_tokens),
         )
     }
 
