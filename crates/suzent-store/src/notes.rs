@@ -546,16 +546,21 @@ mod tests {
         store
     }
 
-    #[tokio::test]
-    async fn a_tool_calls_decision_answer_and_duration_are_kept_together() -> anyhow::Result<()> {
-        let store = store_with_chat().await;
-        let decision = PermissionDecision::new(
+    /// The decision full access makes for any call.
+    fn full_access_allow() -> PermissionDecision {
+        PermissionDecision::new(
             Behavior::Allow,
             DecisionSource::Mode,
             ReasonCode::FullAccess,
             "full access allows without review",
             Risk::Low,
-        );
+        )
+    }
+
+    #[tokio::test]
+    async fn a_tool_calls_decision_answer_and_duration_are_kept_together() -> anyhow::Result<()> {
+        let store = store_with_chat().await;
+        let decision = full_access_allow();
         store.note_tool_decision("c1", "call_a", &decision).await?;
         let answer = ToolResolutionNote {
             action_id: ApprovalActionId::AllowSession,
@@ -598,13 +603,7 @@ mod tests {
     async fn notes_written_together_keep_their_order_and_one_that_fails_leaves_the_others()
     -> anyhow::Result<()> {
         let store = store_with_chat().await;
-        let decision = PermissionDecision::new(
-            Behavior::Allow,
-            DecisionSource::Mode,
-            ReasonCode::FullAccess,
-            "full access allows without review",
-            Risk::Low,
-        );
+        let decision = full_access_allow();
         let notes = vec![
             TurnNote::ToolDecision {
                 chat_id: "c1".into(),
@@ -768,13 +767,7 @@ mod tests {
     async fn a_decision_noted_in_the_chats_mode_keeps_the_mode_of_that_moment() -> anyhow::Result<()>
     {
         let store = store_with_chat().await;
-        let decision = PermissionDecision::new(
-            Behavior::Allow,
-            DecisionSource::Mode,
-            ReasonCode::FullAccess,
-            "full access allows without review",
-            Risk::Low,
-        );
+        let decision = full_access_allow();
         store.note_tool_decision("c1", "call_a", &decision).await?;
         let patch = crate::ChatPatch {
             mode: Some(PermissionMode::FullAccess),
